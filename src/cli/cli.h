@@ -1,0 +1,43 @@
+// Shared pieces of the strata command: how the store is chosen, how results
+// are printed (human or --json), how errors become exit codes.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "store/store.h"
+
+namespace strata::cli {
+
+// Exit codes, documented in the README.
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;     // not found, invalid input, I/O
+constexpr int kExitUsage = 2;     // bad options
+constexpr int kExitDamaged = 3;   // corrupted store data
+constexpr int kExitConflict = 4;  // a branch moved under us
+
+// Options every command shares.
+struct Globals {
+  std::string store;  // --store; empty: STRATA_STORE, then the default location
+  bool json = false;  // --json on read-only commands
+};
+
+// --store, else $STRATA_STORE, else $XDG_DATA_HOME/strata, else ~/.local/share/strata.
+std::string StorePath(const Globals& g);
+Result<std::unique_ptr<Store>> OpenStore(const Globals& g);
+
+// Prints "strata: <message>" to stderr and returns the exit code for the status.
+int Fail(const Status& s);
+void PrintJson(const nlohmann::ordered_json& j);
+std::string ShortId(const Hash& h);
+std::string FormatTime(int64_t sec, uint32_t nsec);
+
+// Each family of commands registers its subcommands on the app. The callback
+// of a subcommand stores its exit code in *exit_code.
+void RegisterStoreCommands(CLI::App& app, Globals& g, int* exit_code);     // init, verify, stats
+void RegisterSnapshotCommands(CLI::App& app, Globals& g, int* exit_code);  // import, export
+void RegisterHistoryCommands(CLI::App& app, Globals& g, int* exit_code);   // log, ls, cat
+
+}  // namespace strata::cli

@@ -1,0 +1,105 @@
+// import and export: moving trees between plain directories and the store.
+#include <fmt/format.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "snapshot/exporter.h"
+#include "snapshot/importer.h"
+#include "store/revision.h"
+
+namespace strata::cli {
+namespace {
+
+struct ImportArgs {
+  std::string dir, branch, message;
+};
+struct ExportArgs {
+  std::string rev, dir;
+};
+
+std::string DefaultAuthor() {
+  std::string user = "unknown";
+  if (struct passwd* pw = ::getpwuid(::geteuid()); pw && pw->pw_name) user = pw->pw_name;
+  char host[256] = "localhost";
+  ::gethostname(host, sizeof(host) - 1);
+  return user + "@" + host;
+}
+
+int RunImport(Globals& g, const ImportArgs& a) {
+  auto store = OpenStore(g);
+  if (!store.ok()) return Fail(store.status());
+  ImportOptions options;
+  options.branch = a.branch;
+  options.message = a.message.empty() ? "import " + a.dir : a.message;
+  options.author = DefaultAuthor();
+  auto stats = ImportTree(**store, a.dir, options);
+  if (!stats.ok()) return Fail(stats.status().WithContext("import of " + a.dir + " failed"));
+  const ImportStats& s = *stats;
+  if (g.json) {
+    nlohmann::ordered_json j;
+    j["commit"] = s.commit.ToHex();
+    j["root"] = s.root.ToHex();
+    j["branch"] = a.branch;
+    j["files"] = s.files;
+    j["directories"] = s.directories;
+    j["symlinks"] = s.symlinks;
+    j["hardlinks"] = s.hardlinks;
+    j["specials"] = s.specials;
+    j["bytes"] = s.bytes;
+    j["chunks"] = s.chunks;
+    j["new_chunks"] = s.new_chunks;
+    j["new_bytes"] = s.new_bytes;
+    j["seconds"] = s.seconds;
+    PrintJson(j);
+    return kExitOk;
+  }
+  fmt::print("commit {}\n", s.commit.ToHex());
+  fmt::print("branch {}: {} files, {} directories, {} symlinks, {} hard links, {} special files\n", a.branch,
+             s.files, s.directories, s.symlinks, s.hardlinks, s.specials);
+  fmt::print("read {} in {:.2f} s ({}/s); {} of {} chunks new, {} stored\n", HumanBytes(s.bytes), s.seconds,
+             HumanBytes(s.seconds > 0 ? static_cast<uint64_t>(s.bytes / s.seconds) : 0), s.new_chunks, s.chunks,
+             HumanBytes(s.new_bytes));
+  return kExitOk;
+}
+
+int RunExport(Globals& g, const ExportArgs& a) {
+  auto store = OpenStore(g);
+  if (!store.ok()) return Fail(store.status());
+  auto id = ResolveRevision(**store, a.rev);
+  if (!id.ok()) return Fail(id.status());
+  auto commit = (*store)->GetCommit(*id);
+  if (!commit.ok()) return Fail(commit.status());
+  ExportOptions options;
+  options.privileged = ::geteuid() == 0;
+  Progress progress("export", 0, 0);
+  auto stats = ExportCommit(**store, *commit, a.dir, options, &progress);
+  progress.Finish();
+  if (!stats.ok()) return Fail(stats.status().WithContext("export to " + a.dir + " failed"));
+  fmt::print("exported {} to {}: {} files, {} directories, {} symlinks, {} hard links, {} special files, {}\n",
+             ShortId(*id), a.dir, stats->files, stats->directories, stats->symlinks, stats->hardlinks,
+             stats->specials, HumanBytes(stats->bytes));
+  if (stats->skipped > 0)
+    fmt::print(stderr, "strata: skipped {} device nodes (creating them needs root)\n", stats->skipped);
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterSnapshotCommands(CLI::App& app, Globals& g, int* exit_code) {
+  static ImportArgs imp;  // option storage must outlive parsing: the app lives for the process
+  auto* import = app.add_subcommand("import", "commit a directory tree onto a branch");
+  import->add_option("DIR", imp.dir, "the directory to import")->required();
+  import->add_option("-b,--branch", imp.branch, "branch to commit on (created if missing)")->required();
+  import->add_option("-m,--message", imp.message, "commit message");
+  import->add_flag("--json", g.json, "machine-readable output");
+  import->callback([&g, exit_code] { *exit_code = RunImport(g, imp); });
+
+  static ExportArgs exp;
+  auto* exp_cmd = app.add_subcommand("export", "write a commit's tree into a new directory");
+  exp_cmd->add_option("REV", exp.rev, "revision to export")->required();
+  exp_cmd->add_option("DIR", exp.dir, "destination (must not exist, or be empty)")->required();
+  exp_cmd->callback([&g, exit_code] { *exit_code = RunExport(g, exp); });
+}
+
+}  // namespace strata::cli

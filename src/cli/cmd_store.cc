@@ -1,0 +1,105 @@
+// init, verify, stats: commands about the store as a whole.
+#include <fmt/format.h>
+
+#include "cli/cli.h"
+#include "store/verify.h"
+#include "util/progress.h"
+
+namespace strata::cli {
+namespace {
+
+int RunInit(Globals& g, const std::string& path_arg) {
+  std::string path = path_arg.empty() ? StorePath(g) : path_arg;
+  if (Status s = Store::Init(path, StoreConfig()); !s.ok()) return Fail(s);
+  fmt::print("initialized an empty strata store in {}\n", path);
+  return kExitOk;
+}
+
+int RunVerify(Globals& g) {
+  auto store = OpenStore(g);
+  if (!store.ok()) return Fail(store.status());
+  Progress progress("verify", 0, 0);
+  auto report = VerifyStore(**store, &progress);
+  progress.Finish();
+  if (!report.ok()) return Fail(report.status());
+  if (g.json) {
+    nlohmann::ordered_json j;
+    j["ok"] = report->ok();
+    j["packs"] = report->packs;
+    j["objects"] = report->objects;
+    j["bytes"] = report->bytes;
+    j["problems"] = nlohmann::ordered_json::array();
+    for (const auto& p : report->problems)
+      j["problems"].push_back({{"pack", p.pack}, {"object", p.object}, {"message", p.message}});
+    PrintJson(j);
+  } else {
+    for (const auto& p : report->problems) {
+      std::string where = p.object.empty() ? "pack " + p.pack
+                                           : "object " + p.object + (p.pack.empty() ? "" : " in pack " + p.pack);
+      fmt::print("damaged: {}: {}\n", where, p.message);
+    }
+    fmt::print("{}: {} packs, {} objects, {} read\n", report->ok() ? "ok" : "DAMAGED", report->packs,
+               report->objects, HumanBytes(report->bytes));
+  }
+  return report->ok() ? kExitOk : kExitDamaged;
+}
+
+double Ratio(uint64_t a, uint64_t b) { return b == 0 ? 0.0 : static_cast<double>(a) / static_cast<double>(b); }
+
+int RunStats(Globals& g) {
+  auto store = OpenStore(g);
+  if (!store.ok()) return Fail(store.status());
+  auto stats = (*store)->Stats();
+  if (!stats.ok()) return Fail(stats.status());
+  const StoreStats& s = *stats;
+  const uint64_t objects = s.objects[1] + s.objects[2] + s.objects[3];
+  // dedup: file bytes given to the store per byte of unique data kept;
+  // compression: unique bytes per byte stored.
+  const double dedup = Ratio(s.logical_bytes, s.raw_bytes);
+  const double compression = Ratio(s.raw_bytes, s.payload_bytes);
+  if (g.json) {
+    nlohmann::ordered_json j;
+    j["store"] = (*store)->path();
+    j["objects"] = {{"chunk", s.objects[1]}, {"tree", s.objects[2]}, {"commit", s.objects[3]}, {"total", objects}};
+    j["packs"] = s.packs;
+    j["branches"] = s.refs;
+    j["logical_bytes"] = s.logical_bytes;
+    j["raw_bytes"] = s.raw_bytes;
+    j["payload_bytes"] = s.payload_bytes;
+    j["stored_bytes"] = s.pack_bytes;
+    j["dedup_ratio"] = dedup;
+    j["compression_ratio"] = compression;
+    PrintJson(j);
+    return kExitOk;
+  }
+  fmt::print("store           {}\n", (*store)->path());
+  fmt::print("objects         {} ({} chunks, {} trees, {} commits)\n", objects, s.objects[1], s.objects[2],
+             s.objects[3]);
+  fmt::print("packs           {}\n", s.packs);
+  fmt::print("branches        {}\n", s.refs);
+  fmt::print("logical bytes   {} (file data given to the store)\n", HumanBytes(s.logical_bytes));
+  fmt::print("unique bytes    {} (after dedup, before compression)\n", HumanBytes(s.raw_bytes));
+  fmt::print("stored bytes    {} (pack files on disk)\n", HumanBytes(s.pack_bytes));
+  fmt::print("dedup ratio     {:.2f}x\n", dedup);
+  fmt::print("compression     {:.2f}x\n", compression);
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterStoreCommands(CLI::App& app, Globals& g, int* exit_code) {
+  auto* init = app.add_subcommand("init", "create a new, empty store");
+  static std::string init_path;  // option storage must outlive parsing: the app lives for the process
+  init->add_option("PATH", init_path, "where to create it (default: the selected store)");
+  init->callback([&g, exit_code] { *exit_code = RunInit(g, init_path); });
+
+  auto* verify = app.add_subcommand("verify", "read every pack and object; report all damage");
+  verify->add_flag("--json", g.json, "machine-readable output");
+  verify->callback([&g, exit_code] { *exit_code = RunVerify(g); });
+
+  auto* stats = app.add_subcommand("stats", "object counts, sizes, dedup and compression ratios");
+  stats->add_flag("--json", g.json, "machine-readable output");
+  stats->callback([&g, exit_code] { *exit_code = RunStats(g); });
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,51 @@
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+
+#include "cli/cli.h"
+
+namespace strata::cli {
+
+std::string StorePath(const Globals& g) {
+  if (!g.store.empty()) return g.store;
+  if (const char* env = std::getenv("STRATA_STORE"); env && *env) return env;
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/strata";
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : ".") + "/.local/share/strata";
+}
+
+Result<std::unique_ptr<Store>> OpenStore(const Globals& g) { return Store::Open(StorePath(g)); }
+
+int Fail(const Status& s) {
+  std::fprintf(stderr, "strata: %s\n", s.message().c_str());
+  switch (s.code()) {
+    case Status::Code::kOk: return kExitOk;
+    case Status::Code::kCorruption: return kExitDamaged;
+    case Status::Code::kConflict: return kExitConflict;
+    default: return kExitError;
+  }
+}
+
+void PrintJson(const nlohmann::ordered_json& j) {
+  // Replace invalid UTF-8 (names are bytes) rather than throwing.
+  std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fputc('\n', stdout);
+}
+
+std::string ShortId(const Hash& h) { return h.ToHex().substr(0, 12); }
+
+std::string FormatTime(int64_t sec, uint32_t nsec) {
+  time_t t = static_cast<time_t>(sec);
+  struct tm tm;
+  localtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
+  char zone[16];
+  std::strftime(zone, sizeof(zone), "%z", &tm);
+  return fmt::format("{}.{:09d} {}", buf, nsec, zone);
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,32 @@
+// strata: the command-line entry point. Parses options with CLI11 and hands
+// over to the command families in cmd_*.cc.
+#include <cstdio>
+
+#include "cli/cli.h"
+
+int main(int argc, char** argv) {
+  using namespace strata::cli;
+  CLI::App app{"strata: a versioned, deduplicating filesystem", "strata"};
+  app.require_subcommand(1);
+  app.fallthrough();  // global options may follow the subcommand
+  Globals globals;
+  app.add_option("--store", globals.store, "store directory (default: $STRATA_STORE, then ~/.local/share/strata)");
+  int exit_code = kExitOk;
+  RegisterStoreCommands(app, globals, &exit_code);
+  RegisterSnapshotCommands(app, globals, &exit_code);
+  RegisterHistoryCommands(app, globals, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+  std::fflush(stdout);
+  if (std::ferror(stdout)) {
+    std::fprintf(stderr, "strata: writing the output failed\n");
+    return kExitError;
+  }
+  return exit_code;
+}

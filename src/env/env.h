@@ -1,0 +1,70 @@
+// Env: every touch of the OS that the store makes, behind one interface.
+//
+// The store never calls open/pwrite/fsync/rename directly; it asks an Env. The
+// production Env is PosixEnv (Env::Default()). Tests substitute an Env that fails
+// the Nth write, fsync or rename, or drops unsynced data, to prove crash safety.
+// Durability rules live with the callers (pack writer, config writer) and are
+// expressed only through Sync() and SyncDir(), so a fault Env can observe them.
+//
+// Thread-safety: an Env is shared by all threads. File objects are used by one
+// thread at a time, except RandomAccessFile, whose Read may run concurrently.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/status.h"
+
+namespace strata {
+
+// A file being written front to back.
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  virtual Status Append(std::string_view data) = 0;
+  // Makes everything appended so far durable (fdatasync).
+  virtual Status Sync() = 0;
+  virtual Status Close() = 0;
+  virtual uint64_t Size() const = 0;
+};
+
+// A file read at arbitrary offsets, safely from several threads at once.
+class RandomAccessFile {
+ public:
+  virtual ~RandomAccessFile() = default;
+  // Reads exactly n bytes at offset into out (resized); a short file is Corruption.
+  virtual Status Read(uint64_t offset, size_t n, std::string* out) const = 0;
+  virtual uint64_t Size() const = 0;
+};
+
+class Env {
+ public:
+  virtual ~Env() = default;
+  static Env* Default();  // the process-wide PosixEnv; never deleted
+
+  // Creates a new file; fails with AlreadyExists if it is there.
+  virtual Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) = 0;
+  virtual Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& path) = 0;
+  virtual Result<std::string> ReadFile(const std::string& path) = 0;
+  // Writes a whole file so that after a crash either the old or the new content
+  // is there: temp file, fsync, rename, fsync of the directory.
+  virtual Status WriteFileAtomically(const std::string& path, std::string_view data) = 0;
+
+  virtual bool Exists(const std::string& path) = 0;
+  virtual Result<std::vector<std::string>> ListDir(const std::string& path) = 0;
+  virtual Status CreateDir(const std::string& path) = 0;  // ok if it exists
+  virtual Status RemoveFile(const std::string& path) = 0;
+  virtual Status Rename(const std::string& from, const std::string& to) = 0;
+  // Makes the directory's entries (creations, renames) durable.
+  virtual Status SyncDir(const std::string& path) = 0;
+  virtual Result<uint64_t> FileSize(const std::string& path) = 0;
+
+  // Whether a process with this pid exists; used to tell the temp files of a
+  // live writer from those a crashed one left behind.
+  virtual bool ProcessAlive(int pid) = 0;
+};
+
+}  // namespace strata

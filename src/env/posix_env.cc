@@ -1,0 +1,224 @@
+// PosixEnv: Env over plain POSIX calls. Every call retries EINTR and reports
+// failures with the path, so a user sees which file could not be written.
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "env/env.h"
+
+namespace strata {
+namespace {
+
+class FdHolder {
+ public:
+  explicit FdHolder(int fd) : fd_(fd) {}
+  ~FdHolder() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FdHolder(const FdHolder&) = delete;
+  FdHolder& operator=(const FdHolder&) = delete;
+  int get() const { return fd_; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_;
+};
+
+Status WriteAll(int fd, const char* p, size_t n, const std::string& path) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return Status::IOError("writing " + path, errno);
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return Status::Ok();
+}
+
+class PosixWritableFile : public WritableFile {
+ public:
+  PosixWritableFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~PosixWritableFile() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  Status Append(std::string_view data) override {
+    STRATA_RETURN_IF_ERROR(WriteAll(fd_, data.data(), data.size(), path_));
+    size_ += data.size();
+    return Status::Ok();
+  }
+
+  Status Sync() override {
+    if (::fdatasync(fd_) != 0) return Status::IOError("syncing " + path_, errno);
+    return Status::Ok();
+  }
+
+  Status Close() override {
+    if (fd_ < 0) return Status::Ok();
+    int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) return Status::IOError("closing " + path_, errno);
+    return Status::Ok();
+  }
+
+  uint64_t Size() const override { return size_; }
+
+ private:
+  int fd_;
+  std::string path_;
+  uint64_t size_ = 0;
+};
+
+class PosixRandomAccessFile : public RandomAccessFile {
+ public:
+  PosixRandomAccessFile(int fd, std::string path, uint64_t size)
+      : fd_(fd), path_(std::move(path)), size_(size) {}
+  ~PosixRandomAccessFile() override { ::close(fd_); }
+
+  Status Read(uint64_t offset, size_t n, std::string* out) const override {
+    out->resize(n);
+    size_t done = 0;
+    while (done < n) {
+      ssize_t r = ::pread(fd_, out->data() + done, n - done, static_cast<off_t>(offset + done));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return Status::IOError("reading " + path_, errno);
+      }
+      if (r == 0)
+        return Status::Corruption(path_ + " is shorter than expected (wanted " + std::to_string(n) +
+                                  " bytes at offset " + std::to_string(offset) + ")");
+      done += static_cast<size_t>(r);
+    }
+    return Status::Ok();
+  }
+
+  uint64_t Size() const override { return size_; }
+
+ private:
+  int fd_;
+  std::string path_;
+  uint64_t size_;
+};
+
+class PosixEnv : public Env {
+ public:
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      if (errno == EEXIST) return Status::AlreadyExists(path + " already exists");
+      return Status::IOError("creating " + path, errno);
+    }
+    return std::unique_ptr<WritableFile>(new PosixWritableFile(fd, path));
+  }
+
+  Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT) return Status::NotFound(path + " does not exist");
+      return Status::IOError("opening " + path, errno);
+    }
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      int err = errno;
+      ::close(fd);
+      return Status::IOError("stat " + path, err);
+    }
+    return std::unique_ptr<RandomAccessFile>(
+        new PosixRandomAccessFile(fd, path, static_cast<uint64_t>(st.st_size)));
+  }
+
+  Result<std::string> ReadFile(const std::string& path) override {
+    STRATA_ASSIGN_OR_RETURN(auto file, NewRandomAccessFile(path));
+    std::string data;
+    STRATA_RETURN_IF_ERROR(file->Read(0, file->Size(), &data));
+    return data;
+  }
+
+  Status WriteFileAtomically(const std::string& path, std::string_view data) override {
+    std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    ::unlink(tmp.c_str());
+    FdHolder fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    if (fd.get() < 0) return Status::IOError("creating " + tmp, errno);
+    Status s = WriteAll(fd.get(), data.data(), data.size(), tmp);
+    if (s.ok() && ::fsync(fd.get()) != 0) s = Status::IOError("syncing " + tmp, errno);
+    if (s.ok() && ::close(fd.release()) != 0) s = Status::IOError("closing " + tmp, errno);
+    if (s.ok()) s = Rename(tmp, path);
+    if (!s.ok()) {
+      ::unlink(tmp.c_str());
+      return s;
+    }
+    auto slash = path.find_last_of('/');
+    return SyncDir(slash == std::string::npos ? "." : path.substr(0, slash));
+  }
+
+  bool Exists(const std::string& path) override { return ::access(path.c_str(), F_OK) == 0; }
+
+  Result<std::vector<std::string>> ListDir(const std::string& path) override {
+    DIR* dir = ::opendir(path.c_str());
+    if (dir == nullptr) {
+      if (errno == ENOENT) return Status::NotFound(path + " does not exist");
+      return Status::IOError("listing " + path, errno);
+    }
+    std::vector<std::string> names;
+    while (struct dirent* e = ::readdir(dir)) {
+      std::string_view name = e->d_name;
+      if (name != "." && name != "..") names.emplace_back(name);
+    }
+    ::closedir(dir);
+    return names;
+  }
+
+  Status CreateDir(const std::string& path) override {
+    if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST)
+      return Status::IOError("creating directory " + path, errno);
+    return Status::Ok();
+  }
+
+  Status RemoveFile(const std::string& path) override {
+    if (::unlink(path.c_str()) != 0) return Status::IOError("removing " + path, errno);
+    return Status::Ok();
+  }
+
+  Status Rename(const std::string& from, const std::string& to) override {
+    if (::rename(from.c_str(), to.c_str()) != 0)
+      return Status::IOError("renaming " + from + " to " + to, errno);
+    return Status::Ok();
+  }
+
+  Status SyncDir(const std::string& path) override {
+    FdHolder fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (fd.get() < 0) return Status::IOError("opening directory " + path, errno);
+    if (::fsync(fd.get()) != 0) return Status::IOError("syncing directory " + path, errno);
+    return Status::Ok();
+  }
+
+  Result<uint64_t> FileSize(const std::string& path) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) return Status::NotFound(path + " does not exist");
+      return Status::IOError("stat " + path, errno);
+    }
+    return static_cast<uint64_t>(st.st_size);
+  }
+
+  bool ProcessAlive(int pid) override { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+};
+
+}  // namespace
+
+Env* Env::Default() {
+  static PosixEnv* env = new PosixEnv;  // leaked on purpose: used until exit
+  return env;
+}
+
+}  // namespace strata

@@ -1,0 +1,256 @@
+#include "snapshot/importer.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "env/file_tree.h"
+#include "util/progress.h"
+#include "util/thread_pool.h"
+
+namespace strata {
+namespace {
+
+// One path of the source tree, as found by the walk.
+struct Node {
+  std::string path;  // in the source tree
+  std::string rel;   // from the root, '/'-separated; used for hard-link targets
+  FileStat st;
+  TreeEntry entry;   // everything but the chunks of files and the ids of subtrees
+  std::vector<std::unique_ptr<Node>> children;  // directories
+};
+
+EntryKind KindOf(mode_t mode) {
+  switch (mode & S_IFMT) {
+    case S_IFREG: return EntryKind::kFile;
+    case S_IFDIR: return EntryKind::kDirectory;
+    case S_IFLNK: return EntryKind::kSymlink;
+    case S_IFIFO: return EntryKind::kFifo;
+    case S_IFSOCK: return EntryKind::kSocket;
+    case S_IFCHR: return EntryKind::kCharDevice;
+    case S_IFBLK: return EntryKind::kBlockDevice;
+  }
+  return EntryKind::kFile;
+}
+
+class Importer {
+ public:
+  Importer(Store& store, const ImportOptions& options)
+      : store_(store), options_(options), chunker_(store.config().chunker), progress_("import", 0, 0) {}
+
+  Result<ImportStats> Run(const std::string& source) {
+    auto start = std::chrono::steady_clock::now();
+    STRATA_ASSIGN_OR_RETURN(FileStat root_st, LstatPath(source));
+    if (!S_ISDIR(root_st.mode)) return Status::InvalidArgument(source + " is not a directory");
+    Node root;
+    root.path = source;
+    root.st = root_st;
+    STRATA_ASSIGN_OR_RETURN(root.entry.xattrs, ReadXattrs(source));
+    STRATA_RETURN_IF_ERROR(Walk(&root));
+    progress_.SetTotals(files_.size(), total_bytes_);
+
+    STRATA_RETURN_IF_ERROR(ReadFiles());
+    STRATA_ASSIGN_OR_RETURN(stats_.root, StoreTree(&root));
+
+    STRATA_ASSIGN_OR_RETURN(auto head, store_.GetRef(options_.branch));
+    Commit commit;
+    commit.root = stats_.root;
+    commit.root_meta = {root.st.mode & 07777u, root.st.uid, root.st.gid, root.st.mtime_sec, root.st.mtime_nsec,
+                        root.entry.xattrs};
+    if (head) commit.parents.push_back(*head);
+    commit.author = options_.author;
+    commit.time_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    commit.message = options_.message;
+    STRATA_ASSIGN_OR_RETURN(PutResult put, store_.Put(ObjectType::kCommit, EncodeCommit(commit)));
+    store_.AddLogicalBytes(stats_.bytes);
+    // Everything must be durable before the branch points at it.
+    STRATA_RETURN_IF_ERROR(store_.Flush());
+    STRATA_RETURN_IF_ERROR(store_.CompareAndSwapRef(options_.branch, head, put.id));
+    progress_.Finish();
+    stats_.commit = put.id;
+    stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return stats_;
+  }
+
+ private:
+  // Lists every path below dir in sorted order, depth first, and fills in
+  // everything but file contents. Hard links are resolved here, in this order,
+  // so the first path of an inode is the one that carries its data.
+  Status Walk(Node* dir) {
+    STRATA_ASSIGN_OR_RETURN(auto names, ListDirectorySorted(dir->path));
+    for (const std::string& name : names) {
+      auto node = std::make_unique<Node>();
+      node->path = dir->path + "/" + name;
+      node->rel = dir->rel.empty() ? name : dir->rel + "/" + name;
+      if (!IsValidEntryName(name)) return Status::InvalidArgument("cannot import " + node->path + ": invalid name");
+      STRATA_ASSIGN_OR_RETURN(node->st, LstatPath(node->path));
+      TreeEntry& e = node->entry;
+      e.name = name;
+      e.kind = KindOf(node->st.mode);
+      e.mode = node->st.mode & 07777u;
+      e.uid = node->st.uid;
+      e.gid = node->st.gid;
+      e.mtime_sec = node->st.mtime_sec;
+      e.mtime_nsec = node->st.mtime_nsec;
+      STRATA_ASSIGN_OR_RETURN(e.xattrs, ReadXattrs(node->path));
+      switch (e.kind) {
+        case EntryKind::kFile:
+          if (node->st.nlink > 1) {
+            auto [it, first] = first_link_.emplace(std::make_pair(node->st.dev, node->st.ino), node->rel);
+            if (!first) {
+              e.kind = EntryKind::kHardlink;
+              e.target = it->second;
+              stats_.hardlinks++;
+              break;
+            }
+          }
+          files_.push_back(node.get());
+          total_bytes_ += node->st.size;
+          stats_.files++;
+          break;
+        case EntryKind::kDirectory: {
+          STRATA_RETURN_IF_ERROR(Walk(node.get()));
+          stats_.directories++;
+          break;
+        }
+        case EntryKind::kSymlink: {
+          STRATA_ASSIGN_OR_RETURN(e.target, ReadSymlink(node->path));
+          if (e.target.empty()) return Status::InvalidArgument("cannot import " + node->path + ": empty symlink");
+          stats_.symlinks++;
+          break;
+        }
+        case EntryKind::kCharDevice:
+        case EntryKind::kBlockDevice:
+          e.rdev = node->st.rdev;
+          stats_.specials++;
+          break;
+        case EntryKind::kFifo:
+        case EntryKind::kSocket:
+        case EntryKind::kHardlink:  // never from KindOf
+          stats_.specials++;
+          break;
+      }
+      dir->children.push_back(std::move(node));
+    }
+    return Status::Ok();
+  }
+
+  // Chunks, hashes, compresses and stores every file's data on all cores.
+  Status ReadFiles() {
+    std::mutex mu;
+    Status first_error;
+    {
+      ThreadPool pool(options_.threads);
+      for (Node* node : files_) {
+        pool.Submit([this, node, &mu, &first_error] {
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            if (!first_error.ok()) return;
+          }
+          Status s = ReadFile(node);
+          if (!s.ok()) {
+            std::lock_guard<std::mutex> lock(mu);
+            if (first_error.ok()) first_error = s;
+          }
+        });
+      }
+      pool.Wait();
+    }
+    return first_error;
+  }
+
+  Status ReadFile(Node* node) {
+    STRATA_ASSIGN_OR_RETURN(SourceFile file, SourceFile::Open(node->path));
+    const size_t max = chunker_.params().max_size;
+    std::string buf;
+    size_t start = 0;  // where the next chunk begins in buf
+    bool at_end = false;
+    uint64_t read_total = 0;
+    uint64_t chunks = 0, new_chunks = 0, new_bytes = 0, size = 0;
+    std::vector<ChunkRef>& refs = node->entry.chunks;
+    while (true) {
+      // Keep at least max bytes ahead of the cut point, since a cut may lie that far.
+      while (!at_end && buf.size() - start < max) {
+        if (start > 0) {
+          buf.erase(0, start);
+          start = 0;
+        }
+        // Ask for what the file should still hold (+1 to see its end in one
+        // call): a buffer sized for the largest chunk would cost a 4 MiB
+        // zero-fill for every small file.
+        uint64_t expected = node->st.size > read_total ? node->st.size - read_total : 0;
+        size_t want = static_cast<size_t>(std::min<uint64_t>(2 * max, expected + 1));
+        STRATA_ASSIGN_OR_RETURN(size_t n, file.ReadAppend(std::max<size_t>(want, 4096), &buf));
+        read_total += n;
+        at_end = n == 0;
+      }
+      size_t avail = buf.size() - start;
+      if (avail == 0) break;
+      size_t cut = chunker_.NextCut(reinterpret_cast<const uint8_t*>(buf.data()) + start, avail);
+      std::string_view chunk(buf.data() + start, cut);
+      STRATA_ASSIGN_OR_RETURN(PutResult put, store_.Put(ObjectType::kChunk, chunk));
+      refs.push_back({put.id, cut});
+      chunks++;
+      if (put.stored) {
+        new_chunks++;
+        new_bytes += put.stored_bytes;
+      }
+      size += cut;
+      start += cut;
+      progress_.Add(0, cut);
+    }
+    node->entry.size = size;
+    progress_.Add(1, 0);
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.bytes += size;
+    stats_.chunks += chunks;
+    stats_.new_chunks += new_chunks;
+    stats_.new_bytes += new_bytes;
+    return Status::Ok();
+  }
+
+  // Stores the trees below dir bottom-up and returns dir's tree id.
+  Result<Hash> StoreTree(Node* dir) {
+    Tree tree;
+    tree.entries.reserve(dir->children.size());
+    for (auto& child : dir->children) {
+      if (child->entry.kind == EntryKind::kDirectory) {
+        STRATA_ASSIGN_OR_RETURN(child->entry.subtree, StoreTree(child.get()));
+      }
+      tree.entries.push_back(std::move(child->entry));
+    }
+    dir->children.clear();  // free memory as we go up
+    STRATA_ASSIGN_OR_RETURN(PutResult put, store_.Put(ObjectType::kTree, EncodeTree(tree)));
+    if (put.stored) stats_.new_bytes += put.stored_bytes;
+    return put.id;
+  }
+
+  Store& store_;
+  const ImportOptions& options_;
+  Chunker chunker_;
+  Progress progress_;
+  std::map<std::pair<dev_t, ino_t>, std::string> first_link_;
+  std::vector<Node*> files_;
+  uint64_t total_bytes_ = 0;
+  std::mutex stats_mu_;
+  ImportStats stats_;
+};
+
+}  // namespace
+
+Result<ImportStats> ImportTree(Store& store, const std::string& source, const ImportOptions& options) {
+  if (!IsValidRefName(options.branch))
+    return Status::InvalidArgument("'" + options.branch + "' is not a valid branch name");
+  Importer importer(store, options);
+  auto result = importer.Run(source);
+  if (!result.ok()) return result.status();
+  return result;
+}
+
+}  // namespace strata

@@ -1,0 +1,37 @@
+// Importer: commits a plain directory tree into the store.
+//
+// Two phases. A walk (one thread) lstat()s everything in sorted order, reads
+// symlinks and xattrs, and finds hard links. Then the file contents are read,
+// chunked, hashed and compressed by a thread pool (all cores); each file becomes
+// a list of chunk ids. Trees are built bottom-up, then a commit, then the branch
+// moves by compare-and-swap.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "store/store.h"
+
+namespace strata {
+
+struct ImportOptions {
+  std::string branch;   // created if missing
+  std::string message;
+  std::string author;   // defaults to user@host
+  size_t threads = 0;   // 0: one per core
+};
+
+struct ImportStats {
+  Hash commit;
+  Hash root;
+  uint64_t files = 0, directories = 0, symlinks = 0, hardlinks = 0, specials = 0;
+  uint64_t bytes = 0;          // file bytes read
+  uint64_t chunks = 0;         // chunks produced
+  uint64_t new_chunks = 0;     // chunks the store did not have
+  uint64_t new_bytes = 0;      // stored (compressed) bytes added
+  double seconds = 0;
+};
+
+Result<ImportStats> ImportTree(Store& store, const std::string& source, const ImportOptions& options);
+
+}  // namespace strata

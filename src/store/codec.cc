@@ -1,0 +1,60 @@
+#include "store/codec.h"
+
+#include <zstd.h>
+
+namespace strata {
+namespace {
+// One context per thread: creating one per call costs more than compressing a
+// small file. The holders free them when their thread exits.
+struct CompressContext {
+  ZSTD_CCtx* ctx = ZSTD_createCCtx();
+  ~CompressContext() { ZSTD_freeCCtx(ctx); }
+};
+struct DecompressContext {
+  ZSTD_DCtx* ctx = ZSTD_createDCtx();
+  ~DecompressContext() { ZSTD_freeDCtx(ctx); }
+};
+}  // namespace
+
+bool IsValidCodec(uint8_t c) { return c <= 1; }
+
+Codec Compress(std::string_view data, int level, std::string* out) {
+  // Tiny objects never shrink enough to pay for a frame header.
+  if (data.size() >= 64 && level > 0) {
+    thread_local CompressContext cctx;
+    out->resize(ZSTD_compressBound(data.size()));
+    size_t n = ZSTD_compressCCtx(cctx.ctx, out->data(), out->size(), data.data(), data.size(), level);
+    if (!ZSTD_isError(n) && n < data.size()) {
+      out->resize(n);
+      return Codec::kZstd;
+    }
+  }
+  out->assign(data);
+  return Codec::kRaw;
+}
+
+Status Decompress(Codec codec, std::string_view stored, uint64_t raw_len, std::string* out) {
+  switch (codec) {
+    case Codec::kRaw:
+      if (stored.size() != raw_len) return Status::Corruption("raw object has the wrong length");
+      out->assign(stored);
+      return Status::Ok();
+    case Codec::kZstd: {
+      // Bound the allocation by what the frame itself claims as well as raw_len,
+      // so a lying index cannot make us allocate without limit.
+      unsigned long long frame = ZSTD_getFrameContentSize(stored.data(), stored.size());
+      if (frame == ZSTD_CONTENTSIZE_ERROR || frame == ZSTD_CONTENTSIZE_UNKNOWN || frame != raw_len)
+        return Status::Corruption("zstd frame does not match the recorded length");
+      thread_local DecompressContext dctx;
+      out->resize(raw_len);
+      size_t n = ZSTD_decompressDCtx(dctx.ctx, out->data(), out->size(), stored.data(), stored.size());
+      if (ZSTD_isError(n) || n != raw_len)
+        return Status::Corruption(std::string("zstd cannot decode the object: ") +
+                                  (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short output"));
+      return Status::Ok();
+    }
+  }
+  return Status::Corruption("unknown codec " + std::to_string(static_cast<int>(codec)));
+}
+
+}  // namespace strata

@@ -1,0 +1,28 @@
+// Codecs: how an object's bytes are stored inside a pack.
+//
+// Each stored object records its codec, so stores can mix them and change the
+// default later. Compress() keeps the raw bytes whenever zstd does not make them
+// smaller, so reading incompressible data costs a copy, not a decode.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "util/status.h"
+
+namespace strata {
+
+enum class Codec : uint8_t { kRaw = 0, kZstd = 1 };
+
+bool IsValidCodec(uint8_t c);
+
+// Chooses the codec for data: zstd at `level` if that is smaller, else raw.
+// Returns the codec used; *out holds the stored bytes.
+Codec Compress(std::string_view data, int level, std::string* out);
+
+// Restores the raw bytes. raw_len is the expected size from the index or pack
+// footer; a different decoded size, or undecodable bytes, is Corruption.
+Status Decompress(Codec codec, std::string_view stored, uint64_t raw_len, std::string* out);
+
+}  // namespace strata

@@ -1,0 +1,322 @@
+#include "store/index.h"
+
+#include <sqlite3.h>
+
+namespace strata {
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+// A prepared statement, finalized on scope exit.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  ~Stmt() { sqlite3_finalize(stmt_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  bool ok() const { return rc_ == SQLITE_OK; }
+  Stmt& Bind(int i, int64_t v) {
+    sqlite3_bind_int64(stmt_, i, v);
+    return *this;
+  }
+  Stmt& Bind(int i, const std::string& v) {
+    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& Bind(int i, const Hash& h) { return BindBlob(i, h.bytes.data(), Hash::kSize); }
+  Stmt& BindBlob(int i, const void* p, size_t n) {
+    sqlite3_bind_blob(stmt_, i, p, static_cast<int>(n), SQLITE_TRANSIENT);
+    return *this;
+  }
+  // SQLITE_ROW, SQLITE_DONE or an error code.
+  int Step() { return sqlite3_step(stmt_); }
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  int64_t Int(int col) { return sqlite3_column_int64(stmt_, col); }
+  std::string Text(int col) {
+    auto p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+    return p ? std::string(p, sqlite3_column_bytes(stmt_, col)) : std::string();
+  }
+  std::optional<Hash> HashCol(int col) {
+    if (sqlite3_column_bytes(stmt_, col) != static_cast<int>(Hash::kSize)) return std::nullopt;
+    return Hash::FromBytes(sqlite3_column_blob(stmt_, col));
+  }
+  Status Error(const std::string& what) const {
+    return Status::IOError("index " + what + ": " + sqlite3_errmsg(db_), EIO);
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_;
+};
+
+// BEGIN IMMEDIATE ... COMMIT; rolls back unless Commit() succeeded.
+class Transaction {
+ public:
+  explicit Transaction(sqlite3* db) : db_(db) {
+    ok_ = sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK;
+  }
+  ~Transaction() {
+    if (ok_ && !done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  bool ok() const { return ok_; }
+  Status Commit() {
+    if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
+      return Status::IOError(std::string("index commit: ") + sqlite3_errmsg(db_), EIO);
+    done_ = true;
+    return Status::Ok();
+  }
+
+ private:
+  sqlite3* db_;
+  bool ok_ = false, done_ = false;
+};
+
+Status PrepareError(sqlite3* db) { return Status::IOError(std::string("index: ") + sqlite3_errmsg(db), EIO); }
+
+const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS packs(id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL,
+                                 size INTEGER NOT NULL, objects INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS objects(oid BLOB PRIMARY KEY, pack INTEGER NOT NULL, offset INTEGER NOT NULL,
+                                   stored_len INTEGER NOT NULL, raw_len INTEGER NOT NULL,
+                                   type INTEGER NOT NULL, codec INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS objects_by_pack ON objects(pack);
+CREATE TABLE IF NOT EXISTS refs(name TEXT PRIMARY KEY, oid BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+)sql";
+
+}  // namespace
+
+Result<std::unique_ptr<Index>> Index::Open(const std::string& path, bool create) {
+  sqlite3* db = nullptr;
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return Status::IOError("opening index " + path + ": " + msg, EIO);
+  }
+  std::unique_ptr<Index> index(new Index(db));
+  sqlite3_busy_timeout(db, 30000);
+  STRATA_RETURN_IF_ERROR(index->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"));
+  if (create) {
+    STRATA_RETURN_IF_ERROR(index->Exec(kSchema));
+    Stmt st(db, "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?)");
+    if (!st.ok() || st.Bind(1, std::to_string(kSchemaVersion)).Step() != SQLITE_DONE)
+      return st.Error("writing schema version");
+  }
+  Stmt st(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+  if (!st.ok() || st.Step() != SQLITE_ROW) return Status::Corruption("index " + path + " has no schema version");
+  if (st.Text(0) != std::to_string(kSchemaVersion))
+    return Status::Unsupported("index " + path + " has schema version " + st.Text(0) + "; this strata reads " +
+                               std::to_string(kSchemaVersion));
+  return index;
+}
+
+Index::~Index() { sqlite3_close(db_); }
+
+Status Index::Exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    return Status::IOError("index: " + msg, EIO);
+  }
+  return Status::Ok();
+}
+
+Result<std::optional<ObjectLocation>> Index::Lookup(const Hash& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st(db_,
+          "SELECT p.name, o.offset, o.stored_len, o.raw_len, o.type, o.codec FROM objects o "
+          "JOIN packs p ON p.id = o.pack WHERE o.oid = ?");
+  if (!st.ok()) return PrepareError(db_);
+  int rc = st.Bind(1, id).Step();
+  if (rc == SQLITE_DONE) return std::optional<ObjectLocation>();
+  if (rc != SQLITE_ROW) return st.Error("lookup");
+  ObjectLocation loc;
+  loc.pack = st.Text(0);
+  loc.entry.id = id;
+  loc.entry.offset = static_cast<uint64_t>(st.Int(1));
+  loc.entry.stored_len = static_cast<uint64_t>(st.Int(2));
+  loc.entry.raw_len = static_cast<uint64_t>(st.Int(3));
+  int64_t type = st.Int(4), codec = st.Int(5);
+  if (!IsValidObjectType(static_cast<uint8_t>(type)) || !IsValidCodec(static_cast<uint8_t>(codec)))
+    return Status::Corruption("index row of object " + id.ToHex() + " has an unknown type or codec");
+  loc.entry.type = static_cast<ObjectType>(type);
+  loc.entry.codec = static_cast<Codec>(codec);
+  return std::optional<ObjectLocation>(std::move(loc));
+}
+
+Status Index::AddPack(const std::string& name, uint64_t size, const std::vector<PackEntry>& entries) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction txn(db_);
+  if (!txn.ok()) return PrepareError(db_);
+  Stmt find(db_, "SELECT id FROM packs WHERE name = ?");
+  if (!find.ok()) return PrepareError(db_);
+  if (find.Bind(1, name).Step() == SQLITE_ROW) return Status::Ok();  // indexed already
+  Stmt add(db_, "INSERT INTO packs(name, size, objects) VALUES(?, ?, ?)");
+  if (!add.ok() || add.Bind(1, name).Bind(2, static_cast<int64_t>(size)).Bind(3, static_cast<int64_t>(entries.size())).Step() != SQLITE_DONE)
+    return add.Error("adding pack " + name);
+  const int64_t pack_id = sqlite3_last_insert_rowid(db_);
+  // OR IGNORE: an object already indexed in another pack keeps its first home.
+  Stmt obj(db_,
+           "INSERT OR IGNORE INTO objects(oid, pack, offset, stored_len, raw_len, type, codec) "
+           "VALUES(?, ?, ?, ?, ?, ?, ?)");
+  if (!obj.ok()) return PrepareError(db_);
+  for (const PackEntry& e : entries) {
+    obj.Bind(1, e.id).Bind(2, pack_id).Bind(3, static_cast<int64_t>(e.offset));
+    obj.Bind(4, static_cast<int64_t>(e.stored_len)).Bind(5, static_cast<int64_t>(e.raw_len));
+    obj.Bind(6, static_cast<int64_t>(e.type)).Bind(7, static_cast<int64_t>(e.codec));
+    if (obj.Step() != SQLITE_DONE) return obj.Error("adding objects of pack " + name);
+    obj.Reset();
+  }
+  return txn.Commit();
+}
+
+Result<std::map<std::string, uint64_t>> Index::ListPacks() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st(db_, "SELECT name, size FROM packs");
+  if (!st.ok()) return PrepareError(db_);
+  std::map<std::string, uint64_t> packs;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) packs[st.Text(0)] = static_cast<uint64_t>(st.Int(1));
+  if (rc != SQLITE_DONE) return st.Error("listing packs");
+  return packs;
+}
+
+Result<uint64_t> Index::PackCount() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st(db_, "SELECT count(*) FROM packs");
+  if (!st.ok() || st.Step() != SQLITE_ROW) return PrepareError(db_);
+  return static_cast<uint64_t>(st.Int(0));
+}
+
+Result<std::vector<PackEntry>> Index::ObjectsInPack(const std::string& pack) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st(db_,
+          "SELECT o.oid, o.offset, o.stored_len, o.raw_len, o.type, o.codec FROM objects o "
+          "JOIN packs p ON p.id = o.pack WHERE p.name = ?");
+  if (!st.ok()) return PrepareError(db_);
+  st.Bind(1, pack);
+  std::vector<PackEntry> out;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    auto id = st.HashCol(0);
+    if (!id) return Status::Corruption("index row with a malformed object id in pack " + pack);
+    PackEntry e;
+    e.id = *id;
+    e.offset = static_cast<uint64_t>(st.Int(1));
+    e.stored_len = static_cast<uint64_t>(st.Int(2));
+    e.raw_len = static_cast<uint64_t>(st.Int(3));
+    e.type = static_cast<ObjectType>(st.Int(4));
+    e.codec = static_cast<Codec>(st.Int(5));
+    out.push_back(e);
+  }
+  if (rc != SQLITE_DONE) return st.Error("listing objects of " + pack);
+  return out;
+}
+
+Result<std::vector<Hash>> Index::FindByPrefix(ObjectType type, const std::string& hex_prefix, size_t limit) {
+  // The prefix spans [prefix000..., prefixfff...] in byte order.
+  std::string low = hex_prefix + std::string(Hash::kSize * 2 - hex_prefix.size(), '0');
+  std::string high = hex_prefix + std::string(Hash::kSize * 2 - hex_prefix.size(), 'f');
+  auto lo = Hash::FromHex(low), hi = Hash::FromHex(high);
+  if (!lo || !hi) return Status::InvalidArgument("'" + hex_prefix + "' is not a hex id prefix");
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st(db_, "SELECT oid FROM objects WHERE oid BETWEEN ? AND ? AND type = ? LIMIT ?");
+  if (!st.ok()) return PrepareError(db_);
+  st.Bind(1, *lo).Bind(2, *hi).Bind(3, static_cast<int64_t>(type)).Bind(4, static_cast<int64_t>(limit));
+  std::vector<Hash> out;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW)
+    if (auto h = st.HashCol(0)) out.push_back(*h);
+  if (rc != SQLITE_DONE) return st.Error("prefix search");
+  return out;
+}
+
+Result<std::map<int, TypeTotals>> Index::TotalsByType() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st(db_, "SELECT type, count(*), sum(raw_len), sum(stored_len) FROM objects GROUP BY type");
+  if (!st.ok()) return PrepareError(db_);
+  std::map<int, TypeTotals> out;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW)
+    out[static_cast<int>(st.Int(0))] = {static_cast<uint64_t>(st.Int(1)), static_cast<uint64_t>(st.Int(2)),
+                                        static_cast<uint64_t>(st.Int(3))};
+  if (rc != SQLITE_DONE) return st.Error("totals");
+  return out;
+}
+
+Result<std::optional<Hash>> Index::GetRef(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st(db_, "SELECT oid FROM refs WHERE name = ?");
+  if (!st.ok()) return PrepareError(db_);
+  int rc = st.Bind(1, name).Step();
+  if (rc == SQLITE_DONE) return std::optional<Hash>();
+  if (rc != SQLITE_ROW) return st.Error("reading ref " + name);
+  auto h = st.HashCol(0);
+  if (!h) return Status::Corruption("ref " + name + " holds a malformed id");
+  return std::optional<Hash>(*h);
+}
+
+Result<std::map<std::string, Hash>> Index::ListRefs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st(db_, "SELECT name, oid FROM refs ORDER BY name");
+  if (!st.ok()) return PrepareError(db_);
+  std::map<std::string, Hash> out;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    auto h = st.HashCol(1);
+    if (!h) return Status::Corruption("ref " + st.Text(0) + " holds a malformed id");
+    out[st.Text(0)] = *h;
+  }
+  if (rc != SQLITE_DONE) return st.Error("listing refs");
+  return out;
+}
+
+Status Index::CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected, const Hash& target) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction txn(db_);
+  if (!txn.ok()) return PrepareError(db_);
+  Stmt get(db_, "SELECT oid FROM refs WHERE name = ?");
+  if (!get.ok()) return PrepareError(db_);
+  int rc = get.Bind(1, name).Step();
+  std::optional<Hash> current;
+  if (rc == SQLITE_ROW) current = get.HashCol(0);
+  else if (rc != SQLITE_DONE) return get.Error("reading ref " + name);
+  if (current != expected) {
+    return Status::Conflict("head moved: branch '" + name + "' is at " +
+                            (current ? current->ToHex().substr(0, 12) : std::string("nothing")) + ", expected " +
+                            (expected ? expected->ToHex().substr(0, 12) : std::string("no branch")));
+  }
+  Stmt put(db_, "INSERT INTO refs(name, oid) VALUES(?, ?) ON CONFLICT(name) DO UPDATE SET oid = excluded.oid");
+  if (!put.ok() || put.Bind(1, name).Bind(2, target).Step() != SQLITE_DONE) return put.Error("updating ref " + name);
+  return txn.Commit();
+}
+
+Status Index::AddCounter(const std::string& name, uint64_t delta) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st(db_,
+          "INSERT INTO counters(name, value) VALUES(?, ?) "
+          "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value");
+  if (!st.ok() || st.Bind(1, name).Bind(2, static_cast<int64_t>(delta)).Step() != SQLITE_DONE)
+    return st.Error("updating counter " + name);
+  return Status::Ok();
+}
+
+Result<uint64_t> Index::GetCounter(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st(db_, "SELECT value FROM counters WHERE name = ?");
+  if (!st.ok()) return PrepareError(db_);
+  int rc = st.Bind(1, name).Step();
+  if (rc == SQLITE_DONE) return uint64_t{0};
+  if (rc != SQLITE_ROW) return st.Error("reading counter " + name);
+  return static_cast<uint64_t>(st.Int(0));
+}
+
+}  // namespace strata

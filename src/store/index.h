@@ -1,0 +1,73 @@
+// Index: the store's SQLite database (STORE/index.db).
+//
+// Tables (docs/format/store.md):
+//   packs(id, name, size, objects)       one row per sealed pack
+//   objects(oid, pack, offset, ...)      where each object lives; rebuildable from pack footers
+//   refs(name, oid)                      branches; the only state that is not derivable
+//   counters(name, value)                cumulative counters (logical bytes ingested)
+//   meta(key, value)                     schema version
+//
+// WAL mode with synchronous=FULL: a ref update that returned is durable.
+//
+// Thread-safety: one connection, serialised by an internal mutex. Several
+// processes may open the same index; SQLite's locking arbitrates, with a busy
+// timeout so short contention waits instead of failing.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/pack_format.h"
+#include "util/hash.h"
+#include "util/status.h"
+
+struct sqlite3;
+
+namespace strata {
+
+struct ObjectLocation {
+  std::string pack;  // file name under packs/
+  PackEntry entry;
+};
+
+struct TypeTotals {
+  uint64_t count = 0, raw_bytes = 0, stored_bytes = 0;
+};
+
+class Index {
+ public:
+  static Result<std::unique_ptr<Index>> Open(const std::string& path, bool create);
+  ~Index();
+  Index(const Index&) = delete;
+  Index& operator=(const Index&) = delete;
+
+  Result<std::optional<ObjectLocation>> Lookup(const Hash& id);
+  // Adds a sealed pack and its objects in one transaction; re-adding is a no-op.
+  Status AddPack(const std::string& name, uint64_t size, const std::vector<PackEntry>& entries);
+  Result<std::map<std::string, uint64_t>> ListPacks();  // name -> size
+  Result<uint64_t> PackCount();
+  // Every object the index places in `pack`.
+  Result<std::vector<PackEntry>> ObjectsInPack(const std::string& pack);
+  Result<std::vector<Hash>> FindByPrefix(ObjectType type, const std::string& hex_prefix, size_t limit);
+  Result<std::map<int, TypeTotals>> TotalsByType();
+
+  Result<std::optional<Hash>> GetRef(const std::string& name);
+  Result<std::map<std::string, Hash>> ListRefs();
+  Status CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected, const Hash& target);
+
+  Status AddCounter(const std::string& name, uint64_t delta);
+  Result<uint64_t> GetCounter(const std::string& name);
+
+ private:
+  explicit Index(sqlite3* db) : db_(db) {}
+  Status Exec(const char* sql);
+
+  std::mutex mu_;
+  sqlite3* db_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace strata

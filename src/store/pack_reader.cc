@@ -1,0 +1,58 @@
+#include "store/pack_reader.h"
+
+#include "util/coding.h"
+
+namespace strata {
+
+Result<std::string> DecodeObject(const PackEntry& entry, std::string_view stored) {
+  if (entry.raw_len > kMaxObjectSize) return Status::Corruption("object claims an impossible size");
+  std::string raw;
+  STRATA_RETURN_IF_ERROR(Decompress(entry.codec, stored, entry.raw_len, &raw));
+  if (ComputeObjectId(entry.type, raw) != entry.id)
+    return Status::Corruption("content does not match its id (checksum mismatch)");
+  return raw;
+}
+
+Result<std::shared_ptr<RandomAccessFile>> PackCache::OpenPack(const std::string& pack_name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = open_.find(pack_name);
+  if (it != open_.end()) return it->second;
+  STRATA_ASSIGN_OR_RETURN(auto file, env_->NewRandomAccessFile(packs_dir_ + "/" + pack_name));
+  std::shared_ptr<RandomAccessFile> shared(std::move(file));
+  open_.emplace(pack_name, shared);
+  return shared;
+}
+
+Result<std::string> PackCache::ReadObject(const std::string& pack_name, const PackEntry& entry) {
+  auto damaged = [&](const Status& why) {
+    return Status::Corruption("object " + entry.id.ToHex() + " in pack " + pack_name + " is damaged: " +
+                              why.message());
+  };
+  if (entry.stored_len > kMaxObjectSize) return damaged(Status::Corruption("index claims an impossible size"));
+  STRATA_ASSIGN_OR_RETURN(auto file, OpenPack(pack_name));
+  if (entry.offset + entry.stored_len > file->Size())
+    return damaged(Status::Corruption("pack is shorter than the index says"));
+  std::string stored;
+  Status s = file->Read(entry.offset, entry.stored_len, &stored);
+  if (!s.ok()) return s.IsCorruption() ? damaged(s) : s;
+  auto raw = DecodeObject(entry, stored);
+  if (!raw.ok()) return damaged(raw.status());
+  return std::move(raw).value();
+}
+
+Result<std::vector<PackEntry>> ReadPackIndex(const RandomAccessFile& file) {
+  const uint64_t size = file.Size();
+  if (size < kPackHeaderSize + kPackTrailerSize) return Status::Corruption("pack is too short");
+  std::string header, trailer_bytes, footer;
+  STRATA_RETURN_IF_ERROR(file.Read(0, kPackHeaderSize, &header));
+  if (header.compare(0, sizeof(kPackMagic), kPackMagic, sizeof(kPackMagic)) != 0)
+    return Status::Corruption("pack header has no magic");
+  if (uint32_t v = DecodeFixed32(header.data() + sizeof(kPackMagic)); v != kPackVersion)
+    return Status::Unsupported("pack format version " + std::to_string(v));
+  STRATA_RETURN_IF_ERROR(file.Read(size - kPackTrailerSize, kPackTrailerSize, &trailer_bytes));
+  STRATA_ASSIGN_OR_RETURN(PackTrailer trailer, DecodePackTrailer(trailer_bytes, size));
+  STRATA_RETURN_IF_ERROR(file.Read(trailer.footer_offset, trailer.footer_len, &footer));
+  return DecodePackFooter(footer, trailer.footer_offset);
+}
+
+}  // namespace strata

@@ -1,0 +1,44 @@
+// Reading packs: single objects on demand, whole packs for verification.
+//
+// PackCache keeps one open file per pack so that reads are a single pread;
+// the files are shared by all threads (pread has no shared offset).
+//
+// Thread-safety: PackCache is safe for concurrent use.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "env/env.h"
+#include "store/pack_format.h"
+
+namespace strata {
+
+class PackCache {
+ public:
+  PackCache(Env* env, std::string packs_dir) : env_(env), packs_dir_(std::move(packs_dir)) {}
+
+  // Reads the object described by `entry` from pack `pack_name`, decodes it and
+  // checks that its bytes hash to entry.id. Any mismatch is Corruption that
+  // names the object and the pack.
+  Result<std::string> ReadObject(const std::string& pack_name, const PackEntry& entry);
+
+ private:
+  Result<std::shared_ptr<RandomAccessFile>> OpenPack(const std::string& pack_name);
+
+  Env* const env_;
+  const std::string packs_dir_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<RandomAccessFile>> open_;  // GUARDED_BY(mu_)
+};
+
+// Decodes and checks one object's stored bytes against its entry.
+Result<std::string> DecodeObject(const PackEntry& entry, std::string_view stored);
+
+// Reads a pack's trailer and footer (no payload checks).
+Result<std::vector<PackEntry>> ReadPackIndex(const RandomAccessFile& file);
+
+}  // namespace strata

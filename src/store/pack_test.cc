@@ -1,0 +1,106 @@
+#include <gtest/gtest.h>
+
+#include "store/pack_reader.h"
+#include "store/pack_writer.h"
+#include "store/test_util.h"
+
+namespace strata {
+namespace {
+
+class PackTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(env_->CreateDir(dir_.path() + "/tmp").ok());
+    ASSERT_TRUE(env_->CreateDir(dir_.path() + "/packs").ok());
+  }
+
+  SealedPack WritePack(const std::vector<std::string>& objects) {
+    auto w = PackWriter::Create(env_, dir_.path() + "/tmp", dir_.path() + "/packs");
+    EXPECT_TRUE(w.ok());
+    for (const std::string& o : objects) {
+      std::string stored;
+      Codec codec = Compress(o, 3, &stored);
+      EXPECT_TRUE((*w)->Add(ComputeObjectId(ObjectType::kChunk, o), ObjectType::kChunk, codec, stored, o.size()).ok());
+    }
+    auto sealed = (*w)->Finish();
+    EXPECT_TRUE(sealed.ok()) << sealed.status().ToString();
+    return *sealed;
+  }
+
+  std::string PackPath(const SealedPack& p) { return dir_.path() + "/packs/" + p.name; }
+
+  Env* env_ = Env::Default();
+  testing::TempDir dir_;
+};
+
+TEST_F(PackTest, WrittenObjectsReadBackThroughFooter) {
+  std::vector<std::string> objects = {std::string(1000, 'x'), testing::RandomBytes(5000, 1), "tiny"};
+  SealedPack pack = WritePack(objects);
+  EXPECT_TRUE(PackNameToHash(pack.name).has_value());
+  auto file = env_->NewRandomAccessFile(PackPath(pack));
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ((*file)->Size(), pack.size);
+  auto entries = ReadPackIndex(**file);
+  ASSERT_TRUE(entries.ok()) << entries.status().ToString();
+  ASSERT_EQ(entries->size(), objects.size());
+  PackCache cache(env_, dir_.path() + "/packs");
+  for (size_t i = 0; i < objects.size(); i++) {
+    auto raw = cache.ReadObject(pack.name, (*entries)[i]);
+    ASSERT_TRUE(raw.ok()) << raw.status().ToString();
+    EXPECT_EQ(*raw, objects[i]);
+  }
+  // The temp file is gone once the pack is sealed.
+  EXPECT_TRUE(env_->ListDir(dir_.path() + "/tmp")->empty());
+}
+
+TEST_F(PackTest, FlippedPayloadByteIsCorruptionNamingObjectAndPack) {
+  SealedPack pack = WritePack({testing::RandomBytes(4000, 2)});
+  const PackEntry& e = pack.entries[0];
+  {
+    auto data = env_->ReadFile(PackPath(pack));
+    std::string bytes = *data;
+    bytes[e.offset + 100] ^= 1;
+    ASSERT_TRUE(env_->RemoveFile(PackPath(pack)).ok());
+    auto w = env_->NewWritableFile(PackPath(pack));
+    ASSERT_TRUE((*w)->Append(bytes).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+  PackCache cache(env_, dir_.path() + "/packs");
+  auto raw = cache.ReadObject(pack.name, e);
+  ASSERT_TRUE(raw.status().IsCorruption());
+  EXPECT_NE(raw.status().message().find(e.id.ToHex()), std::string::npos);
+  EXPECT_NE(raw.status().message().find(pack.name), std::string::npos);
+}
+
+TEST_F(PackTest, LyingTrailersAndFootersAreRejected) {
+  std::string trailer(kPackTrailerSize, '\0');
+  EXPECT_TRUE(DecodePackTrailer(trailer, 1000).status().IsCorruption());  // no magic
+  EXPECT_TRUE(DecodePackTrailer(trailer, 10).status().IsCorruption());    // too short
+  PackEntry e;
+  e.offset = 16;
+  e.stored_len = 1 << 20;  // past the footer
+  EXPECT_TRUE(DecodePackFooter(EncodePackFooter({e}), 100).status().IsCorruption());
+  e.stored_len = 10;
+  e.raw_len = kMaxObjectSize + 1;
+  EXPECT_TRUE(DecodePackFooter(EncodePackFooter({e}), 100).status().IsCorruption());
+  std::string huge_count;
+  huge_count.push_back('\x7f');  // 127 entries in a 1-byte footer
+  EXPECT_TRUE(DecodePackFooter(huge_count, 100).status().IsCorruption());
+}
+
+TEST_F(PackTest, TruncatedPackIsRejected) {
+  SealedPack pack = WritePack({"some object data"});
+  auto bytes = env_->ReadFile(PackPath(pack));
+  for (size_t cut : {size_t{0}, size_t{10}, bytes->size() / 2, bytes->size() - 1}) {
+    std::string path = dir_.path() + "/cut";
+    env_->RemoveFile(path);
+    auto w = env_->NewWritableFile(path);
+    ASSERT_TRUE((*w)->Append(std::string_view(*bytes).substr(0, cut)).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+    auto f = env_->NewRandomAccessFile(path);
+    EXPECT_FALSE(ReadPackIndex(**f).ok()) << "cut at " << cut;
+  }
+}
+
+}  // namespace
+}  // namespace strata

@@ -1,0 +1,34 @@
+// Revisions: how users name commits, and paths inside them.
+//
+//   REV       a full 64-hex id, a unique hex prefix (at least 4 digits), a branch
+//             name, or any of those followed by ~N (the N-th first parent)
+//   REV:PATH  a path inside the commit's tree ('/'-separated, relative)
+//
+// A branch name wins over a hex prefix that happens to spell the same.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "store/store.h"
+
+namespace strata {
+
+Result<Hash> ResolveRevision(Store& store, std::string_view rev);
+
+struct RevPath {
+  std::string rev;
+  std::string path;  // "" is the root
+};
+// Splits "REV:PATH" at the first ':' (branch names cannot contain one).
+RevPath SplitRevPath(std::string_view spec);
+
+// Splits a relative path into names, refusing "..", empty or overlong names.
+// "", "." and "/" all mean the root (no components).
+Result<std::vector<std::string>> SplitPath(std::string_view path);
+
+// The entry at path inside tree `root`. The root itself is returned as a
+// directory entry with an empty name and subtree == root.
+Result<TreeEntry> LookupPath(Store& store, const Hash& root, std::string_view path);
+
+}  // namespace strata

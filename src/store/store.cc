@@ -1,0 +1,248 @@
+#include "store/store.h"
+
+#include <cctype>
+
+#include "store/index.h"
+#include "store/pack_reader.h"
+#include "store/pack_writer.h"
+
+namespace strata {
+
+namespace {
+constexpr const char* kConfigFile = "/config.json";
+constexpr const char* kIndexFile = "/index.db";
+constexpr const char* kLogicalBytesCounter = "logical_bytes";
+
+// "<pid>-<n>-<r>.tmp" -> pid, or 0 for names no writer of ours produces.
+int TempFileOwner(const std::string& name) {
+  if (!name.ends_with(".tmp")) return 0;
+  int pid = 0;
+  for (char c : name) {
+    if (c == '-') return pid;
+    if (!std::isdigit(static_cast<unsigned char>(c)) || pid > 100000000) return 0;
+    pid = pid * 10 + (c - '0');
+  }
+  return 0;
+}
+}  // namespace
+
+bool IsValidRefName(std::string_view name) {
+  if (name.empty() || name.size() > 200) return false;
+  if (name.front() == '-' || name.front() == '/' || name.front() == '.' || name.back() == '/' || name.back() == '.')
+    return false;
+  if (name.find("..") != std::string_view::npos || name.find("//") != std::string_view::npos) return false;
+  for (char c : name) {
+    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '/';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Status Store::Init(const std::string& path, const StoreConfig& config, Env* env) {
+  if (env->Exists(path)) {
+    auto entries = env->ListDir(path);
+    if (!entries.ok()) return entries.status();
+    if (!entries->empty()) return Status::AlreadyExists(path + " exists and is not empty; not creating a store there");
+  }
+  STRATA_RETURN_IF_ERROR(env->CreateDir(path));
+  STRATA_RETURN_IF_ERROR(env->CreateDir(path + "/packs"));
+  STRATA_RETURN_IF_ERROR(env->CreateDir(path + "/tmp"));
+  {
+    STRATA_ASSIGN_OR_RETURN(auto index, Index::Open(path + kIndexFile, /*create=*/true));
+  }
+  // config.json last: a directory without it is not a store, so a crash during
+  // init leaves nothing that could be mistaken for one.
+  return env->WriteFileAtomically(path + kConfigFile, config.ToJson());
+}
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env) {
+  if (!env->Exists(path + kConfigFile)) {
+    if (!env->Exists(path)) return Status::NotFound("no store at " + path + " (create one with 'strata init')");
+    return Status::NotFound(path + " is not a strata store (no config.json; create one with 'strata init')");
+  }
+  STRATA_ASSIGN_OR_RETURN(std::string text, env->ReadFile(path + kConfigFile));
+  auto config = StoreConfig::FromJson(text);
+  if (!config.ok()) return config.status().WithContext("store " + path);
+  STRATA_ASSIGN_OR_RETURN(auto index, Index::Open(path + kIndexFile, /*create=*/false));
+  std::unique_ptr<Store> store(new Store(path, env, *config, std::move(index)));
+  STRATA_RETURN_IF_ERROR(store->Recover());
+  return store;
+}
+
+Store::Store(std::string path, Env* env, StoreConfig config, std::unique_ptr<Index> index)
+    : path_(std::move(path)),
+      env_(env),
+      config_(std::move(config)),
+      index_(std::move(index)),
+      packs_(std::make_unique<PackCache>(env, path_ + "/packs")) {}
+
+Store::~Store() = default;  // an unflushed open pack is abandoned (its temp file removed)
+
+Status Store::Recover() {
+  // Temp packs of writers that died: their objects were never indexed, so
+  // nothing refers to them.
+  STRATA_ASSIGN_OR_RETURN(auto temps, env_->ListDir(path_ + "/tmp"));
+  for (const std::string& name : temps) {
+    int pid = TempFileOwner(name);
+    if (pid > 0 && !env_->ProcessAlive(pid)) STRATA_RETURN_IF_ERROR(env_->RemoveFile(path_ + "/tmp/" + name));
+  }
+  // Sealed packs whose index rows a crash prevented: index them from their footers.
+  STRATA_ASSIGN_OR_RETURN(auto files, env_->ListDir(PacksDir()));
+  size_t pack_files = 0;
+  for (const std::string& f : files) pack_files += PackNameToHash(f).has_value();
+  STRATA_ASSIGN_OR_RETURN(uint64_t indexed, index_->PackCount());
+  if (pack_files == indexed) return Status::Ok();
+  STRATA_ASSIGN_OR_RETURN(auto known, index_->ListPacks());
+  for (const std::string& f : files) {
+    if (!PackNameToHash(f) || known.count(f)) continue;
+    STRATA_ASSIGN_OR_RETURN(auto file, env_->NewRandomAccessFile(PacksDir() + "/" + f));
+    auto entries = ReadPackIndex(*file);
+    if (!entries.ok()) continue;  // damaged: left for 'strata verify' to report
+    STRATA_RETURN_IF_ERROR(index_->AddPack(f, file->Size(), *entries));
+  }
+  return Status::Ok();
+}
+
+Result<PutResult> Store::Put(ObjectType type, std::string_view data) {
+  if (data.size() > kMaxObjectSize) return Status::InvalidArgument("object larger than the format allows");
+  PutResult result;
+  result.id = ComputeObjectId(type, data);
+  {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    if (known_.count(result.id)) return result;
+  }
+  STRATA_ASSIGN_OR_RETURN(auto existing, index_->Lookup(result.id));
+  if (existing) {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    known_.insert(result.id);
+    return result;
+  }
+  // Compress outside the lock: this is where the CPU time goes.
+  std::string stored;
+  Codec codec = Compress(data, config_.zstd_level, &stored);
+
+  std::lock_guard<std::mutex> lock(write_mu_);
+  if (!known_.insert(result.id).second) return result;  // another thread stored it meanwhile
+  if (!open_pack_) {
+    auto writer = PackWriter::Create(env_, path_ + "/tmp", PacksDir());
+    if (!writer.ok()) {
+      known_.erase(result.id);
+      return writer.status();
+    }
+    open_pack_ = std::move(writer).value();
+  }
+  if (Status s = open_pack_->Add(result.id, type, codec, stored, data.size()); !s.ok()) {
+    known_.erase(result.id);
+    return s;
+  }
+  open_ids_.insert(result.id);
+  result.stored = true;
+  result.stored_bytes = stored.size();
+  if (open_pack_->size() >= config_.pack_size) STRATA_RETURN_IF_ERROR(SealOpenPack());
+  return result;
+}
+
+Status Store::SealOpenPack() {
+  if (!open_pack_) return Status::Ok();
+  auto sealed = open_pack_->Finish();
+  if (!sealed.ok()) {
+    // The objects of the failed pack are not stored: forget them so a retry writes them again.
+    for (const Hash& id : open_ids_) known_.erase(id);
+    open_ids_.clear();
+    open_pack_.reset();
+    return sealed.status();
+  }
+  open_pack_.reset();
+  open_ids_.clear();
+  return index_->AddPack(sealed->name, sealed->size, sealed->entries);
+}
+
+Status Store::Flush() {
+  {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    STRATA_RETURN_IF_ERROR(SealOpenPack());
+  }
+  uint64_t logical = logical_bytes_pending_.exchange(0);
+  if (logical > 0) STRATA_RETURN_IF_ERROR(index_->AddCounter(kLogicalBytesCounter, logical));
+  return Status::Ok();
+}
+
+Result<std::string> Store::Get(const Hash& id, ObjectType expected) {
+  bool unsealed;
+  {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    unsealed = open_ids_.count(id) > 0;
+  }
+  // Objects are read through the index only; one still in the open pack is
+  // made readable by sealing that pack early.
+  if (unsealed) STRATA_RETURN_IF_ERROR(Flush());
+  STRATA_ASSIGN_OR_RETURN(auto loc, index_->Lookup(id));
+  if (!loc) return Status::NotFound(std::string(ObjectTypeName(expected)) + " " + id.ToHex() + " is not in the store");
+  if (loc->entry.type != expected)
+    return Status::Corruption("object " + id.ToHex() + " is a " + ObjectTypeName(loc->entry.type) + ", expected a " +
+                              ObjectTypeName(expected));
+  return packs_->ReadObject(loc->pack, loc->entry);
+}
+
+Result<bool> Store::Contains(const Hash& id) {
+  {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    if (known_.count(id)) return true;
+  }
+  STRATA_ASSIGN_OR_RETURN(auto loc, index_->Lookup(id));
+  return loc.has_value();
+}
+
+Result<Tree> Store::GetTree(const Hash& id) {
+  STRATA_ASSIGN_OR_RETURN(std::string data, Get(id, ObjectType::kTree));
+  auto tree = DecodeTree(data);
+  if (!tree.ok()) return tree.status().WithContext("tree " + id.ToHex());
+  return tree;
+}
+
+Result<Commit> Store::GetCommit(const Hash& id) {
+  STRATA_ASSIGN_OR_RETURN(std::string data, Get(id, ObjectType::kCommit));
+  auto commit = DecodeCommit(data);
+  if (!commit.ok()) return commit.status().WithContext("commit " + id.ToHex());
+  return commit;
+}
+
+Result<std::vector<Hash>> Store::FindCommitsByPrefix(std::string_view hex_prefix, size_t limit) {
+  return index_->FindByPrefix(ObjectType::kCommit, std::string(hex_prefix), limit);
+}
+
+Result<std::optional<Hash>> Store::GetRef(const std::string& name) {
+  if (!IsValidRefName(name)) return Status::InvalidArgument("'" + name + "' is not a valid branch name");
+  return index_->GetRef(name);
+}
+
+Result<std::map<std::string, Hash>> Store::ListRefs() { return index_->ListRefs(); }
+
+Status Store::CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected, const Hash& target) {
+  if (!IsValidRefName(name)) return Status::InvalidArgument("'" + name + "' is not a valid branch name");
+  // A ref may only point at a commit that is durably stored.
+  STRATA_ASSIGN_OR_RETURN(auto loc, index_->Lookup(target));
+  if (!loc || loc->entry.type != ObjectType::kCommit)
+    return Status::InvalidArgument("cannot point branch '" + name + "' at " + target.ToHex() +
+                                   ": no such commit in the store");
+  return index_->CompareAndSwapRef(name, expected, target);
+}
+
+Result<StoreStats> Store::Stats() {
+  StoreStats s;
+  STRATA_ASSIGN_OR_RETURN(auto totals, index_->TotalsByType());
+  for (const auto& [type, t] : totals) {
+    if (type >= 1 && type <= 3) s.objects[type] = t.count;
+    s.raw_bytes += t.raw_bytes;
+    s.payload_bytes += t.stored_bytes;
+  }
+  STRATA_ASSIGN_OR_RETURN(auto packs, index_->ListPacks());
+  s.packs = packs.size();
+  for (const auto& [name, size] : packs) s.pack_bytes += size;
+  STRATA_ASSIGN_OR_RETURN(s.logical_bytes, index_->GetCounter(kLogicalBytesCounter));
+  STRATA_ASSIGN_OR_RETURN(auto refs, index_->ListRefs());
+  s.refs = refs.size();
+  return s;
+}
+
+}  // namespace strata

@@ -1,0 +1,148 @@
+// Store: a repository of immutable, content-addressed objects plus refs.
+//
+// Layout of a local store (docs/format/store.md):
+//   config.json   format version, hash, chunking and compression settings
+//   index.db      SQLite: which pack holds which object; refs; counters
+//   packs/        sealed pack files, named by the SHA-256 of their bytes
+//   tmp/          packs being written
+//
+// Writing: Put() hashes an object, skips it when the store already has it
+// (dedup), compresses it in the calling thread and appends it to the open pack.
+// A pack is sealed (footer, fsync, rename into packs/, index rows) when it
+// reaches the size limit or on Flush(). Nothing written is reachable before
+// Flush() returns; a ref must only be moved to a commit after Flush().
+//
+// Reading: Get() finds the object through the index, reads it with pread,
+// decompresses it and checks its id once; a mismatch is Corruption naming the
+// object and the pack, never wrong bytes.
+//
+// Crash safety: a crash leaves at most a temp pack (deleted by the next Open)
+// or a sealed pack not yet indexed (indexed from its footer by the next Open).
+//
+// Thread-safety: all methods may be called concurrently from many threads.
+// Several processes may use one store at once (SQLite arbitrates the index).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "env/env.h"
+#include "store/chunker.h"
+#include "store/commit.h"
+#include "store/pack_format.h"
+#include "store/object.h"
+#include "store/tree.h"
+#include "util/hash.h"
+#include "util/status.h"
+
+namespace strata {
+
+class Index;
+class PackWriter;
+class PackCache;
+
+struct StoreConfig {
+  static constexpr int kFormatVersion = 1;
+  int version = kFormatVersion;
+  std::string hash = "sha256";
+  ChunkerParams chunker;
+  int zstd_level = 3;
+  uint64_t pack_size = 32ull << 20;  // a pack is sealed once it reaches this
+
+  std::string ToJson() const;
+  static Result<StoreConfig> FromJson(std::string_view json);
+};
+
+// What Put() did, for counters.
+struct PutResult {
+  Hash id;
+  bool stored = false;  // false: the store already had it (dedup)
+  uint64_t stored_bytes = 0;
+};
+
+struct StoreStats {
+  uint64_t objects[4] = {0, 0, 0, 0};  // indexed by ObjectType
+  uint64_t packs = 0;
+  uint64_t raw_bytes = 0;      // sum of unique objects, uncompressed
+  uint64_t payload_bytes = 0;  // sum of unique objects as stored (compressed)
+  uint64_t pack_bytes = 0;     // size of the pack files on disk
+  uint64_t logical_bytes = 0;  // file bytes ever given to the store, before dedup
+  uint64_t refs = 0;
+};
+
+class Store {
+ public:
+  // Creates a new store at path (which must not exist or be an empty directory).
+  static Status Init(const std::string& path, const StoreConfig& config, Env* env = Env::Default());
+  // Opens an existing store, refusing unknown format versions, and recovers
+  // from an earlier crash (temp packs removed, unindexed packs indexed).
+  static Result<std::unique_ptr<Store>> Open(const std::string& path, Env* env = Env::Default());
+
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const StoreConfig& config() const { return config_; }
+  const std::string& path() const { return path_; }
+
+  // ---- objects
+  Result<PutResult> Put(ObjectType type, std::string_view data);
+  Result<std::string> Get(const Hash& id, ObjectType expected);
+  Result<bool> Contains(const Hash& id);
+  Result<Tree> GetTree(const Hash& id);
+  Result<Commit> GetCommit(const Hash& id);
+  // Seals the open pack and indexes it; after it returns every Put is durable.
+  Status Flush();
+  // Adds to the counter of file bytes given to the store (for the dedup ratio).
+  void AddLogicalBytes(uint64_t n) { logical_bytes_pending_ += n; }
+
+  // Ids of commits whose hex form starts with prefix (at most `limit`).
+  Result<std::vector<Hash>> FindCommitsByPrefix(std::string_view hex_prefix, size_t limit);
+
+  // ---- refs (branches); names are checked by IsValidRefName
+  Result<std::optional<Hash>> GetRef(const std::string& name);
+  Result<std::map<std::string, Hash>> ListRefs();
+  // Moves name from `expected` (nullopt: must not exist) to `target`.
+  // A ref that moved meanwhile is Conflict ("head moved"), never overwritten.
+  Status CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected, const Hash& target);
+
+  Result<StoreStats> Stats();
+
+  // ---- for verify
+  Env* env() const { return env_; }
+  std::string PacksDir() const { return path_ + "/packs"; }
+  Index* index() const { return index_.get(); }
+
+ private:
+  Store(std::string path, Env* env, StoreConfig config, std::unique_ptr<Index> index);
+  Status Recover();
+  Status SealOpenPack();  // REQUIRES: write_mu_ held
+
+  const std::string path_;
+  Env* const env_;
+  const StoreConfig config_;
+  std::unique_ptr<Index> index_;
+  std::unique_ptr<PackCache> packs_;
+
+  std::mutex write_mu_;  // protects the open pack; lock order: write_mu_ before the index's
+  std::unique_ptr<PackWriter> open_pack_;                 // GUARDED_BY(write_mu_)
+  std::unordered_set<Hash> open_ids_;                     // objects in open_pack_, GUARDED_BY(write_mu_)
+  // Every id this Store wrote or found already stored, so repeated Puts of one
+  // object (common in an import) skip the index lookup. GUARDED_BY(write_mu_)
+  std::unordered_set<Hash> known_;
+  std::atomic<uint64_t> logical_bytes_pending_{0};
+};
+
+// Branch names: like git's, minus what would be ambiguous with a revision:
+// letters, digits, '-', '_', '.', '/'; no "..", no leading '-' or '/', no '~' or ':'.
+bool IsValidRefName(std::string_view name);
+
+}  // namespace strata

@@ -1,0 +1,194 @@
+#include "store/store.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "store/pack_writer.h"
+#include "store/test_util.h"
+#include "store/verify.h"
+
+namespace strata {
+namespace {
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = dir_.path() + "/store";
+    ASSERT_TRUE(Store::Init(path_, StoreConfig()).ok());
+    Reopen();
+  }
+  void Reopen() {
+    store_.reset();
+    auto s = Store::Open(path_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(s).value();
+  }
+  std::string OnlyPack() {
+    auto files = Env::Default()->ListDir(path_ + "/packs");
+    EXPECT_EQ(files->size(), 1u);
+    return path_ + "/packs/" + (*files)[0];
+  }
+
+  testing::TempDir dir_;
+  std::string path_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_F(StoreTest, PutFlushGetAcrossReopen) {
+  std::string data = testing::RandomBytes(300000, 1);
+  auto put = store_->Put(ObjectType::kChunk, data);
+  ASSERT_TRUE(put.ok());
+  EXPECT_TRUE(put->stored);
+  ASSERT_TRUE(store_->Flush().ok());
+  Reopen();
+  auto got = store_->Get(put->id, ObjectType::kChunk);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got, data);
+  EXPECT_TRUE(store_->Get(put->id, ObjectType::kTree).status().IsCorruption());  // wrong type
+  EXPECT_TRUE(store_->Get(Sha256::Of("x", 1), ObjectType::kChunk).status().IsNotFound());
+}
+
+TEST_F(StoreTest, GetOfUnflushedObjectWorks) {
+  auto put = store_->Put(ObjectType::kChunk, "hello");
+  auto got = store_->Get(put->id, ObjectType::kChunk);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got, "hello");
+}
+
+TEST_F(StoreTest, DuplicatePutsAreStoredOnce) {
+  std::string data(200000, 'z');
+  EXPECT_TRUE(store_->Put(ObjectType::kChunk, data)->stored);
+  EXPECT_FALSE(store_->Put(ObjectType::kChunk, data)->stored);
+  ASSERT_TRUE(store_->Flush().ok());
+  Reopen();  // dedup also against what is already indexed
+  EXPECT_FALSE(store_->Put(ObjectType::kChunk, data)->stored);
+  // Same bytes, other type: another object.
+  EXPECT_TRUE(store_->Put(ObjectType::kTree, std::string(1, '\1') + data)->stored);
+  ASSERT_TRUE(store_->Flush().ok());
+  auto stats = store_->Stats();
+  EXPECT_EQ(stats->objects[static_cast<int>(ObjectType::kChunk)], 1u);
+}
+
+TEST_F(StoreTest, ConcurrentPutsOfOverlappingDataStoreEachObjectOnce) {
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++)
+    threads.emplace_back([this] {
+      for (int i = 0; i < 200; i++) ASSERT_TRUE(store_->Put(ObjectType::kChunk, "object " + std::to_string(i)).ok());
+    });
+  for (auto& t : threads) t.join();
+  ASSERT_TRUE(store_->Flush().ok());
+  EXPECT_EQ(store_->Stats()->objects[static_cast<int>(ObjectType::kChunk)], 200u);
+  auto report = VerifyStore(*store_, nullptr);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->objects, 200u);
+}
+
+TEST_F(StoreTest, FlippedByteIsReportedByGetAndVerify) {
+  std::string a = testing::RandomBytes(100000, 2), b = testing::RandomBytes(100000, 3);
+  Hash ida = store_->Put(ObjectType::kChunk, a)->id;
+  Hash idb = store_->Put(ObjectType::kChunk, b)->id;
+  ASSERT_TRUE(store_->Flush().ok());
+  std::string pack = OnlyPack();
+  {
+    // Object b follows a in the pack: flip a byte in its middle.
+    auto bytes = Env::Default()->ReadFile(pack);
+    std::string data = *bytes;
+    data[16 + 100000 + 50000] ^= 0x40;
+    ASSERT_TRUE(Env::Default()->RemoveFile(pack).ok());
+    auto w = Env::Default()->NewWritableFile(pack);
+    ASSERT_TRUE((*w)->Append(data).ok() && (*w)->Close().ok());
+  }
+  Reopen();
+  EXPECT_TRUE(store_->Get(ida, ObjectType::kChunk).ok());
+  auto bad = store_->Get(idb, ObjectType::kChunk);
+  ASSERT_TRUE(bad.status().IsCorruption());
+  EXPECT_NE(bad.status().message().find(idb.ToHex()), std::string::npos);
+
+  auto report = VerifyStore(*store_, nullptr);
+  ASSERT_TRUE(report.ok());
+  EXPECT_FALSE(report->ok());
+  bool named_b = false, named_a = false;
+  for (const auto& p : report->problems) {
+    named_b |= p.object == idb.ToHex();
+    named_a |= p.object == ida.ToHex();
+  }
+  EXPECT_TRUE(named_b);
+  EXPECT_FALSE(named_a);
+}
+
+TEST_F(StoreTest, RecoveryRemovesDeadTempPacksAndIndexesOrphanPacks) {
+  // A temp pack of a process that no longer exists (pid 2^22+1 exceeds pid_max's default).
+  std::string stale = path_ + "/tmp/4194305-0-1.tmp";
+  {
+    auto w = Env::Default()->NewWritableFile(stale);
+    ASSERT_TRUE((*w)->Append("partial").ok() && (*w)->Close().ok());
+  }
+  // A sealed pack whose index rows were never written (crash after the rename).
+  std::string data = "orphaned object";
+  Hash id = ComputeObjectId(ObjectType::kChunk, data);
+  {
+    auto w = PackWriter::Create(Env::Default(), path_ + "/tmp", path_ + "/packs");
+    ASSERT_TRUE((*w)->Add(id, ObjectType::kChunk, Codec::kRaw, data, data.size()).ok());
+    ASSERT_TRUE((*w)->Finish().ok());
+  }
+  EXPECT_FALSE(*store_->Contains(id));
+  Reopen();
+  EXPECT_FALSE(Env::Default()->Exists(stale));
+  EXPECT_TRUE(*store_->Contains(id));
+  EXPECT_EQ(*store_->Get(id, ObjectType::kChunk), data);
+}
+
+TEST_F(StoreTest, RefsMoveOnlyByCompareAndSwap) {
+  Commit c1;
+  c1.message = "one";
+  Hash h1 = store_->Put(ObjectType::kCommit, EncodeCommit(c1))->id;
+  Commit c2 = c1;
+  c2.parents = {h1};
+  Hash h2 = store_->Put(ObjectType::kCommit, EncodeCommit(c2))->id;
+  ASSERT_TRUE(store_->Flush().ok());
+
+  ASSERT_TRUE(store_->CompareAndSwapRef("main", std::nullopt, h1).ok());
+  EXPECT_TRUE(store_->CompareAndSwapRef("main", std::nullopt, h2).IsConflict());  // exists already
+  ASSERT_TRUE(store_->CompareAndSwapRef("main", h1, h2).ok());
+  Status lost = store_->CompareAndSwapRef("main", h1, h1);  // stale expectation
+  EXPECT_TRUE(lost.IsConflict());
+  EXPECT_NE(lost.message().find("head moved"), std::string::npos);
+  EXPECT_EQ(**store_->GetRef("main"), h2);
+  // Only stored commits can be pointed at; names are checked.
+  EXPECT_FALSE(store_->CompareAndSwapRef("other", std::nullopt, Sha256::Of("x", 1)).ok());
+  EXPECT_EQ(store_->CompareAndSwapRef("a..b", std::nullopt, h1).code(), Status::Code::kInvalidArgument);
+}
+
+TEST(StoreOpenTest, MissingStoreAndUnknownVersionAreClearErrors) {
+  testing::TempDir dir;
+  auto missing = Store::Open(dir.path() + "/nope");
+  EXPECT_TRUE(missing.status().IsNotFound());
+  EXPECT_NE(missing.status().message().find("strata init"), std::string::npos);
+
+  std::string path = dir.path() + "/s";
+  ASSERT_TRUE(Store::Init(path, StoreConfig()).ok());
+  EXPECT_EQ(Store::Init(path, StoreConfig()).code(), Status::Code::kAlreadyExists);
+  StoreConfig future;
+  future.version = 999;
+  ASSERT_TRUE(Env::Default()->WriteFileAtomically(path + "/config.json", future.ToJson()).ok());
+  auto refused = Store::Open(path);
+  EXPECT_EQ(refused.status().code(), Status::Code::kUnsupported);
+  EXPECT_NE(refused.status().message().find("999"), std::string::npos);
+
+  ASSERT_TRUE(Env::Default()->WriteFileAtomically(path + "/config.json", "{not json").ok());
+  EXPECT_TRUE(Store::Open(path).status().IsCorruption());
+}
+
+TEST(StoreConfigTest, JsonRoundTrip) {
+  StoreConfig c;
+  c.zstd_level = 7;
+  auto back = StoreConfig::FromJson(c.ToJson());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->zstd_level, 7);
+  EXPECT_EQ(back->chunker.avg_size, c.chunker.avg_size);
+}
+
+}  // namespace
+}  // namespace strata

@@ -1,0 +1,78 @@
+#include "util/hash.h"
+
+#include <openssl/evp.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace strata {
+
+namespace {
+constexpr char kHexDigits[] = "0123456789abcdef";
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+}  // namespace
+
+std::string Hash::ToHex() const {
+  std::string out(kSize * 2, '0');
+  for (size_t i = 0; i < kSize; i++) {
+    out[2 * i] = kHexDigits[bytes[i] >> 4];
+    out[2 * i + 1] = kHexDigits[bytes[i] & 0xf];
+  }
+  return out;
+}
+
+std::optional<Hash> Hash::FromHex(std::string_view hex) {
+  if (hex.size() != kSize * 2) return std::nullopt;
+  Hash h;
+  for (size_t i = 0; i < kSize; i++) {
+    int hi = HexValue(hex[2 * i]), lo = HexValue(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    h.bytes[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  return h;
+}
+
+Hash Hash::FromBytes(const void* data) {
+  Hash h;
+  std::memcpy(h.bytes.data(), data, kSize);
+  return h;
+}
+
+bool Hash::IsZero() const {
+  for (uint8_t b : bytes)
+    if (b != 0) return false;
+  return true;
+}
+
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
+  // Failure here means OpenSSL cannot allocate or lacks SHA-256: nothing can work.
+  if (ctx_ == nullptr || EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) != 1)
+    std::abort();
+}
+
+Sha256::~Sha256() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
+
+void Sha256::Update(const void* data, size_t n) {
+  if (n > 0) EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), data, n);
+}
+
+Hash Sha256::Finish() {
+  Hash h;
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), h.bytes.data(), &len);
+  return h;
+}
+
+Hash Sha256::Of(const void* data, size_t n) {
+  Sha256 s;
+  s.Update(data, n);
+  return s.Finish();
+}
+
+}  // namespace strata

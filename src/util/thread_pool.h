@@ -1,0 +1,49 @@
+// A fixed pool of worker threads running queued tasks.
+//
+// Used where work splits into independent pieces (files of an import, packs of
+// a verify). The queue is bounded so that a fast producer (a directory walk)
+// cannot run arbitrarily far ahead of the workers and hold every file in memory.
+//
+// Thread-safety: Submit and Wait may be called from any thread; tasks must not
+// call Wait on their own pool.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace strata {
+
+class ThreadPool {
+ public:
+  // threads == 0 means one per hardware thread.
+  explicit ThreadPool(size_t threads = 0, size_t max_queued = 256);
+  ~ThreadPool();  // waits for every queued task
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Blocks while the queue is full.
+  void Submit(std::function<void()> task);
+  // Blocks until every submitted task has finished.
+  void Wait();
+  size_t size() const { return workers_.size(); }
+
+ private:
+  void WorkerLoop();
+
+  std::mutex mu_;
+  std::condition_variable work_ready_;   // a task was queued or stopping_ set
+  std::condition_variable space_ready_;  // the queue shrank
+  std::condition_variable idle_;         // pending_ dropped to zero
+  std::deque<std::function<void()>> queue_;  // GUARDED_BY(mu_)
+  size_t pending_ = 0;                       // queued + running, GUARDED_BY(mu_)
+  size_t max_queued_;
+  bool stopping_ = false;                    // GUARDED_BY(mu_)
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace strata
