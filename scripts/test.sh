@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds strata and runs its whole test suite:
+#   1. a release build with warnings as errors, every CTest test (unit and command-level);
+#   2. an AddressSanitizer + UndefinedBehaviorSanitizer build of the unit tests.
+# Installs missing Debian packages first. Run as root: some tests create device
+# nodes and files owned by other users.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/install-deps.sh"
+
+echo "== build (warnings are errors)"
+"$root/scripts/build.sh" "$root/build" -DSTRATA_WERROR=ON
+echo "== all tests"
+ctest --test-dir "$root/build" --output-on-failure -j2
+
+echo "== unit tests under ASan + UBSan"
+"$root/scripts/build.sh" "$root/build-asan" -DSTRATA_WERROR=ON -DSTRATA_SANITIZE=ON
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir "$root/build-asan" --output-on-failure -j2 -L unit
