@@ -16,14 +16,13 @@ Status ApplyRootMeta(const RootMeta& meta, const std::string& dest, bool privile
   int fd = ::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return Status::IOError("opening " + dest, errno);
   Status s;
+  // Owner first: chown clears setuid/setgid and security.capability.
+  if (privileged && ::fchown(fd, meta.uid, meta.gid) != 0) s = Status::IOError("chown " + dest, errno);
   for (const auto& [name, value] : meta.xattrs) {
-    if (::fsetxattr(fd, name.c_str(), value.data(), value.size(), 0) != 0) {
+    if (!s.ok()) break;
+    if (::fsetxattr(fd, name.c_str(), value.data(), value.size(), 0) != 0)
       s = Status::IOError("setting xattr " + name + " on " + dest, errno);
-      break;
-    }
   }
-  // Owner before mode: chown clears setuid/setgid bits.
-  if (s.ok() && privileged && ::fchown(fd, meta.uid, meta.gid) != 0) s = Status::IOError("chown " + dest, errno);
   if (s.ok() && ::fchmod(fd, meta.mode) != 0) s = Status::IOError("chmod " + dest, errno);
   struct timespec times[2] = {{meta.mtime_sec, static_cast<long>(meta.mtime_nsec)},
                               {meta.mtime_sec, static_cast<long>(meta.mtime_nsec)}};

@@ -1,0 +1,380 @@
+// Exporter: see exporter.h for what is restored and the safety rules.
+//
+// Every entry is created relative to the file descriptor of its parent
+// directory, which was itself opened with O_NOFOLLOW, so no path string from the
+// store (or planted in dest by someone else) is ever resolved through a symlink.
+// Metadata is applied in this order, each step for a reason:
+//   contents  -> writing clears setuid/setgid and security.capability
+//   owner     -> chown clears setuid/setgid and security.capability too
+//   xattrs    -> after the two steps that would drop them
+//   mode      -> after chown, so setuid/setgid bits stick
+//   times     -> last, since every step above may bump them
+// Directories get all of that only after their contents are written.
+#include "snapshot/exporter.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace strata {
+namespace {
+
+// Owns a file descriptor.
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd = -1) : fd_(fd) {}
+  ~ScopedFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ScopedFd(ScopedFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  ScopedFd& operator=(ScopedFd&& other) noexcept {
+    if (this != &other) {
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  // Closes now and returns close()'s result: some file systems (NFS) report
+  // write errors only here. Never retried on EINTR: Linux closes the fd anyway.
+  int Close() { return ::close(std::exchange(fd_, -1)); }
+
+ private:
+  int fd_;
+};
+
+bool IsAllZero(std::string_view data) { return data.find_first_not_of('\0') == std::string_view::npos; }
+
+// Namespaces whose xattrs an unprivileged caller usually may not set.
+bool IsPrivilegedXattr(std::string_view name) {
+  return name.starts_with("trusted.") || name.starts_with("security.");
+}
+
+// Splits a hard-link target into its components, refusing anything that is not
+// a plain relative path: absolute paths, and empty, "." or ".." components.
+Result<std::vector<std::string_view>> SplitLinkTarget(std::string_view target) {
+  std::vector<std::string_view> parts;
+  if (target.starts_with('/')) return Status::Corruption("absolute path");
+  size_t start = 0;
+  while (true) {
+    size_t slash = target.find('/', start);
+    std::string_view part = target.substr(start, slash == std::string_view::npos ? slash : slash - start);
+    if (!IsValidEntryName(part))
+      return Status::Corruption("bad path component \"" + std::string(part) + "\"");
+    parts.push_back(part);
+    if (slash == std::string_view::npos) return parts;
+    start = slash + 1;
+  }
+}
+
+// Opens dest for the export, creating it (0700) when missing. It must be a real
+// directory (not a symlink to one) and empty, so an export never mixes with or
+// overwrites anything.
+Result<ScopedFd> OpenEmptyDest(const std::string& dest) {
+  if (::mkdir(dest.c_str(), 0700) != 0 && errno != EEXIST)
+    return Status::IOError("cannot create " + dest, errno);
+  ScopedFd fd(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) {
+    if (errno == ENOTDIR || errno == ELOOP)
+      return Status::InvalidArgument("export destination " + dest + " exists and is not a directory");
+    return Status::IOError("cannot open " + dest, errno);
+  }
+  // fdopendir takes ownership of its fd, so give it a duplicate.
+  int dir_fd = ::fcntl(fd.get(), F_DUPFD_CLOEXEC, 0);
+  DIR* dir = dir_fd < 0 ? nullptr : ::fdopendir(dir_fd);
+  if (dir == nullptr) {
+    int err = errno;
+    if (dir_fd >= 0) ::close(dir_fd);
+    return Status::IOError("cannot list " + dest, err);
+  }
+  bool empty = true;
+  errno = 0;
+  while (const dirent* d = ::readdir(dir)) {
+    std::string_view name = d->d_name;
+    if (name != "." && name != "..") {
+      empty = false;
+      break;
+    }
+  }
+  int err = errno;
+  ::closedir(dir);
+  if (err != 0) return Status::IOError("cannot list " + dest, err);
+  if (!empty) return Status::InvalidArgument("export destination " + dest + " is not empty");
+  return fd;
+}
+
+class Exporter {
+ public:
+  Exporter(Store& store, const ExportOptions& options, Progress* progress, std::string dest, int root_fd)
+      : store_(store), options_(options), progress_(progress), dest_(std::move(dest)), root_fd_(root_fd) {}
+
+  // Writes the entries of `tree` into the open directory dir_fd, whose path
+  // inside the export is rel ("" for the root).
+  Status ExportTreeInto(int dir_fd, const Tree& tree, const std::string& rel);
+
+  const ExportStats& stats() const { return stats_; }
+
+ private:
+  Status ExportEntry(int dir_fd, const TreeEntry& e, const std::string& rel);
+  Status ExportFile(int dir_fd, const TreeEntry& e, const std::string& rel);
+  Status ExportDirectory(int dir_fd, const TreeEntry& e, const std::string& rel);
+  Status ExportSymlink(int dir_fd, const TreeEntry& e, const std::string& rel);
+  Status ExportHardlink(int dir_fd, const TreeEntry& e, const std::string& rel);
+  Status ExportSpecial(int dir_fd, const TreeEntry& e, const std::string& rel);
+
+  Status WriteAll(int fd, std::string_view data, uint64_t offset, const std::string& rel);
+  // Owner, xattrs, mode, times through an open fd (files and directories).
+  Status FinishFd(int fd, const TreeEntry& e, const std::string& rel);
+  // The same by name in dir_fd, never following the name (symlinks, specials).
+  Status FinishAt(int dir_fd, const TreeEntry& e, const std::string& rel, bool set_mode);
+  // Handles a failed setxattr: without privileges, trusted.* and security.*
+  // attributes are skipped (counted once per entry); anything else is an error.
+  Status XattrFailed(const std::string& name, const std::string& rel, bool* skipped);
+
+  std::string Display(const std::string& rel) const { return rel.empty() ? dest_ : dest_ + "/" + rel; }
+  Status OsError(const std::string& what, const std::string& rel) const {
+    return Status::IOError(what + " " + Display(rel), errno);
+  }
+
+  Store& store_;
+  const ExportOptions& options_;
+  Progress* const progress_;
+  const std::string dest_;
+  const int root_fd_;
+  ExportStats stats_;
+  // Paths (relative to the root) of the regular files written so far: the only
+  // valid hard-link targets.
+  std::unordered_set<std::string> exported_files_;
+};
+
+Status Exporter::ExportTreeInto(int dir_fd, const Tree& tree, const std::string& rel) {
+  for (const TreeEntry& e : tree.entries) {
+    // DecodeTree checks names too, but a name reaching the *at() calls unchecked
+    // ("..", "a/b") would escape dest, so the writer checks again.
+    if (!IsValidEntryName(e.name))
+      return Status::Corruption("invalid entry name \"" + e.name + "\" in " + Display(rel));
+    STRATA_RETURN_IF_ERROR(ExportEntry(dir_fd, e, rel.empty() ? e.name : rel + "/" + e.name));
+  }
+  return Status::Ok();
+}
+
+Status Exporter::ExportEntry(int dir_fd, const TreeEntry& e, const std::string& rel) {
+  switch (e.kind) {
+    case EntryKind::kFile: return ExportFile(dir_fd, e, rel);
+    case EntryKind::kDirectory: return ExportDirectory(dir_fd, e, rel);
+    case EntryKind::kSymlink: return ExportSymlink(dir_fd, e, rel);
+    case EntryKind::kHardlink: return ExportHardlink(dir_fd, e, rel);
+    case EntryKind::kFifo:
+    case EntryKind::kSocket:
+    case EntryKind::kCharDevice:
+    case EntryKind::kBlockDevice: return ExportSpecial(dir_fd, e, rel);
+  }
+  return Status::Corruption("unknown entry kind for " + Display(rel));
+}
+
+Status Exporter::ExportFile(int dir_fd, const TreeEntry& e, const std::string& rel) {
+  // 0600 until the end: the stored mode may forbid writing, and nobody else
+  // should read a half-written file.
+  ScopedFd fd(::openat(dir_fd, e.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd.valid()) return OsError("cannot create file", rel);
+  uint64_t offset = 0, written_end = 0;
+  for (const ChunkRef& c : e.chunks) {
+    Result<std::string> data = store_.Get(c.id, ObjectType::kChunk);
+    if (!data.ok()) return data.status().WithContext("exporting " + Display(rel));
+    if (data->size() != c.length) {
+      return Status::Corruption("chunk " + c.id.ToHex() + " of " + Display(rel) + " has " +
+                                std::to_string(data->size()) + " bytes, the tree says " +
+                                std::to_string(c.length));
+    }
+    // Zero chunks are left as holes, so sparse files (VM images) stay sparse.
+    if (!IsAllZero(*data)) {
+      STRATA_RETURN_IF_ERROR(WriteAll(fd.get(), *data, offset, rel));
+      written_end = offset + c.length;
+    }
+    offset += c.length;
+  }
+  if (offset != e.size) return Status::Corruption("size of " + Display(rel) + " does not match its chunks");
+  if (written_end < offset && ::ftruncate(fd.get(), static_cast<off_t>(offset)) != 0)
+    return OsError("cannot set the size of", rel);
+  STRATA_RETURN_IF_ERROR(FinishFd(fd.get(), e, rel));
+  if (fd.Close() != 0) return OsError("cannot close", rel);
+  exported_files_.insert(rel);
+  stats_.files++;
+  stats_.bytes += e.size;
+  if (progress_ != nullptr) progress_->Add(1, e.size);
+  return Status::Ok();
+}
+
+Status Exporter::WriteAll(int fd, std::string_view data, uint64_t offset, const std::string& rel) {
+  while (!data.empty()) {
+    ssize_t n = ::pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = EIO;  // cannot make progress; do not spin
+      return OsError("cannot write", rel);
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+    offset += static_cast<uint64_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status Exporter::ExportDirectory(int dir_fd, const TreeEntry& e, const std::string& rel) {
+  // 0700 while filling it; the stored mode (maybe 0555) comes after.
+  if (::mkdirat(dir_fd, e.name.c_str(), 0700) != 0) return OsError("cannot create directory", rel);
+  ScopedFd fd(::openat(dir_fd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) return OsError("cannot open directory", rel);
+  Result<Tree> tree = store_.GetTree(e.subtree);
+  if (!tree.ok()) return tree.status().WithContext("exporting " + Display(rel));
+  stats_.directories++;
+  STRATA_RETURN_IF_ERROR(ExportTreeInto(fd.get(), *tree, rel));
+  // Post-order: creating the children changed the mtime, and a read-only mode
+  // would have stopped us from creating them.
+  // Known limit: without privileges, a directory stored without owner search
+  // permission (e.g. 0600) blocks later hard links into it from resolving.
+  return FinishFd(fd.get(), e, rel);
+}
+
+Status Exporter::ExportSymlink(int dir_fd, const TreeEntry& e, const std::string& rel) {
+  // The target is stored text; it is never resolved, so an absolute or ".."
+  // target is harmless here.
+  if (::symlinkat(e.target.c_str(), dir_fd, e.name.c_str()) != 0)
+    return OsError("cannot create symlink", rel);
+  stats_.symlinks++;
+  return FinishAt(dir_fd, e, rel, /*set_mode=*/false);  // Linux has no symlink modes
+}
+
+Status Exporter::ExportHardlink(int dir_fd, const TreeEntry& e, const std::string& rel) {
+  auto refuse = [&](const std::string& why) {
+    return Status::Corruption("hard link " + Display(rel) + " -> \"" + e.target + "\": " + why);
+  };
+  Result<std::vector<std::string_view>> parts = SplitLinkTarget(e.target);
+  if (!parts.ok()) return refuse(parts.status().message());
+  // The set only holds files written by this export, so this also refuses
+  // targets that are symlinks, directories or entries that come later.
+  if (!exported_files_.contains(e.target)) return refuse("not a file exported before it");
+
+  // Resolve the target's directory one component at a time from the root, never
+  // following a symlink, in case the tree was changed under us since we wrote it.
+  ScopedFd parent;
+  int at = root_fd_;
+  for (size_t i = 0; i + 1 < parts->size(); i++) {
+    std::string part((*parts)[i]);
+    ScopedFd next(::openat(at, part.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!next.valid()) return OsError("cannot resolve hard link target " + e.target + " for", rel);
+    parent = std::move(next);
+    at = parent.get();
+  }
+  std::string last(parts->back());
+  struct stat st;
+  if (::fstatat(at, last.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+    return OsError("cannot find hard link target " + e.target + " for", rel);
+  if (!S_ISREG(st.st_mode)) {
+    return Status::IOError(
+        "hard link target " + e.target + " changed during the export; refusing to link " + Display(rel),
+        EINVAL);
+  }
+  // flags = 0: linkat does not follow a symlink at the old path.
+  if (::linkat(at, last.c_str(), dir_fd, e.name.c_str(), 0) != 0)
+    return OsError("cannot create hard link", rel);
+  stats_.hardlinks++;
+  return Status::Ok();
+}
+
+Status Exporter::ExportSpecial(int dir_fd, const TreeEntry& e, const std::string& rel) {
+  mode_t type = 0;
+  bool device = false;
+  switch (e.kind) {
+    case EntryKind::kFifo: type = S_IFIFO; break;
+    case EntryKind::kSocket: type = S_IFSOCK; break;  // a bound-to-nothing socket inode, like tar makes
+    case EntryKind::kCharDevice:
+      type = S_IFCHR;
+      device = true;
+      break;
+    case EntryKind::kBlockDevice:
+      type = S_IFBLK;
+      device = true;
+      break;
+    default: return Status::Corruption("not a special file: " + Display(rel));
+  }
+  if (device && !options_.privileged) {
+    stats_.skipped++;
+    return Status::Ok();
+  }
+  dev_t rdev = device ? static_cast<dev_t>(e.rdev) : 0;
+  if (::mknodat(dir_fd, e.name.c_str(), type | 0600, rdev) != 0)
+    return OsError(std::string("cannot create ") + EntryKindName(e.kind), rel);
+  stats_.specials++;
+  return FinishAt(dir_fd, e, rel, /*set_mode=*/true);
+}
+
+Status Exporter::XattrFailed(const std::string& name, const std::string& rel, bool* skipped) {
+  if (errno == EPERM && !options_.privileged && IsPrivilegedXattr(name)) {
+    if (!*skipped) stats_.skipped++;
+    *skipped = true;
+    return Status::Ok();
+  }
+  return OsError("cannot set xattr " + name + " on", rel);
+}
+
+Status Exporter::FinishFd(int fd, const TreeEntry& e, const std::string& rel) {
+  if (options_.privileged && ::fchown(fd, e.uid, e.gid) != 0) return OsError("cannot set the owner of", rel);
+  bool skipped = false;
+  for (const auto& [name, value] : e.xattrs) {
+    if (::fsetxattr(fd, name.c_str(), value.data(), value.size(), 0) != 0)
+      STRATA_RETURN_IF_ERROR(XattrFailed(name, rel, &skipped));
+  }
+  if (::fchmod(fd, e.mode) != 0) return OsError("cannot set the mode of", rel);
+  const timespec times[2] = {{e.mtime_sec, e.mtime_nsec}, {e.mtime_sec, e.mtime_nsec}};
+  if (::futimens(fd, times) != 0) return OsError("cannot set the mtime of", rel);
+  return Status::Ok();
+}
+
+Status Exporter::FinishAt(int dir_fd, const TreeEntry& e, const std::string& rel, bool set_mode) {
+  const char* name = e.name.c_str();
+  if (options_.privileged && ::fchownat(dir_fd, name, e.uid, e.gid, AT_SYMLINK_NOFOLLOW) != 0)
+    return OsError("cannot set the owner of", rel);
+  // A symlink or fifo cannot be opened for fsetxattr without following or
+  // blocking; lsetxattr on /proc/self/fd/<dir>/<name> reaches it through our
+  // directory fd and does not follow the last component.
+  const std::string proc_path = "/proc/self/fd/" + std::to_string(dir_fd) + "/" + e.name;
+  bool skipped = false;
+  for (const auto& [xname, value] : e.xattrs) {
+    if (::lsetxattr(proc_path.c_str(), xname.c_str(), value.data(), value.size(), 0) != 0)
+      STRATA_RETURN_IF_ERROR(XattrFailed(xname, rel, &skipped));
+  }
+  if (set_mode && ::fchmodat(dir_fd, name, e.mode, AT_SYMLINK_NOFOLLOW) != 0)
+    return OsError("cannot set the mode of", rel);
+  const timespec times[2] = {{e.mtime_sec, e.mtime_nsec}, {e.mtime_sec, e.mtime_nsec}};
+  if (::utimensat(dir_fd, name, times, AT_SYMLINK_NOFOLLOW) != 0)
+    return OsError("cannot set the mtime of", rel);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ExportStats> ExportTree(Store& store, const Hash& root, const std::string& dest,
+                               const ExportOptions& options, Progress* progress) {
+  // Read the root first, so a bad revision does not leave an empty dest behind.
+  Result<Tree> tree = store.GetTree(root);
+  if (!tree.ok()) return tree.status().WithContext("exporting tree " + root.ToHex());
+  std::string display = dest;
+  while (display.size() > 1 && display.back() == '/') display.pop_back();
+  STRATA_ASSIGN_OR_RETURN(ScopedFd root_fd, OpenEmptyDest(dest));
+  Exporter exporter(store, options, progress, display, root_fd.get());
+  STRATA_RETURN_IF_ERROR(exporter.ExportTreeInto(root_fd.get(), *tree, ""));
+  return exporter.stats();
+}
+
+}  // namespace strata
