@@ -13,6 +13,7 @@ namespace {
 
 struct ImportArgs {
   std::string dir, branch, message;
+  bool no_cache = false;
 };
 struct ExportArgs {
   std::string rev, dir;
@@ -33,6 +34,7 @@ int RunImport(Globals& g, const ImportArgs& a) {
   options.branch = a.branch;
   options.message = a.message.empty() ? "import " + a.dir : a.message;
   options.author = DefaultAuthor();
+  options.use_cache = !a.no_cache;
   auto stats = ImportTree(**store, a.dir, options);
   if (!stats.ok()) return Fail(stats.status().WithContext("import of " + a.dir + " failed"));
   const ImportStats& s = *stats;
@@ -47,6 +49,8 @@ int RunImport(Globals& g, const ImportArgs& a) {
     j["hardlinks"] = s.hardlinks;
     j["specials"] = s.specials;
     j["bytes"] = s.bytes;
+    j["bytes_read"] = s.bytes_read;
+    j["cached_files"] = s.cached_files;
     j["chunks"] = s.chunks;
     j["new_chunks"] = s.new_chunks;
     j["new_bytes"] = s.new_bytes;
@@ -57,8 +61,9 @@ int RunImport(Globals& g, const ImportArgs& a) {
   fmt::print("commit {}\n", s.commit.ToHex());
   fmt::print("branch {}: {} files, {} directories, {} symlinks, {} hard links, {} special files\n", a.branch,
              s.files, s.directories, s.symlinks, s.hardlinks, s.specials);
-  fmt::print("read {} in {:.2f} s ({}/s); {} of {} chunks new, {} stored\n", HumanBytes(s.bytes), s.seconds,
-             HumanBytes(s.seconds > 0 ? static_cast<uint64_t>(s.bytes / s.seconds) : 0), s.new_chunks, s.chunks,
+  fmt::print("{} in {:.2f} s; read {} ({} files unchanged since the last import were not read)\n",
+             HumanBytes(s.bytes), s.seconds, HumanBytes(s.bytes_read), s.cached_files);
+  fmt::print("{} of {} chunks read were new; {} added to the store\n", s.new_chunks, s.chunks,
              HumanBytes(s.new_bytes));
   return kExitOk;
 }
@@ -92,6 +97,7 @@ void RegisterSnapshotCommands(CLI::App& app, Globals& g, int* exit_code) {
   import->add_option("DIR", imp.dir, "the directory to import")->required();
   import->add_option("-b,--branch", imp.branch, "branch to commit on (created if missing)")->required();
   import->add_option("-m,--message", imp.message, "commit message");
+  import->add_flag("--no-cache", imp.no_cache, "read every file, even those unchanged since the last import");
   import->add_flag("--json", g.json, "machine-readable output");
   import->callback([&g, exit_code] { *exit_code = RunImport(g, imp); });
 

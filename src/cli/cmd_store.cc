@@ -53,9 +53,9 @@ int RunStats(Globals& g) {
   if (!stats.ok()) return Fail(stats.status());
   const StoreStats& s = *stats;
   const uint64_t objects = s.objects[1] + s.objects[2] + s.objects[3];
-  // dedup: file bytes given to the store per byte of unique data kept;
-  // compression: unique bytes per byte stored.
-  const double dedup = Ratio(s.logical_bytes, s.raw_bytes);
+  // dedup: file bytes given to the store per byte of unique file data kept;
+  // compression: unique bytes (all objects) per byte stored.
+  const double dedup = Ratio(s.logical_bytes, s.chunk_raw_bytes);
   const double compression = Ratio(s.raw_bytes, s.payload_bytes);
   if (g.json) {
     nlohmann::ordered_json j;
@@ -65,6 +65,7 @@ int RunStats(Globals& g) {
     j["branches"] = s.refs;
     j["logical_bytes"] = s.logical_bytes;
     j["raw_bytes"] = s.raw_bytes;
+    j["chunk_raw_bytes"] = s.chunk_raw_bytes;
     j["payload_bytes"] = s.payload_bytes;
     j["stored_bytes"] = s.pack_bytes;
     j["dedup_ratio"] = dedup;
@@ -78,10 +79,11 @@ int RunStats(Globals& g) {
   fmt::print("packs           {}\n", s.packs);
   fmt::print("branches        {}\n", s.refs);
   fmt::print("logical bytes   {} (file data given to the store)\n", HumanBytes(s.logical_bytes));
-  fmt::print("unique bytes    {} (after dedup, before compression)\n", HumanBytes(s.raw_bytes));
+  fmt::print("unique bytes    {} (file data after dedup, before compression)\n", HumanBytes(s.chunk_raw_bytes));
+  fmt::print("metadata bytes  {} (trees and commits)\n", HumanBytes(s.raw_bytes - s.chunk_raw_bytes));
   fmt::print("stored bytes    {} (pack files on disk)\n", HumanBytes(s.pack_bytes));
-  fmt::print("dedup ratio     {:.2f}x\n", dedup);
-  fmt::print("compression     {:.2f}x\n", compression);
+  fmt::print("dedup ratio     {:.2f}x (logical / unique file data)\n", dedup);
+  fmt::print("compression     {:.2f}x (unique / stored payload)\n", compression);
   return kExitOk;
 }
 

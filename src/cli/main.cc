@@ -8,6 +8,7 @@ int main(int argc, char** argv) {
   using namespace strata::cli;
   CLI::App app{"strata: a versioned, deduplicating filesystem", "strata"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "strata 0.1.0 (store format 1)");
   app.fallthrough();  // global options may follow the subcommand
   Globals globals;
   app.add_option("--store", globals.store, "store directory (default: $STRATA_STORE, then ~/.local/share/strata)");

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 
 namespace strata {
 
@@ -24,11 +25,21 @@ Result<FileStat> LstatPath(const std::string& path) {
   f.size = static_cast<uint64_t>(st.st_size);
   f.mtime_sec = st.st_mtim.tv_sec;
   f.mtime_nsec = static_cast<uint32_t>(st.st_mtim.tv_nsec);
+  f.ctime_sec = st.st_ctim.tv_sec;
+  f.ctime_nsec = static_cast<uint32_t>(st.st_ctim.tv_nsec);
   f.dev = st.st_dev;
   f.ino = st.st_ino;
   f.nlink = st.st_nlink;
   f.rdev = st.st_rdev;
   return f;
+}
+
+Result<std::string> CanonicalPath(const std::string& path) {
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (resolved == nullptr) return Status::IOError("resolving " + path, errno);
+  std::string out(resolved);
+  ::free(resolved);
+  return out;
 }
 
 Result<std::vector<std::string>> ListDirectorySorted(const std::string& path) {

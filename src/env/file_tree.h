@@ -22,6 +22,8 @@ struct FileStat {
   uint64_t size = 0;
   int64_t mtime_sec = 0;
   uint32_t mtime_nsec = 0;
+  int64_t ctime_sec = 0;  // changes with any write or metadata change; cannot be set by users
+  uint32_t ctime_nsec = 0;
   dev_t dev = 0;
   ino_t ino = 0;
   nlink_t nlink = 0;
@@ -29,6 +31,8 @@ struct FileStat {
 };
 
 Result<FileStat> LstatPath(const std::string& path);
+// The absolute path with symlinks and "." / ".." resolved (realpath).
+Result<std::string> CanonicalPath(const std::string& path);
 // Entry names of a directory (without "." and ".."), sorted bytewise.
 Result<std::vector<std::string>> ListDirectorySorted(const std::string& path);
 Result<std::string> ReadSymlink(const std::string& path);

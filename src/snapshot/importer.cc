@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "env/file_tree.h"
+#include "snapshot/import_cache.h"
 #include "util/progress.h"
 #include "util/thread_pool.h"
 
@@ -50,6 +51,11 @@ class Importer {
     root.path = source;
     root.st = root_st;
     STRATA_ASSIGN_OR_RETURN(root.entry.xattrs, ReadXattrs(source));
+    if (options_.use_cache) {
+      STRATA_ASSIGN_OR_RETURN(cache_, ImportCache::Open(store_.path() + "/import-cache.db"));
+      STRATA_ASSIGN_OR_RETURN(cache_root_, CanonicalPath(source));
+      STRATA_RETURN_IF_ERROR(cache_->Load(cache_root_));
+    }
     STRATA_RETURN_IF_ERROR(Walk(&root));
     progress_.SetTotals(files_.size(), total_bytes_);
 
@@ -69,8 +75,10 @@ class Importer {
     commit.message = options_.message;
     STRATA_ASSIGN_OR_RETURN(PutResult put, store_.Put(ObjectType::kCommit, EncodeCommit(commit)));
     store_.AddLogicalBytes(stats_.bytes);
-    // Everything must be durable before the branch points at it.
+    // Everything must be durable before the branch points at it, and before
+    // the import cache names its chunks.
     STRATA_RETURN_IF_ERROR(store_.Flush());
+    if (cache_) STRATA_RETURN_IF_ERROR(cache_->Save());
     STRATA_RETURN_IF_ERROR(store_.CompareAndSwapRef(options_.branch, head, put.id));
     progress_.Finish();
     stats_.commit = put.id;
@@ -101,18 +109,7 @@ class Importer {
       STRATA_ASSIGN_OR_RETURN(e.xattrs, ReadXattrs(node->path));
       switch (e.kind) {
         case EntryKind::kFile:
-          if (node->st.nlink > 1) {
-            auto [it, first] = first_link_.emplace(std::make_pair(node->st.dev, node->st.ino), node->rel);
-            if (!first) {
-              e.kind = EntryKind::kHardlink;
-              e.target = it->second;
-              stats_.hardlinks++;
-              break;
-            }
-          }
-          files_.push_back(node.get());
-          total_bytes_ += node->st.size;
-          stats_.files++;
+          STRATA_RETURN_IF_ERROR(AddFile(node.get()));
           break;
         case EntryKind::kDirectory: {
           STRATA_RETURN_IF_ERROR(Walk(node.get()));
@@ -140,6 +137,47 @@ class Importer {
     }
     return Status::Ok();
   }
+
+  // A regular file: a hard link to an earlier path, a file the import cache
+  // knows, or one to read.
+  Status AddFile(Node* node) {
+    TreeEntry& e = node->entry;
+    if (node->st.nlink > 1) {
+      auto [it, first] = first_link_.emplace(std::make_pair(node->st.dev, node->st.ino), node->rel);
+      if (!first) {
+        e.kind = EntryKind::kHardlink;
+        e.target = it->second;
+        stats_.hardlinks++;
+        return Status::Ok();
+      }
+    }
+    stats_.files++;
+    STRATA_ASSIGN_OR_RETURN(bool cached, ReuseCachedChunks(node));
+    if (!cached) {
+      files_.push_back(node);
+      total_bytes_ += node->st.size;
+    }
+    return Status::Ok();
+  }
+
+  // Takes a file's chunk list from the import cache when its stat is unchanged
+  // and every chunk is still in the store.
+  Result<bool> ReuseCachedChunks(Node* node) {
+    if (!cache_) return false;
+    const std::vector<ChunkRef>* chunks = cache_->Find(CacheKey(node), node->st);
+    if (chunks == nullptr) return false;
+    for (const ChunkRef& c : *chunks) {
+      STRATA_ASSIGN_OR_RETURN(bool present, store_.Contains(c.id));
+      if (!present) return false;
+    }
+    node->entry.chunks = *chunks;
+    node->entry.size = node->st.size;
+    stats_.cached_files++;
+    stats_.bytes += node->st.size;
+    return true;
+  }
+
+  std::string CacheKey(const Node* node) const { return cache_root_ + "/" + node->rel; }
 
   // Chunks, hashes, compresses and stores every file's data on all cores.
   Status ReadFiles() {
@@ -209,6 +247,7 @@ class Importer {
     progress_.Add(1, 0);
     std::lock_guard<std::mutex> lock(stats_mu_);
     stats_.bytes += size;
+    stats_.bytes_read += size;
     stats_.chunks += chunks;
     stats_.new_chunks += new_chunks;
     stats_.new_bytes += new_bytes;
@@ -223,6 +262,7 @@ class Importer {
       if (child->entry.kind == EntryKind::kDirectory) {
         STRATA_ASSIGN_OR_RETURN(child->entry.subtree, StoreTree(child.get()));
       }
+      if (cache_ && child->entry.kind == EntryKind::kFile) cache_->Record(CacheKey(child.get()), child->st, child->entry.chunks);
       tree.entries.push_back(std::move(child->entry));
     }
     dir->children.clear();  // free memory as we go up
@@ -235,6 +275,8 @@ class Importer {
   const ImportOptions& options_;
   Chunker chunker_;
   Progress progress_;
+  std::unique_ptr<ImportCache> cache_;  // null with use_cache off
+  std::string cache_root_;              // the source's canonical path: cache keys are below it
   std::map<std::pair<dev_t, ino_t>, std::string> first_link_;
   std::vector<Node*> files_;
   uint64_t total_bytes_ = 0;

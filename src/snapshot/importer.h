@@ -19,13 +19,18 @@ struct ImportOptions {
   std::string message;
   std::string author;   // defaults to user@host
   size_t threads = 0;   // 0: one per core
+  // Reuse the chunk lists of files unchanged since the last import of the same
+  // directory instead of reading them (see import_cache.h).
+  bool use_cache = true;
 };
 
 struct ImportStats {
   Hash commit;
   Hash root;
+  uint64_t cached_files = 0;   // files not read because the import cache knew them
   uint64_t files = 0, directories = 0, symlinks = 0, hardlinks = 0, specials = 0;
-  uint64_t bytes = 0;          // file bytes read
+  uint64_t bytes = 0;          // file bytes in the tree
+  uint64_t bytes_read = 0;     // of which read (the rest came from the import cache)
   uint64_t chunks = 0;         // chunks produced
   uint64_t new_chunks = 0;     // chunks the store did not have
   uint64_t new_bytes = 0;      // stored (compressed) bytes added

@@ -117,7 +117,10 @@ Result<std::unique_ptr<Index>> Index::Open(const std::string& path, bool create)
   return index;
 }
 
-Index::~Index() { sqlite3_close(db_); }
+Index::~Index() {
+  sqlite3_finalize(lookup_);
+  sqlite3_close(db_);
+}
 
 Status Index::Exec(const char* sql) {
   char* err = nullptr;
@@ -131,20 +134,26 @@ Status Index::Exec(const char* sql) {
 
 Result<std::optional<ObjectLocation>> Index::Lookup(const Hash& id) {
   std::lock_guard<std::mutex> lock(mu_);
-  Stmt st(db_,
-          "SELECT p.name, o.offset, o.stored_len, o.raw_len, o.type, o.codec FROM objects o "
-          "JOIN packs p ON p.id = o.pack WHERE o.oid = ?");
-  if (!st.ok()) return PrepareError(db_);
-  int rc = st.Bind(1, id).Step();
+  if (lookup_ == nullptr &&
+      sqlite3_prepare_v2(db_,
+                         "SELECT p.name, o.offset, o.stored_len, o.raw_len, o.type, o.codec FROM objects o "
+                         "JOIN packs p ON p.id = o.pack WHERE o.oid = ?",
+                         -1, &lookup_, nullptr) != SQLITE_OK)
+    return PrepareError(db_);
+  sqlite3_reset(lookup_);
+  sqlite3_bind_blob(lookup_, 1, id.bytes.data(), Hash::kSize, SQLITE_STATIC);
+  int rc = sqlite3_step(lookup_);
   if (rc == SQLITE_DONE) return std::optional<ObjectLocation>();
-  if (rc != SQLITE_ROW) return st.Error("lookup");
+  if (rc != SQLITE_ROW) return Status::IOError(std::string("index lookup: ") + sqlite3_errmsg(db_), EIO);
   ObjectLocation loc;
-  loc.pack = st.Text(0);
+  loc.pack.assign(reinterpret_cast<const char*>(sqlite3_column_text(lookup_, 0)),
+                  static_cast<size_t>(sqlite3_column_bytes(lookup_, 0)));
   loc.entry.id = id;
-  loc.entry.offset = static_cast<uint64_t>(st.Int(1));
-  loc.entry.stored_len = static_cast<uint64_t>(st.Int(2));
-  loc.entry.raw_len = static_cast<uint64_t>(st.Int(3));
-  int64_t type = st.Int(4), codec = st.Int(5);
+  loc.entry.offset = static_cast<uint64_t>(sqlite3_column_int64(lookup_, 1));
+  loc.entry.stored_len = static_cast<uint64_t>(sqlite3_column_int64(lookup_, 2));
+  loc.entry.raw_len = static_cast<uint64_t>(sqlite3_column_int64(lookup_, 3));
+  int64_t type = sqlite3_column_int64(lookup_, 4), codec = sqlite3_column_int64(lookup_, 5);
+  sqlite3_reset(lookup_);  // ends the read transaction now, not at the next lookup
   if (!IsValidObjectType(static_cast<uint8_t>(type)) || !IsValidCodec(static_cast<uint8_t>(codec)))
     return Status::Corruption("index row of object " + id.ToHex() + " has an unknown type or codec");
   loc.entry.type = static_cast<ObjectType>(type);

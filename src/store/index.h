@@ -26,6 +26,7 @@
 #include "util/status.h"
 
 struct sqlite3;
+struct sqlite3_stmt;
 
 namespace strata {
 
@@ -68,6 +69,8 @@ class Index {
 
   std::mutex mu_;
   sqlite3* db_;  // GUARDED_BY(mu_)
+  // Lookup runs once per chunk of an import: its statement is prepared once.
+  sqlite3_stmt* lookup_ = nullptr;  // GUARDED_BY(mu_)
 };
 
 }  // namespace strata

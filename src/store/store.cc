@@ -234,6 +234,7 @@ Result<StoreStats> Store::Stats() {
   for (const auto& [type, t] : totals) {
     if (type >= 1 && type <= 3) s.objects[type] = t.count;
     s.raw_bytes += t.raw_bytes;
+    if (type == static_cast<int>(ObjectType::kChunk)) s.chunk_raw_bytes = t.raw_bytes;
     s.payload_bytes += t.stored_bytes;
   }
   STRATA_ASSIGN_OR_RETURN(auto packs, index_->ListPacks());

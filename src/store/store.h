@@ -72,6 +72,7 @@ struct StoreStats {
   uint64_t objects[4] = {0, 0, 0, 0};  // indexed by ObjectType
   uint64_t packs = 0;
   uint64_t raw_bytes = 0;      // sum of unique objects, uncompressed
+  uint64_t chunk_raw_bytes = 0;  // of which chunks (file data)
   uint64_t payload_bytes = 0;  // sum of unique objects as stored (compressed)
   uint64_t pack_bytes = 0;     // size of the pack files on disk
   uint64_t logical_bytes = 0;  // file bytes ever given to the store, before dedup

@@ -1,0 +1,156 @@
+#include "snapshot/import_cache.h"
+
+#include <sqlite3.h>
+
+#include "util/coding.h"
+
+namespace strata {
+namespace {
+
+const char* kSchema =
+    "CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, dev INTEGER, ino INTEGER, size INTEGER,"
+    " mtime_ns INTEGER, ctime_ns INTEGER, chunks BLOB) WITHOUT ROWID";
+
+int64_t Nanos(int64_t sec, uint32_t nsec) { return sec * 1000000000 + nsec; }
+
+std::string EncodeChunks(const std::vector<ChunkRef>& chunks) {
+  std::string out;
+  for (const ChunkRef& c : chunks) {
+    out.append(reinterpret_cast<const char*>(c.id.bytes.data()), Hash::kSize);
+    PutFixed64(&out, c.length);
+  }
+  return out;
+}
+
+bool DecodeChunks(std::string_view data, std::vector<ChunkRef>* out) {
+  Decoder d(data);
+  while (!d.empty()) {
+    std::string_view id;
+    ChunkRef c;
+    if (!d.GetBytes(Hash::kSize, &id) || !d.GetFixed64(&c.length)) return false;
+    c.id = Hash::FromBytes(id.data());
+    out->push_back(c);
+  }
+  return true;
+}
+
+Status SqlError(sqlite3* db, const std::string& what) {
+  return Status::IOError("import cache: " + what + ": " + sqlite3_errmsg(db), EIO);
+}
+
+// Rows whose path starts with "root/": [root + "/", root + "0"), '0' being the byte after '/'.
+std::pair<std::string, std::string> PrefixRange(const std::string& root) { return {root + "/", root + "0"}; }
+
+}  // namespace
+
+ImportCache::ImportCache(sqlite3* db) : db_(db) {
+  racy_after_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        (std::chrono::system_clock::now() - kRacyWindow).time_since_epoch())
+                        .count();
+}
+
+ImportCache::~ImportCache() { sqlite3_close(db_); }
+
+Result<std::unique_ptr<ImportCache>> ImportCache::Open(const std::string& db_path) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+    Status s = SqlError(db, "opening " + db_path);
+    sqlite3_close(db);
+    return s;
+  }
+  std::unique_ptr<ImportCache> cache(new ImportCache(db));
+  sqlite3_busy_timeout(db, 30000);
+  // A lost cache only costs a slower import, so it need not be synced.
+  if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF;", nullptr, nullptr, nullptr) != SQLITE_OK ||
+      sqlite3_exec(db, kSchema, nullptr, nullptr, nullptr) != SQLITE_OK)
+    return SqlError(db, "creating tables");
+  return cache;
+}
+
+Status ImportCache::Load(const std::string& root) {
+  root_ = root;
+  auto [lo, hi] = PrefixRange(root);
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_,
+                         "SELECT path, dev, ino, size, mtime_ns, ctime_ns, chunks FROM files"
+                         " WHERE path >= ? AND path < ?",
+                         -1, &st, nullptr) != SQLITE_OK)
+    return SqlError(db_, "loading");
+  sqlite3_bind_text(st, 1, lo.data(), static_cast<int>(lo.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 2, hi.data(), static_cast<int>(hi.size()), SQLITE_TRANSIENT);
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    Entry e;
+    e.st.dev = static_cast<dev_t>(sqlite3_column_int64(st, 1));
+    e.st.ino = static_cast<ino_t>(sqlite3_column_int64(st, 2));
+    e.st.size = static_cast<uint64_t>(sqlite3_column_int64(st, 3));
+    int64_t m = sqlite3_column_int64(st, 4), c = sqlite3_column_int64(st, 5);
+    e.st.mtime_sec = m / 1000000000;
+    e.st.mtime_nsec = static_cast<uint32_t>(m % 1000000000);
+    e.st.ctime_sec = c / 1000000000;
+    e.st.ctime_nsec = static_cast<uint32_t>(c % 1000000000);
+    std::string_view blob(static_cast<const char*>(sqlite3_column_blob(st, 6)),
+                          static_cast<size_t>(sqlite3_column_bytes(st, 6)));
+    // A row that does not decode is simply not used: the file is read again.
+    if (!DecodeChunks(blob, &e.chunks)) continue;
+    const char* path = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    loaded_.emplace(std::string(path, static_cast<size_t>(sqlite3_column_bytes(st, 0))), std::move(e));
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) return SqlError(db_, "loading");
+  return Status::Ok();
+}
+
+const std::vector<ChunkRef>* ImportCache::Find(const std::string& path, const FileStat& st) const {
+  auto it = loaded_.find(path);
+  if (it == loaded_.end()) return nullptr;
+  const FileStat& old = it->second.st;
+  bool same = old.dev == st.dev && old.ino == st.ino && old.size == st.size && old.mtime_sec == st.mtime_sec &&
+              old.mtime_nsec == st.mtime_nsec && old.ctime_sec == st.ctime_sec && old.ctime_nsec == st.ctime_nsec;
+  return same ? &it->second.chunks : nullptr;
+}
+
+void ImportCache::Record(const std::string& path, const FileStat& st, const std::vector<ChunkRef>& chunks) {
+  if (Nanos(st.ctime_sec, st.ctime_nsec) >= racy_after_ns_ || Nanos(st.mtime_sec, st.mtime_nsec) >= racy_after_ns_)
+    return;
+  recorded_.emplace_back(path, Entry{st, chunks});
+}
+
+Status ImportCache::Save() {
+  if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) return SqlError(db_, "saving");
+  auto [lo, hi] = PrefixRange(root_);
+  sqlite3_stmt* del = nullptr;
+  sqlite3_stmt* ins = nullptr;
+  bool ok = sqlite3_prepare_v2(db_, "DELETE FROM files WHERE path >= ? AND path < ?", -1, &del, nullptr) == SQLITE_OK &&
+            sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?, ?, ?, ?)", -1, &ins, nullptr) ==
+                SQLITE_OK;
+  if (ok) {
+    sqlite3_bind_text(del, 1, lo.data(), static_cast<int>(lo.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_text(del, 2, hi.data(), static_cast<int>(hi.size()), SQLITE_TRANSIENT);
+    ok = sqlite3_step(del) == SQLITE_DONE;
+  }
+  for (size_t i = 0; ok && i < recorded_.size(); i++) {
+    const auto& [path, e] = recorded_[i];
+    std::string blob = EncodeChunks(e.chunks);
+    sqlite3_reset(ins);
+    sqlite3_bind_text(ins, 1, path.data(), static_cast<int>(path.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_int64(ins, 2, static_cast<int64_t>(e.st.dev));
+    sqlite3_bind_int64(ins, 3, static_cast<int64_t>(e.st.ino));
+    sqlite3_bind_int64(ins, 4, static_cast<int64_t>(e.st.size));
+    sqlite3_bind_int64(ins, 5, Nanos(e.st.mtime_sec, e.st.mtime_nsec));
+    sqlite3_bind_int64(ins, 6, Nanos(e.st.ctime_sec, e.st.ctime_nsec));
+    sqlite3_bind_blob(ins, 7, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
+    ok = sqlite3_step(ins) == SQLITE_DONE;
+  }
+  sqlite3_finalize(del);
+  sqlite3_finalize(ins);
+  if (!ok || sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    Status s = SqlError(db_, "saving");
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return s;
+  }
+  recorded_.clear();
+  return Status::Ok();
+}
+
+}  // namespace strata
