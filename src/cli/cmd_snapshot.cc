@@ -14,6 +14,7 @@ namespace {
 struct ImportArgs {
   std::string dir, branch, message;
   bool no_cache = false;
+  size_t threads = 0;
 };
 struct ExportArgs {
   std::string rev, dir;
@@ -35,6 +36,7 @@ int RunImport(Globals& g, const ImportArgs& a) {
   options.message = a.message.empty() ? "import " + a.dir : a.message;
   options.author = DefaultAuthor();
   options.use_cache = !a.no_cache;
+  options.threads = a.threads;
   auto stats = ImportTree(**store, a.dir, options);
   if (!stats.ok()) return Fail(stats.status().WithContext("import of " + a.dir + " failed"));
   const ImportStats& s = *stats;
@@ -98,6 +100,8 @@ void RegisterSnapshotCommands(CLI::App& app, Globals& g, int* exit_code) {
   import->add_option("-b,--branch", imp.branch, "branch to commit on (created if missing)")->required();
   import->add_option("-m,--message", imp.message, "commit message");
   import->add_flag("--no-cache", imp.no_cache, "read every file, even those unchanged since the last import");
+  import->add_option("--threads", imp.threads, "worker threads reading and compressing files (default: 4 per core)")
+      ->check(CLI::Range(1, 256));
   import->add_flag("--json", g.json, "machine-readable output");
   import->callback([&g, exit_code] { *exit_code = RunImport(g, imp); });
 

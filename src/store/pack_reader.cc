@@ -17,10 +17,9 @@ Result<std::shared_ptr<RandomAccessFile>> PackCache::OpenPack(const std::string&
   std::lock_guard<std::mutex> lock(mu_);
   auto it = open_.find(pack_name);
   if (it != open_.end()) return it->second;
-  STRATA_ASSIGN_OR_RETURN(auto file, env_->NewRandomAccessFile(packs_dir_ + "/" + pack_name));
-  std::shared_ptr<RandomAccessFile> shared(std::move(file));
-  open_.emplace(pack_name, shared);
-  return shared;
+  STRATA_ASSIGN_OR_RETURN(auto file, backend_->OpenPack(pack_name));
+  open_.emplace(pack_name, file);
+  return file;
 }
 
 Result<std::string> PackCache::ReadObject(const std::string& pack_name, const PackEntry& entry) {

@@ -1,7 +1,7 @@
 // Reading packs: single objects on demand, whole packs for verification.
 //
-// PackCache keeps one open file per pack so that reads are a single pread;
-// the files are shared by all threads (pread has no shared offset).
+// PackCache keeps one open pack per name so that reads are a single pread;
+// the handles are shared by all threads (pread has no shared offset).
 //
 // Thread-safety: PackCache is safe for concurrent use.
 #pragma once
@@ -13,13 +13,14 @@
 #include <vector>
 
 #include "env/env.h"
+#include "store/backend.h"
 #include "store/pack_format.h"
 
 namespace strata {
 
 class PackCache {
  public:
-  PackCache(Env* env, std::string packs_dir) : env_(env), packs_dir_(std::move(packs_dir)) {}
+  explicit PackCache(Backend* backend) : backend_(backend) {}
 
   // Reads the object described by `entry` from pack `pack_name`, decodes it and
   // checks that its bytes hash to entry.id. Any mismatch is Corruption that
@@ -29,8 +30,7 @@ class PackCache {
  private:
   Result<std::shared_ptr<RandomAccessFile>> OpenPack(const std::string& pack_name);
 
-  Env* const env_;
-  const std::string packs_dir_;
+  Backend* const backend_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<RandomAccessFile>> open_;  // GUARDED_BY(mu_)
 };

@@ -15,7 +15,7 @@ class PackTest : public ::testing::Test {
   }
 
   SealedPack WritePack(const std::vector<std::string>& objects) {
-    auto w = PackWriter::Create(env_, dir_.path() + "/tmp", dir_.path() + "/packs");
+    auto w = PackWriter::Create(env_, dir_.path() + "/tmp");
     EXPECT_TRUE(w.ok());
     for (const std::string& o : objects) {
       std::string stored;
@@ -24,6 +24,7 @@ class PackTest : public ::testing::Test {
     }
     auto sealed = (*w)->Finish();
     EXPECT_TRUE(sealed.ok()) << sealed.status().ToString();
+    EXPECT_TRUE(backend_->PublishPack(sealed->local_path, sealed->name).ok());
     return *sealed;
   }
 
@@ -31,6 +32,8 @@ class PackTest : public ::testing::Test {
 
   Env* env_ = Env::Default();
   testing::TempDir dir_;
+  // Refs are not used here, so the backend needs no index.
+  std::unique_ptr<Backend> backend_ = NewLocalBackend(env_, dir_.path(), nullptr);
 };
 
 TEST_F(PackTest, WrittenObjectsReadBackThroughFooter) {
@@ -43,7 +46,7 @@ TEST_F(PackTest, WrittenObjectsReadBackThroughFooter) {
   auto entries = ReadPackIndex(**file);
   ASSERT_TRUE(entries.ok()) << entries.status().ToString();
   ASSERT_EQ(entries->size(), objects.size());
-  PackCache cache(env_, dir_.path() + "/packs");
+  PackCache cache(backend_.get());
   for (size_t i = 0; i < objects.size(); i++) {
     auto raw = cache.ReadObject(pack.name, (*entries)[i]);
     ASSERT_TRUE(raw.ok()) << raw.status().ToString();
@@ -65,7 +68,7 @@ TEST_F(PackTest, FlippedPayloadByteIsCorruptionNamingObjectAndPack) {
     ASSERT_TRUE((*w)->Append(bytes).ok());
     ASSERT_TRUE((*w)->Close().ok());
   }
-  PackCache cache(env_, dir_.path() + "/packs");
+  PackCache cache(backend_.get());
   auto raw = cache.ReadObject(pack.name, e);
   ASSERT_TRUE(raw.status().IsCorruption());
   EXPECT_NE(raw.status().message().find(e.id.ToHex()), std::string::npos);

@@ -18,17 +18,16 @@ std::string TempName() {
 }
 }  // namespace
 
-Result<std::unique_ptr<PackWriter>> PackWriter::Create(Env* env, const std::string& tmp_dir,
-                                                       const std::string& packs_dir) {
+Result<std::unique_ptr<PackWriter>> PackWriter::Create(Env* env, const std::string& tmp_dir) {
   std::string path = tmp_dir + "/" + TempName();
   STRATA_ASSIGN_OR_RETURN(auto file, env->NewWritableFile(path));
-  std::unique_ptr<PackWriter> w(new PackWriter(env, path, packs_dir, std::move(file)));
+  std::unique_ptr<PackWriter> w(new PackWriter(env, path, std::move(file)));
   STRATA_RETURN_IF_ERROR(w->Write(EncodePackHeader()));
   return w;
 }
 
-PackWriter::PackWriter(Env* env, std::string tmp_path, std::string packs_dir, std::unique_ptr<WritableFile> file)
-    : env_(env), tmp_path_(std::move(tmp_path)), packs_dir_(std::move(packs_dir)), file_(std::move(file)) {}
+PackWriter::PackWriter(Env* env, std::string tmp_path, std::unique_ptr<WritableFile> file)
+    : env_(env), tmp_path_(std::move(tmp_path)), file_(std::move(file)) {}
 
 PackWriter::~PackWriter() {
   if (!finished_) {
@@ -67,13 +66,11 @@ Result<SealedPack> PackWriter::Finish() {
   STRATA_RETURN_IF_ERROR(file_->Close());
 
   SealedPack sealed;
+  sealed.local_path = tmp_path_;
   sealed.name = sum.ToHex() + kPackSuffix;
   sealed.size = size_;
   sealed.entries = std::move(entries_);
-  // Same name means same bytes, so replacing an existing pack is harmless.
-  STRATA_RETURN_IF_ERROR(env_->Rename(tmp_path_, packs_dir_ + "/" + sealed.name));
-  finished_ = true;
-  STRATA_RETURN_IF_ERROR(env_->SyncDir(packs_dir_));
+  finished_ = true;  // the file now belongs to whoever publishes it
   return sealed;
 }
 

@@ -1,10 +1,9 @@
 // PackWriter: appends objects to a new pack and seals it.
 //
-// The pack is written to STORE/tmp/<pid>-<n>.tmp as objects arrive. Finish()
-// appends the footer and trailer, fsyncs, and renames the file to
-// STORE/packs/<sha256>.pack, then fsyncs that directory: a pack is either
-// complete under its final name or a temp file that the next Store::Open
-// removes once its writer process is gone.
+// The pack is written to STORE/tmp/<pid>-<n>-<r>.tmp as objects arrive.
+// Finish() appends the footer and trailer and fsyncs; the Store then publishes
+// the file to its Backend under the pack's name. Until then it is a temp file
+// that the next Store::Open removes once its writer process is gone.
 //
 // Thread-safety: none; the Store serialises access.
 #pragma once
@@ -19,15 +18,15 @@
 namespace strata {
 
 struct SealedPack {
-  std::string name;  // file name under packs/
+  std::string local_path;  // the synced temp file, to be published
+  std::string name;        // "<sha256>.pack"
   uint64_t size = 0;
   std::vector<PackEntry> entries;
 };
 
 class PackWriter {
  public:
-  static Result<std::unique_ptr<PackWriter>> Create(Env* env, const std::string& tmp_dir,
-                                                    const std::string& packs_dir);
+  static Result<std::unique_ptr<PackWriter>> Create(Env* env, const std::string& tmp_dir);
   ~PackWriter();  // removes the temp file unless Finish() succeeded
 
   Status Add(const Hash& id, ObjectType type, Codec codec, std::string_view stored, uint64_t raw_len);
@@ -37,12 +36,11 @@ class PackWriter {
   size_t count() const { return entries_.size(); }
 
  private:
-  PackWriter(Env* env, std::string tmp_path, std::string packs_dir, std::unique_ptr<WritableFile> file);
+  PackWriter(Env* env, std::string tmp_path, std::unique_ptr<WritableFile> file);
   Status Write(std::string_view data);
 
   Env* const env_;
   const std::string tmp_path_;
-  const std::string packs_dir_;
   std::unique_ptr<WritableFile> file_;
   Sha256 checksum_;
   uint64_t size_ = 0;

@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "store/backend.h"
 #include "store/index.h"
 #include "store/pack_reader.h"
 #include "store/pack_writer.h"
@@ -74,7 +75,8 @@ Store::Store(std::string path, Env* env, StoreConfig config, std::unique_ptr<Ind
       env_(env),
       config_(std::move(config)),
       index_(std::move(index)),
-      packs_(std::make_unique<PackCache>(env, path_ + "/packs")) {}
+      backend_(NewLocalBackend(env, path_, index_.get())),
+      packs_(std::make_unique<PackCache>(backend_.get())) {}
 
 Store::~Store() = default;  // an unflushed open pack is abandoned (its temp file removed)
 
@@ -87,18 +89,16 @@ Status Store::Recover() {
     if (pid > 0 && !env_->ProcessAlive(pid)) STRATA_RETURN_IF_ERROR(env_->RemoveFile(path_ + "/tmp/" + name));
   }
   // Sealed packs whose index rows a crash prevented: index them from their footers.
-  STRATA_ASSIGN_OR_RETURN(auto files, env_->ListDir(PacksDir()));
-  size_t pack_files = 0;
-  for (const std::string& f : files) pack_files += PackNameToHash(f).has_value();
+  STRATA_ASSIGN_OR_RETURN(auto packs, backend_->ListPacks());
   STRATA_ASSIGN_OR_RETURN(uint64_t indexed, index_->PackCount());
-  if (pack_files == indexed) return Status::Ok();
+  if (packs.size() == indexed) return Status::Ok();
   STRATA_ASSIGN_OR_RETURN(auto known, index_->ListPacks());
-  for (const std::string& f : files) {
-    if (!PackNameToHash(f) || known.count(f)) continue;
-    STRATA_ASSIGN_OR_RETURN(auto file, env_->NewRandomAccessFile(PacksDir() + "/" + f));
+  for (const std::string& name : packs) {
+    if (known.count(name)) continue;
+    STRATA_ASSIGN_OR_RETURN(auto file, backend_->OpenPack(name));
     auto entries = ReadPackIndex(*file);
     if (!entries.ok()) continue;  // damaged: left for 'strata verify' to report
-    STRATA_RETURN_IF_ERROR(index_->AddPack(f, file->Size(), *entries));
+    STRATA_RETURN_IF_ERROR(index_->AddPack(name, file->Size(), *entries));
   }
   return Status::Ok();
 }
@@ -124,7 +124,7 @@ Result<PutResult> Store::Put(ObjectType type, std::string_view data) {
   std::lock_guard<std::mutex> lock(write_mu_);
   if (!known_.insert(result.id).second) return result;  // another thread stored it meanwhile
   if (!open_pack_) {
-    auto writer = PackWriter::Create(env_, path_ + "/tmp", PacksDir());
+    auto writer = PackWriter::Create(env_, path_ + "/tmp");
     if (!writer.ok()) {
       known_.erase(result.id);
       return writer.status();
@@ -145,6 +145,13 @@ Result<PutResult> Store::Put(ObjectType type, std::string_view data) {
 Status Store::SealOpenPack() {
   if (!open_pack_) return Status::Ok();
   auto sealed = open_pack_->Finish();
+  if (sealed.ok()) {
+    Status published = backend_->PublishPack(sealed->local_path, sealed->name);
+    if (!published.ok()) {
+      env_->RemoveFile(sealed->local_path);  // best effort; Open removes leftovers too
+      sealed = published;
+    }
+  }
   if (!sealed.ok()) {
     // The objects of the failed pack are not stored: forget them so a retry writes them again.
     for (const Hash& id : open_ids_) known_.erase(id);
@@ -213,10 +220,10 @@ Result<std::vector<Hash>> Store::FindCommitsByPrefix(std::string_view hex_prefix
 
 Result<std::optional<Hash>> Store::GetRef(const std::string& name) {
   if (!IsValidRefName(name)) return Status::InvalidArgument("'" + name + "' is not a valid branch name");
-  return index_->GetRef(name);
+  return backend_->GetRef(name);
 }
 
-Result<std::map<std::string, Hash>> Store::ListRefs() { return index_->ListRefs(); }
+Result<std::map<std::string, Hash>> Store::ListRefs() { return backend_->ListRefs(); }
 
 Status Store::CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected, const Hash& target) {
   if (!IsValidRefName(name)) return Status::InvalidArgument("'" + name + "' is not a valid branch name");
@@ -225,7 +232,7 @@ Status Store::CompareAndSwapRef(const std::string& name, const std::optional<Has
   if (!loc || loc->entry.type != ObjectType::kCommit)
     return Status::InvalidArgument("cannot point branch '" + name + "' at " + target.ToHex() +
                                    ": no such commit in the store");
-  return index_->CompareAndSwapRef(name, expected, target);
+  return backend_->CompareAndSwapRef(name, expected, target);
 }
 
 Result<StoreStats> Store::Stats() {
@@ -241,7 +248,7 @@ Result<StoreStats> Store::Stats() {
   s.packs = packs.size();
   for (const auto& [name, size] : packs) s.pack_bytes += size;
   STRATA_ASSIGN_OR_RETURN(s.logical_bytes, index_->GetCounter(kLogicalBytesCounter));
-  STRATA_ASSIGN_OR_RETURN(auto refs, index_->ListRefs());
+  STRATA_ASSIGN_OR_RETURN(auto refs, backend_->ListRefs());
   s.refs = refs.size();
   return s;
 }

@@ -5,6 +5,8 @@
 //   index.db      SQLite: which pack holds which object; refs; counters
 //   packs/        sealed pack files, named by the SHA-256 of their bytes
 //   tmp/          packs being written
+// Packs and refs are reached through a Backend (backend.h), so the same
+// store logic can later keep them in an object store.
 //
 // Writing: Put() hashes an object, skips it when the store already has it
 // (dedup), compresses it in the calling thread and appends it to the open pack.
@@ -45,6 +47,7 @@
 
 namespace strata {
 
+class Backend;
 class Index;
 class PackWriter;
 class PackCache;
@@ -118,8 +121,7 @@ class Store {
   Result<StoreStats> Stats();
 
   // ---- for verify
-  Env* env() const { return env_; }
-  std::string PacksDir() const { return path_ + "/packs"; }
+  Backend* backend() const { return backend_.get(); }
   Index* index() const { return index_.get(); }
 
  private:
@@ -131,6 +133,7 @@ class Store {
   Env* const env_;
   const StoreConfig config_;
   std::unique_ptr<Index> index_;
+  std::unique_ptr<Backend> backend_;  // packs and refs
   std::unique_ptr<PackCache> packs_;
 
   std::mutex write_mu_;  // protects the open pack; lock order: write_mu_ before the index's

@@ -129,9 +129,11 @@ TEST_F(StoreTest, RecoveryRemovesDeadTempPacksAndIndexesOrphanPacks) {
   std::string data = "orphaned object";
   Hash id = ComputeObjectId(ObjectType::kChunk, data);
   {
-    auto w = PackWriter::Create(Env::Default(), path_ + "/tmp", path_ + "/packs");
+    auto w = PackWriter::Create(Env::Default(), path_ + "/tmp");
     ASSERT_TRUE((*w)->Add(id, ObjectType::kChunk, Codec::kRaw, data, data.size()).ok());
-    ASSERT_TRUE((*w)->Finish().ok());
+    auto sealed = (*w)->Finish();
+    ASSERT_TRUE(sealed.ok());
+    ASSERT_TRUE(Env::Default()->Rename(sealed->local_path, path_ + "/packs/" + sealed->name).ok());
   }
   EXPECT_FALSE(*store_->Contains(id));
   Reopen();

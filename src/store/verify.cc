@@ -1,8 +1,10 @@
 #include "store/verify.h"
 
 #include <map>
+#include <set>
 #include <mutex>
 
+#include "store/backend.h"
 #include "store/index.h"
 #include "store/pack_reader.h"
 #include "util/thread_pool.h"
@@ -15,8 +17,7 @@ class PackVerifier {
   PackVerifier(Store& store, VerifyReport* report, std::mutex* mu) : store_(store), report_(report), mu_(mu) {}
 
   void Verify(const std::string& name) {
-    const std::string path = store_.PacksDir() + "/" + name;
-    auto file = store_.env()->NewRandomAccessFile(path);
+    auto file = store_.backend()->OpenPack(name);
     if (!file.ok()) return Problem(name, "", file.status().message());
     std::string bytes;
     if (Status s = (*file)->Read(0, (*file)->Size(), &bytes); !s.ok()) return Problem(name, "", s.message());
@@ -86,14 +87,12 @@ class PackVerifier {
 Result<VerifyReport> VerifyStore(Store& store, Progress* progress) {
   VerifyReport report;
   std::mutex mu;
-  STRATA_ASSIGN_OR_RETURN(auto files, store.env()->ListDir(store.PacksDir()));
+  STRATA_ASSIGN_OR_RETURN(std::vector<std::string> packs, store.backend()->ListPacks());
   STRATA_ASSIGN_OR_RETURN(auto indexed, store.index()->ListPacks());
-  std::vector<std::string> packs;
-  for (const std::string& f : files)
-    if (PackNameToHash(f)) packs.push_back(f);
+  std::set<std::string> present(packs.begin(), packs.end());
   for (const auto& [name, size] : indexed) {
-    if (!store.env()->Exists(store.PacksDir() + "/" + name))
-      report.problems.push_back({name, "", "pack is in the index but missing on disk"});
+    if (!present.count(name))
+      report.problems.push_back({name, "", "pack is in the index but missing: " + store.backend()->PackLocation(name)});
   }
   uint64_t total_bytes = 0;
   for (const auto& [name, size] : indexed) total_bytes += size;

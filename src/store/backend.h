@@ -1,0 +1,55 @@
+// Backend: where a store's packs and refs live.
+//
+// Packs are immutable blobs named by the SHA-256 of their bytes; refs are the
+// only mutable state, and change only by compare-and-swap. That is all a store
+// asks of its storage, so the same Store runs on a local directory
+// (LocalBackend) or, later, on an S3 bucket, where packs are objects and a ref
+// update is a conditional PUT.
+//
+// The local index (which pack holds which object) is not part of the backend:
+// every machine keeps its own, rebuilt from pack footers when needed.
+//
+// Thread-safety: implementations are safe for concurrent use.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "env/env.h"
+#include "util/hash.h"
+#include "util/status.h"
+
+namespace strata {
+
+class Index;
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // Makes a complete, already synced local pack file durable in the backend
+  // under `name`, consuming the local file. Publishing a name that exists is
+  // harmless: equal names mean equal bytes.
+  virtual Status PublishPack(const std::string& local_path, const std::string& name) = 0;
+  virtual Result<std::shared_ptr<RandomAccessFile>> OpenPack(const std::string& name) = 0;
+  // Names of every published pack.
+  virtual Result<std::vector<std::string>> ListPacks() = 0;
+
+  virtual Result<std::optional<Hash>> GetRef(const std::string& name) = 0;
+  virtual Result<std::map<std::string, Hash>> ListRefs() = 0;
+  // Moves `name` from `expected` (nullopt: must not exist) to `target`;
+  // Conflict ("head moved") when it is elsewhere.
+  virtual Status CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected,
+                                   const Hash& target) = 0;
+
+  // Where packs live, for messages ("/srv/store/packs").
+  virtual std::string PackLocation(const std::string& name) const = 0;
+};
+
+// Packs as files in STORE/packs, refs in the refs table of STORE/index.db.
+std::unique_ptr<Backend> NewLocalBackend(Env* env, const std::string& store_path, Index* index);
+
+}  // namespace strata
