@@ -57,6 +57,8 @@ int RunImport(Globals& g, const ImportArgs& a) {
     j["new_chunks"] = s.new_chunks;
     j["new_bytes"] = s.new_bytes;
     j["seconds"] = s.seconds;
+    j["phases"] = {{"walk", s.walk_seconds}, {"data", s.data_seconds}, {"trees", s.tree_seconds},
+                   {"publish", s.publish_seconds}};
     PrintJson(j);
     return kExitOk;
   }

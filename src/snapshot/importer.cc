@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include "env/file_tree.h"
 #include "snapshot/import_cache.h"
@@ -38,6 +39,10 @@ EntryKind KindOf(mode_t mode) {
   return EntryKind::kFile;
 }
 
+double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
 class Importer {
  public:
   Importer(Store& store, const ImportOptions& options)
@@ -58,9 +63,15 @@ class Importer {
     }
     STRATA_RETURN_IF_ERROR(Walk(&root));
     progress_.SetTotals(files_.size(), total_bytes_);
+    auto walked = std::chrono::steady_clock::now();
+    stats_.walk_seconds = Seconds(start, walked);
 
     STRATA_RETURN_IF_ERROR(ReadFiles());
+    auto read = std::chrono::steady_clock::now();
+    stats_.data_seconds = Seconds(walked, read);
     STRATA_ASSIGN_OR_RETURN(stats_.root, StoreTree(&root));
+    auto trees = std::chrono::steady_clock::now();
+    stats_.tree_seconds = Seconds(read, trees);
 
     STRATA_ASSIGN_OR_RETURN(auto head, store_.GetRef(options_.branch));
     Commit commit;
@@ -82,7 +93,9 @@ class Importer {
     STRATA_RETURN_IF_ERROR(store_.CompareAndSwapRef(options_.branch, head, put.id));
     progress_.Finish();
     stats_.commit = put.id;
-    stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    auto end = std::chrono::steady_clock::now();
+    stats_.publish_seconds = Seconds(trees, end);
+    stats_.seconds = Seconds(start, end);
     return stats_;
   }
 
@@ -184,7 +197,10 @@ class Importer {
     std::mutex mu;
     Status first_error;
     {
-      ThreadPool pool(options_.threads);
+      // More workers than cores: a worker waiting for a cold file to come off
+      // the disk leaves its core to one that is compressing.
+      size_t threads = options_.threads > 0 ? options_.threads : 4 * std::max(1u, std::thread::hardware_concurrency());
+      ThreadPool pool(threads);
       for (Node* node : files_) {
         pool.Submit([this, node, &mu, &first_error] {
           {

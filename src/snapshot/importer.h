@@ -2,7 +2,8 @@
 //
 // Two phases. A walk (one thread) lstat()s everything in sorted order, reads
 // symlinks and xattrs, and finds hard links. Then the file contents are read,
-// chunked, hashed and compressed by a thread pool (all cores); each file becomes
+// chunked, hashed and compressed by a thread pool (all cores, and more workers
+// than cores so that disk waits overlap); each file becomes
 // a list of chunk ids. Trees are built bottom-up, then a commit, then the branch
 // moves by compare-and-swap.
 #pragma once
@@ -18,7 +19,7 @@ struct ImportOptions {
   std::string branch;   // created if missing
   std::string message;
   std::string author;   // defaults to user@host
-  size_t threads = 0;   // 0: one per core
+  size_t threads = 0;   // 0: four per core (workers also wait for the disk)
   // Reuse the chunk lists of files unchanged since the last import of the same
   // directory instead of reading them (see import_cache.h).
   bool use_cache = true;
@@ -35,6 +36,9 @@ struct ImportStats {
   uint64_t new_chunks = 0;     // chunks the store did not have
   uint64_t new_bytes = 0;      // stored (compressed) bytes added
   double seconds = 0;
+  // Where the time went: the walk (stat, xattrs), file data (read, chunk,
+  // hash, compress, store), trees, and the final flush and branch update.
+  double walk_seconds = 0, data_seconds = 0, tree_seconds = 0, publish_seconds = 0;
 };
 
 Result<ImportStats> ImportTree(Store& store, const std::string& source, const ImportOptions& options);
