@@ -110,7 +110,8 @@ Result<Located> Locate(Store& store, const std::string& spec) {
   if (e.kind == EntryKind::kHardlink) {
     std::string name = e.name;
     STRATA_ASSIGN_OR_RETURN(e, LookupPath(store, c.root, e.target));
-    if (e.kind != EntryKind::kFile) return Status::Corruption("hard link '" + rp.path + "' does not lead to a file");
+    if (e.kind == EntryKind::kDirectory || e.kind == EntryKind::kHardlink)
+      return Status::Corruption("hard link '" + rp.path + "' leads to a " + EntryKindName(e.kind));
     e.name = name;
   }
   return Located{c.root, e};

@@ -53,6 +53,7 @@ int RunImport(Globals& g, const ImportArgs& a) {
     j["bytes"] = s.bytes;
     j["bytes_read"] = s.bytes_read;
     j["cached_files"] = s.cached_files;
+    j["excluded"] = s.excluded;
     j["chunks"] = s.chunks;
     j["new_chunks"] = s.new_chunks;
     j["new_bytes"] = s.new_bytes;
@@ -69,6 +70,7 @@ int RunImport(Globals& g, const ImportArgs& a) {
              HumanBytes(s.bytes), s.seconds, HumanBytes(s.bytes_read), s.cached_files);
   fmt::print("{} of {} chunks read were new; {} added to the store\n", s.new_chunks, s.chunks,
              HumanBytes(s.new_bytes));
+  if (s.excluded > 0) fmt::print("left out the store's own directory, which lies inside {}\n", a.dir);
   return kExitOk;
 }
 

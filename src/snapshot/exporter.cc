@@ -21,7 +21,7 @@
 #include <cerrno>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -153,9 +153,9 @@ class Exporter {
   const std::string dest_;
   const int root_fd_;
   ExportStats stats_;
-  // Paths (relative to the root) of the regular files written so far: the only
-  // valid hard-link targets.
-  std::unordered_set<std::string> exported_files_;
+  // Paths (relative to the root) of the non-directories written so far, with
+  // their file type: the only valid hard-link targets.
+  std::unordered_map<std::string, mode_t> linkable_;
 };
 
 Status Exporter::ExportTreeInto(int dir_fd, const Tree& tree, const std::string& rel) {
@@ -209,7 +209,7 @@ Status Exporter::ExportFile(int dir_fd, const TreeEntry& e, const std::string& r
     return OsError("cannot set the size of", rel);
   STRATA_RETURN_IF_ERROR(FinishFd(fd.get(), e, rel));
   if (fd.Close() != 0) return OsError("cannot close", rel);
-  exported_files_.insert(rel);
+  linkable_.emplace(rel, S_IFREG);
   stats_.files++;
   stats_.bytes += e.size;
   if (progress_ != nullptr) progress_->Add(1, e.size);
@@ -252,6 +252,7 @@ Status Exporter::ExportSymlink(int dir_fd, const TreeEntry& e, const std::string
   if (::symlinkat(e.target.c_str(), dir_fd, e.name.c_str()) != 0)
     return OsError("cannot create symlink", rel);
   stats_.symlinks++;
+  linkable_.emplace(rel, S_IFLNK);
   return FinishAt(dir_fd, e, rel, /*set_mode=*/false);  // Linux has no symlink modes
 }
 
@@ -261,9 +262,10 @@ Status Exporter::ExportHardlink(int dir_fd, const TreeEntry& e, const std::strin
   };
   Result<std::vector<std::string_view>> parts = SplitLinkTarget(e.target);
   if (!parts.ok()) return refuse(parts.status().message());
-  // The set only holds files written by this export, so this also refuses
-  // targets that are symlinks, directories or entries that come later.
-  if (!exported_files_.contains(e.target)) return refuse("not a file exported before it");
+  // The map only holds non-directories written by this export, so this also
+  // refuses directories, paths through symlinks and entries that come later.
+  auto expected = linkable_.find(e.target);
+  if (expected == linkable_.end()) return refuse("not an entry exported before it");
 
   // Resolve the target's directory one component at a time from the root, never
   // following a symlink, in case the tree was changed under us since we wrote it.
@@ -280,7 +282,7 @@ Status Exporter::ExportHardlink(int dir_fd, const TreeEntry& e, const std::strin
   struct stat st;
   if (::fstatat(at, last.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
     return OsError("cannot find hard link target " + e.target + " for", rel);
-  if (!S_ISREG(st.st_mode)) {
+  if ((st.st_mode & S_IFMT) != expected->second) {
     return Status::IOError(
         "hard link target " + e.target + " changed during the export; refusing to link " + Display(rel),
         EINVAL);
@@ -316,6 +318,7 @@ Status Exporter::ExportSpecial(int dir_fd, const TreeEntry& e, const std::string
   if (::mknodat(dir_fd, e.name.c_str(), type | 0600, rdev) != 0)
     return OsError(std::string("cannot create ") + EntryKindName(e.kind), rel);
   stats_.specials++;
+  linkable_.emplace(rel, type);
   return FinishAt(dir_fd, e, rel, /*set_mode=*/true);
 }
 

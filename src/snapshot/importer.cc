@@ -52,6 +52,10 @@ class Importer {
     auto start = std::chrono::steady_clock::now();
     STRATA_ASSIGN_OR_RETURN(FileStat root_st, LstatPath(source));
     if (!S_ISDIR(root_st.mode)) return Status::InvalidArgument(source + " is not a directory");
+    STRATA_ASSIGN_OR_RETURN(FileStat store_st, LstatPath(store_.path()));
+    store_dir_ = {store_st.dev, store_st.ino};
+    if (store_dir_ == std::make_pair(root_st.dev, root_st.ino))
+      return Status::InvalidArgument(source + " is the store itself");
     Node root;
     root.path = source;
     root.st = root_st;
@@ -111,6 +115,11 @@ class Importer {
       node->rel = dir->rel.empty() ? name : dir->rel + "/" + name;
       if (!IsValidEntryName(name)) return Status::InvalidArgument("cannot import " + node->path + ": invalid name");
       STRATA_ASSIGN_OR_RETURN(node->st, LstatPath(node->path));
+      // A store inside the tree is left out: it changes while it is imported.
+      if (S_ISDIR(node->st.mode) && store_dir_ == std::make_pair(node->st.dev, node->st.ino)) {
+        stats_.excluded++;
+        continue;
+      }
       TreeEntry& e = node->entry;
       e.name = name;
       e.kind = KindOf(node->st.mode);
@@ -120,6 +129,10 @@ class Importer {
       e.mtime_sec = node->st.mtime_sec;
       e.mtime_nsec = node->st.mtime_nsec;
       STRATA_ASSIGN_OR_RETURN(e.xattrs, ReadXattrs(node->path));
+      if (e.kind != EntryKind::kDirectory && RecordAsHardlink(node.get())) {
+        dir->children.push_back(std::move(node));
+        continue;
+      }
       switch (e.kind) {
         case EntryKind::kFile:
           STRATA_RETURN_IF_ERROR(AddFile(node.get()));
@@ -151,19 +164,20 @@ class Importer {
     return Status::Ok();
   }
 
-  // A regular file: a hard link to an earlier path, a file the import cache
-  // knows, or one to read.
+  // A second name of an inode seen earlier in the walk becomes a hard-link
+  // entry naming the first. Directories cannot be hard links.
+  bool RecordAsHardlink(Node* node) {
+    if (node->st.nlink <= 1) return false;
+    auto [it, first] = first_link_.emplace(std::make_pair(node->st.dev, node->st.ino), node->rel);
+    if (first) return false;
+    node->entry.kind = EntryKind::kHardlink;
+    node->entry.target = it->second;
+    stats_.hardlinks++;
+    return true;
+  }
+
+  // A regular file: one the import cache knows, or one to read.
   Status AddFile(Node* node) {
-    TreeEntry& e = node->entry;
-    if (node->st.nlink > 1) {
-      auto [it, first] = first_link_.emplace(std::make_pair(node->st.dev, node->st.ino), node->rel);
-      if (!first) {
-        e.kind = EntryKind::kHardlink;
-        e.target = it->second;
-        stats_.hardlinks++;
-        return Status::Ok();
-      }
-    }
     stats_.files++;
     STRATA_ASSIGN_OR_RETURN(bool cached, ReuseCachedChunks(node));
     if (!cached) {
@@ -294,6 +308,7 @@ class Importer {
   std::unique_ptr<ImportCache> cache_;  // null with use_cache off
   std::string cache_root_;              // the source's canonical path: cache keys are below it
   std::map<std::pair<dev_t, ino_t>, std::string> first_link_;
+  std::pair<dev_t, ino_t> store_dir_;
   std::vector<Node*> files_;
   uint64_t total_bytes_ = 0;
   std::mutex stats_mu_;

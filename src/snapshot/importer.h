@@ -28,6 +28,7 @@ struct ImportOptions {
 struct ImportStats {
   Hash commit;
   Hash root;
+  uint64_t excluded = 0;       // directories left out (the store itself)
   uint64_t cached_files = 0;   // files not read because the import cache knew them
   uint64_t files = 0, directories = 0, symlinks = 0, hardlinks = 0, specials = 0;
   uint64_t bytes = 0;          // file bytes in the tree

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <thread>
 
+#include "snapshot/exporter.h"
 #include "snapshot/import_cache.h"
 #include "store/revision.h"
 #include "store/test_util.h"
@@ -109,6 +110,43 @@ TEST_F(ImporterTest, RepeatedImportReadsOnlyChangedFiles) {
   ImportStats full = Import(/*use_cache=*/false);
   EXPECT_EQ(full.bytes_read, full.bytes);
   EXPECT_EQ(full.root, changed.root);
+}
+
+TEST_F(ImporterTest, HardLinkedSpecialFilesAndSymlinksStayLinked) {
+  ASSERT_EQ(::mkfifo((src_ + "/fifo").c_str(), 0644), 0);
+  ASSERT_EQ(::link((src_ + "/fifo").c_str(), (src_ + "/fifo2").c_str()), 0);
+  ASSERT_EQ(::symlink("somewhere", (src_ + "/sym").c_str()), 0);
+  ASSERT_EQ(::linkat(AT_FDCWD, (src_ + "/sym").c_str(), AT_FDCWD, (src_ + "/sym2").c_str(), 0), 0);
+  ImportStats stats = Import();
+  EXPECT_EQ(stats.hardlinks, 2u);
+  ExportOptions eo;
+  auto exported = ExportCommit(*store_, *store_->GetCommit(stats.commit), dir_.path() + "/out", eo, nullptr);
+  ASSERT_TRUE(exported.ok()) << exported.status().ToString();
+  struct stat a, b;
+  ASSERT_EQ(::lstat((dir_.path() + "/out/fifo2").c_str(), &b), 0);
+  ASSERT_EQ(::lstat((dir_.path() + "/out/fifo").c_str(), &a), 0);
+  EXPECT_TRUE(S_ISFIFO(b.st_mode));
+  EXPECT_EQ(a.st_ino, b.st_ino);
+  ASSERT_EQ(::lstat((dir_.path() + "/out/sym").c_str(), &a), 0);
+  ASSERT_EQ(::lstat((dir_.path() + "/out/sym2").c_str(), &b), 0);
+  EXPECT_TRUE(S_ISLNK(b.st_mode));
+  EXPECT_EQ(a.st_ino, b.st_ino);
+}
+
+TEST_F(ImporterTest, LeavesOutAStoreInsideTheTree) {
+  WriteFile(src_ + "/keep", "k");
+  ASSERT_TRUE(Store::Init(src_ + "/inner-store", StoreConfig()).ok());
+  auto inner = Store::Open(src_ + "/inner-store");
+  ASSERT_TRUE(inner.ok());
+  ImportOptions o;
+  o.branch = "main";
+  auto stats = ImportTree(**inner, src_, o);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->excluded, 1u);
+  auto tree = (*inner)->GetTree(stats->root);
+  ASSERT_EQ(tree->entries.size(), 1u);
+  EXPECT_EQ(tree->entries[0].name, "keep");
+  EXPECT_EQ(ImportTree(**inner, src_ + "/inner-store", o).status().code(), Status::Code::kInvalidArgument);
 }
 
 TEST_F(ImporterTest, RejectsBadBranchAndMissingSource) {

@@ -308,14 +308,27 @@ TEST_F(ExporterTest, RefusesHardlinksThatLeaveTheExport) {
   }
 }
 
-TEST_F(ExporterTest, RefusesHardlinksToSymlinksDirectoriesAndLaterEntries) {
+TEST_F(ExporterTest, HardlinkToASymlinkLinksTheSymlinkItself) {
+  WriteFile(root_ + "/x", "outside");
+  Tree tree;
+  tree.entries = {Link("a", EntryKind::kSymlink, root_ + "/x"), Link("b", EntryKind::kHardlink, "a")};
+  auto stats = Export(PutTree(tree), dest_);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  struct stat a = Lstat(dest_ + "/a"), b = Lstat(dest_ + "/b");
+  EXPECT_TRUE(S_ISLNK(b.st_mode));
+  EXPECT_EQ(a.st_ino, b.st_ino);
+  EXPECT_EQ(b.st_nlink, 2u);
+  EXPECT_EQ(Lstat(root_ + "/x").st_nlink, 1u);  // the outside file was not linked
+}
+
+TEST_F(ExporterTest, RefusesHardlinksThroughSymlinksToDirectoriesAndLaterEntries) {
   WriteFile(root_ + "/x", "outside");
   fs::create_directory(root_ + "/outdir");
   WriteFile(root_ + "/outdir/f", "outside too");
   Hash empty = PutTree(Tree{});
   std::vector<Tree> trees(4);
-  // A link to a symlink that points outside.
-  trees[0].entries = {Link("a", EntryKind::kSymlink, root_ + "/x"), Link("b", EntryKind::kHardlink, "a")};
+  // A link to a path below a symlink that points outside.
+  trees[0].entries = {Link("a", EntryKind::kSymlink, root_), Link("b", EntryKind::kHardlink, "a/x")};
   // A link through a symlink to an outside directory.
   trees[1].entries = {Link("a", EntryKind::kSymlink, root_ + "/outdir"),
                       Link("b", EntryKind::kHardlink, "a/f")};

@@ -17,9 +17,15 @@ Result<std::shared_ptr<RandomAccessFile>> PackCache::OpenPack(const std::string&
   std::lock_guard<std::mutex> lock(mu_);
   auto it = open_.find(pack_name);
   if (it != open_.end()) return it->second;
-  STRATA_ASSIGN_OR_RETURN(auto file, backend_->OpenPack(pack_name));
-  open_.emplace(pack_name, file);
-  return file;
+  auto file = backend_->OpenPack(pack_name);
+  if (!file.ok()) {
+    if (file.status().IsNotFound())
+      return Status::Corruption("pack " + pack_name + " is in the index but missing from the store (" +
+                                backend_->PackLocation(pack_name) + ")");
+    return file.status();
+  }
+  open_.emplace(pack_name, *file);
+  return *file;
 }
 
 Result<std::string> PackCache::ReadObject(const std::string& pack_name, const PackEntry& entry) {

@@ -51,8 +51,9 @@ Result<Hash> ResolveRevision(Store& store, std::string_view rev) {
   for (uint64_t i = 0; i < back; i++) {
     STRATA_ASSIGN_OR_RETURN(Commit c, store.GetCommit(id));
     if (c.parents.empty())
-      return Status::NotFound("revision '" + std::string(rev) + "' goes back further than the history (" +
-                              std::to_string(i) + " commits)");
+      return Status::NotFound("revision '" + std::string(rev) + "' goes back past the first commit (" +
+                              std::to_string(i) + (i == 1 ? " commit" : " commits") + " before '" +
+                              std::string(base) + "')");
     id = c.parents[0];
   }
   return id;

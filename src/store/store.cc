@@ -64,6 +64,9 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env) {
   STRATA_ASSIGN_OR_RETURN(std::string text, env->ReadFile(path + kConfigFile));
   auto config = StoreConfig::FromJson(text);
   if (!config.ok()) return config.status().WithContext("store " + path);
+  // The index holds the refs, the one thing packs cannot restore.
+  if (!env->Exists(path + kIndexFile))
+    return Status::Corruption("store " + path + " is damaged: its index (index.db) is missing");
   STRATA_ASSIGN_OR_RETURN(auto index, Index::Open(path + kIndexFile, /*create=*/false));
   std::unique_ptr<Store> store(new Store(path, env, *config, std::move(index)));
   STRATA_RETURN_IF_ERROR(store->Recover());

@@ -4,8 +4,8 @@
 // names, kinds, permission bits, owners, nanosecond mtimes, xattrs, symlink
 // targets, device numbers, and for regular files the list of chunks. Hard links
 // are recorded the way tar does: the first path of a linked inode (in sorted
-// walk order) is a regular file, each later path is a kHardlink entry naming that
-// first path relative to the root of the commit. Encoding in docs/format/objects.md.
+// walk order) is an ordinary entry (file, symlink, fifo, device...), each later
+// path is a kHardlink entry naming that first path relative to the commit's root. Encoding in docs/format/objects.md.
 #pragma once
 
 #include <cstdint>
