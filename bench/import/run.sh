@@ -162,7 +162,7 @@ if has_arm strata; then
   meta strata_version "$("${STRATA_BIN}" --version 2>/dev/null | head -n1 || true)"
 fi
 # Exact command lines as run (REPO is the arm's fresh repository, DATA the tree).
-meta cmd_strata "${STRATA_BIN} --store REPO init; ${STRATA_BIN} --store REPO import DATA --branch main -m v1|v2"
+meta cmd_strata "${STRATA_BIN} --store REPO init; XDG_CACHE_HOME=<scratch> ${STRATA_BIN} --store REPO import DATA --branch main -m v1|v2"
 meta cmd_restic "RESTIC_PASSWORD=<fixed> RESTIC_CACHE_DIR=<scratch> restic -r REPO init; restic -r REPO backup DATA (twice)"
 meta cmd_borg "BORG_BASE_DIR=<scratch> borg init -e none REPO; borg create --compression zstd,3 REPO::v1|v2 DATA"
 meta cache_state "cold: sync; echo 3 > /proc/sys/vm/drop_caches before every timed import; Cached (kB) from /proc/meminfo right after the drop is recorded per import"
@@ -190,7 +190,9 @@ arm_import() {
   local arm=$1 dir=$2 phase=$3 rc=0
   case "${arm}" in
     strata)
-      "${STRATA_BIN}" --store "${dir}/repo" import "${DATA}" --branch main -m "${phase}" || rc=$?
+      # Like restic's and borg's caches, strata's import cache lives outside the
+      # repository (and so outside its stored bytes), in the arm's scratch.
+      XDG_CACHE_HOME=${dir}/cache "${STRATA_BIN}" --store "${dir}/repo" import "${DATA}" --branch main -m "${phase}" || rc=$?
       ;;
     restic)
       RESTIC_PASSWORD=${BENCH_RESTIC_PASSWORD} RESTIC_CACHE_DIR=${dir}/cache \

@@ -3,6 +3,9 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+
 #include "cli/cli.h"
 #include "snapshot/exporter.h"
 #include "snapshot/importer.h"
@@ -28,6 +31,24 @@ std::string DefaultAuthor() {
   return user + "@" + host;
 }
 
+// $XDG_CACHE_HOME/strata (else ~/.cache/strata)/import-<id>.db, one file per
+// store: the cache speaks of this machine's paths, so it stays out of the store.
+Result<std::string> ImportCachePath(const Store& store) {
+  std::string dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    dir = std::string(xdg) + "/strata";
+  } else {
+    const char* home = std::getenv("HOME");
+    dir = std::string(home && *home ? home : "/tmp") + "/.cache/strata";
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::IOError("creating the import cache directory " + dir, ec.value());
+  std::string canonical = std::filesystem::weakly_canonical(store.path(), ec).string();
+  if (ec) canonical = store.path();
+  return dir + "/import-" + Sha256::Of(canonical.data(), canonical.size()).ToHex().substr(0, 16) + ".db";
+}
+
 int RunImport(Globals& g, const ImportArgs& a) {
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(store.status());
@@ -35,7 +56,11 @@ int RunImport(Globals& g, const ImportArgs& a) {
   options.branch = a.branch;
   options.message = a.message.empty() ? "import " + a.dir : a.message;
   options.author = DefaultAuthor();
-  options.use_cache = !a.no_cache;
+  if (!a.no_cache) {
+    auto cache = ImportCachePath(**store);
+    if (!cache.ok()) return Fail(cache.status());
+    options.cache_path = *cache;
+  }
   options.threads = a.threads;
   auto stats = ImportTree(**store, a.dir, options);
   if (!stats.ok()) return Fail(stats.status().WithContext("import of " + a.dir + " failed"));

@@ -123,11 +123,11 @@ Result<std::vector<std::pair<std::string, std::string>>> ReadXattrs(const std::s
   return out;
 }
 
-Result<SourceFile> SourceFile::Open(const std::string& path) {
+Result<SourceFile> SourceFile::Open(const std::string& path, bool sequential) {
   int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
   if (fd < 0 && errno == EPERM) fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);  // not our file
   if (fd < 0) return Status::IOError("opening " + path, errno);
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  if (sequential) ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   return SourceFile(fd, path);
 }
 
@@ -138,16 +138,19 @@ SourceFile::~SourceFile() {
 Result<size_t> SourceFile::ReadAppend(size_t n, std::string* out) {
   size_t old = out->size();
   out->resize(old + n);
-  for (;;) {
-    ssize_t r = ::read(fd_, out->data() + old, n);
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = ::read(fd_, out->data() + old + done, n - done);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0) {
       out->resize(old);
       return Status::IOError("reading " + path_, errno);
     }
-    out->resize(old + static_cast<size_t>(r));
-    return static_cast<size_t>(r);
+    if (r == 0) break;  // end of file
+    done += static_cast<size_t>(r);
   }
+  out->resize(old + done);
+  return done;
 }
 
 }  // namespace strata

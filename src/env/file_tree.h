@@ -43,7 +43,9 @@ Result<std::vector<std::pair<std::string, std::string>>> ReadXattrs(const std::s
 // A regular file opened for sequential reading (O_NOFOLLOW).
 class SourceFile {
  public:
-  static Result<SourceFile> Open(const std::string& path);
+  // sequential: hint the kernel to read ahead aggressively (worth a syscall
+  // for large files only).
+  static Result<SourceFile> Open(const std::string& path, bool sequential);
   ~SourceFile();
   SourceFile(SourceFile&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) { other.fd_ = -1; }
   SourceFile(const SourceFile&) = delete;
@@ -51,6 +53,7 @@ class SourceFile {
   SourceFile& operator=(SourceFile&&) = delete;
 
   // Reads up to n bytes appended to *out; returns the number read (0 at end).
+  // A regular file returns fewer than n only at its end.
   Result<size_t> ReadAppend(size_t n, std::string* out);
 
  private:

@@ -8,8 +8,9 @@
 // content; a file changed within kRacyWindow of the import's start is not
 // remembered, because timestamps are coarser than the writes that set them.
 //
-// The cache lives in STORE/import-cache.db, is local to this machine (it is
-// keyed by absolute paths) and disposable: deleting it only makes the next
+// The cache is a SQLite file outside the store (the command puts it under
+// ~/.cache/strata, one per store): it is local to this machine, since it is
+// keyed by absolute paths, and disposable: deleting it only makes the next
 // import read everything. Entries are trusted only if every chunk they name is
 // still in the store.
 //

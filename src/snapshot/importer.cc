@@ -60,17 +60,33 @@ class Importer {
     root.path = source;
     root.st = root_st;
     STRATA_ASSIGN_OR_RETURN(root.entry.xattrs, ReadXattrs(source));
-    if (options_.use_cache) {
-      STRATA_ASSIGN_OR_RETURN(cache_, ImportCache::Open(store_.path() + "/import-cache.db"));
+    if (!options_.cache_path.empty()) {
+      STRATA_ASSIGN_OR_RETURN(cache_, ImportCache::Open(options_.cache_path));
       STRATA_ASSIGN_OR_RETURN(cache_root_, CanonicalPath(source));
       STRATA_RETURN_IF_ERROR(cache_->Load(cache_root_));
     }
-    STRATA_RETURN_IF_ERROR(Walk(&root));
-    progress_.SetTotals(files_.size(), total_bytes_);
+    // File data is read by the pool while the walk goes on, in batches so that
+    // a tree of small files does not cost a thread hand-off per file.
+    size_t threads = options_.threads > 0 ? options_.threads : 4 * std::max(1u, std::thread::hardware_concurrency());
+    pool_ = std::make_unique<ThreadPool>(threads);
+    {
+      // Directories are scanned in parallel too: on a cold cache the walk is a
+      // chain of small random reads, and several in flight hide their latency.
+      // The queue is unbounded because scans submit the scans of subdirectories.
+      ThreadPool scanners(threads, SIZE_MAX);
+      scanners_ = &scanners;
+      scanners.Submit([this, &root] { Scan(&root); });
+      scanners.Wait();
+      scanners_ = nullptr;
+    }
+    Status walked_ok = FirstError();
+    if (walked_ok.ok()) walked_ok = AssignInOrder(&root);
     auto walked = std::chrono::steady_clock::now();
     stats_.walk_seconds = Seconds(start, walked);
-
-    STRATA_RETURN_IF_ERROR(ReadFiles());
+    pool_.reset();  // waits for every file
+    STRATA_RETURN_IF_ERROR(walked_ok);
+    STRATA_RETURN_IF_ERROR(FirstError());
+    progress_.SetTotals(files_total_, total_bytes_);
     auto read = std::chrono::steady_clock::now();
     stats_.data_seconds = Seconds(walked, read);
     STRATA_ASSIGN_OR_RETURN(stats_.root, StoreTree(&root));
@@ -104,11 +120,29 @@ class Importer {
   }
 
  private:
-  // Lists every path below dir in sorted order, depth first, and fills in
-  // everything but file contents. Hard links are resolved here, in this order,
-  // so the first path of an inode is the one that carries its data.
-  Status Walk(Node* dir) {
+  Status FirstError() {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    return first_error_;
+  }
+
+  void RecordError(const Status& s) {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    if (first_error_.ok()) first_error_ = s;
+  }
+
+  // Scans one directory (in a scanner thread): stats every entry, reads
+  // xattrs and symlink targets, queues the scans of subdirectories, and hands
+  // singly-linked files to the readers right away. Entries are kept in sorted
+  // order; nothing here depends on the order in which directories finish.
+  void Scan(Node* dir) {
+    if (Status s = ScanEntries(dir); !s.ok()) RecordError(s);
+  }
+
+  Status ScanEntries(Node* dir) {
+    if (!FirstError().ok()) return Status::Ok();  // another scan failed: stop early
     STRATA_ASSIGN_OR_RETURN(auto names, ListDirectorySorted(dir->path));
+    std::vector<Node*> batch;
+    uint64_t batch_bytes = 0;
     for (const std::string& name : names) {
       auto node = std::make_unique<Node>();
       node->path = dir->path + "/" + name;
@@ -117,6 +151,7 @@ class Importer {
       STRATA_ASSIGN_OR_RETURN(node->st, LstatPath(node->path));
       // A store inside the tree is left out: it changes while it is imported.
       if (S_ISDIR(node->st.mode) && store_dir_ == std::make_pair(node->st.dev, node->st.ino)) {
+        std::lock_guard<std::mutex> lock(stats_mu_);
         stats_.excluded++;
         continue;
       }
@@ -129,39 +164,86 @@ class Importer {
       e.mtime_sec = node->st.mtime_sec;
       e.mtime_nsec = node->st.mtime_nsec;
       STRATA_ASSIGN_OR_RETURN(e.xattrs, ReadXattrs(node->path));
-      if (e.kind != EntryKind::kDirectory && RecordAsHardlink(node.get())) {
-        dir->children.push_back(std::move(node));
-        continue;
-      }
       switch (e.kind) {
-        case EntryKind::kFile:
-          STRATA_RETURN_IF_ERROR(AddFile(node.get()));
-          break;
         case EntryKind::kDirectory: {
-          STRATA_RETURN_IF_ERROR(Walk(node.get()));
-          stats_.directories++;
+          Node* child = node.get();
+          scanners_->Submit([this, child] { Scan(child); });
           break;
         }
         case EntryKind::kSymlink: {
           STRATA_ASSIGN_OR_RETURN(e.target, ReadSymlink(node->path));
           if (e.target.empty()) return Status::InvalidArgument("cannot import " + node->path + ": empty symlink");
-          stats_.symlinks++;
           break;
         }
         case EntryKind::kCharDevice:
         case EntryKind::kBlockDevice:
           e.rdev = node->st.rdev;
-          stats_.specials++;
           break;
+        case EntryKind::kFile: {
+          // Files with several names wait for AssignInOrder, which decides
+          // which name carries the data.
+          if (node->st.nlink > 1) break;
+          STRATA_ASSIGN_OR_RETURN(bool cached, ReuseCachedChunks(node.get()));
+          if (cached) break;
+          CountToRead(node->st.size);
+          batch.push_back(node.get());
+          batch_bytes += node->st.size;
+          if (batch.size() >= kBatchFiles || batch_bytes >= kBatchBytes) {
+            SubmitBatch(std::move(batch));
+            batch.clear();
+            batch_bytes = 0;
+          }
+          break;
+        }
         case EntryKind::kFifo:
         case EntryKind::kSocket:
         case EntryKind::kHardlink:  // never from KindOf
-          stats_.specials++;
           break;
       }
       dir->children.push_back(std::move(node));
     }
+    SubmitBatch(std::move(batch));
     return Status::Ok();
+  }
+
+  // Walks the scanned tree in sorted depth-first order, which is the order
+  // export uses: the first name of a multiply-linked inode carries its data,
+  // later names become hard-link entries. Also counts what the tree holds.
+  Status AssignInOrder(Node* dir) {
+    for (auto& child : dir->children) {
+      Node* node = child.get();
+      TreeEntry& e = node->entry;
+      if (e.kind != EntryKind::kDirectory && RecordAsHardlink(node)) continue;
+      switch (e.kind) {
+        case EntryKind::kDirectory:
+          stats_.directories++;
+          STRATA_RETURN_IF_ERROR(AssignInOrder(node));
+          break;
+        case EntryKind::kFile: {
+          stats_.files++;
+          if (node->st.nlink <= 1) break;  // already handed to the readers
+          STRATA_ASSIGN_OR_RETURN(bool cached, ReuseCachedChunks(node));
+          if (cached) break;
+          CountToRead(node->st.size);
+          SubmitBatch({node});
+          break;
+        }
+        case EntryKind::kSymlink:
+          stats_.symlinks++;
+          break;
+        default:
+          stats_.specials++;
+          break;
+      }
+    }
+    return Status::Ok();
+  }
+
+  void CountToRead(uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    files_total_++;
+    total_bytes_ += bytes;
+    progress_.SetTotals(files_total_, total_bytes_);
   }
 
   // A second name of an inode seen earlier in the walk becomes a hard-link
@@ -176,15 +258,16 @@ class Importer {
     return true;
   }
 
-  // A regular file: one the import cache knows, or one to read.
-  Status AddFile(Node* node) {
-    stats_.files++;
-    STRATA_ASSIGN_OR_RETURN(bool cached, ReuseCachedChunks(node));
-    if (!cached) {
-      files_.push_back(node);
-      total_bytes_ += node->st.size;
-    }
-    return Status::Ok();
+  // Hands files to the readers as one task: a tree of small files must not
+  // cost a thread hand-off per file.
+  void SubmitBatch(std::vector<Node*> batch) {
+    if (batch.empty()) return;
+    pool_->Submit([this, batch = std::move(batch)] {
+      for (Node* node : batch) {
+        if (!FirstError().ok()) return;
+        if (Status s = ReadFile(node); !s.ok()) return RecordError(s);
+      }
+    });
   }
 
   // Takes a file's chunk list from the import cache when its stat is unchanged
@@ -199,6 +282,7 @@ class Importer {
     }
     node->entry.chunks = *chunks;
     node->entry.size = node->st.size;
+    std::lock_guard<std::mutex> lock(stats_mu_);  // workers add to the same counters
     stats_.cached_files++;
     stats_.bytes += node->st.size;
     return true;
@@ -206,37 +290,12 @@ class Importer {
 
   std::string CacheKey(const Node* node) const { return cache_root_ + "/" + node->rel; }
 
-  // Chunks, hashes, compresses and stores every file's data on all cores.
-  Status ReadFiles() {
-    std::mutex mu;
-    Status first_error;
-    {
-      // More workers than cores: a worker waiting for a cold file to come off
-      // the disk leaves its core to one that is compressing.
-      size_t threads = options_.threads > 0 ? options_.threads : 4 * std::max(1u, std::thread::hardware_concurrency());
-      ThreadPool pool(threads);
-      for (Node* node : files_) {
-        pool.Submit([this, node, &mu, &first_error] {
-          {
-            std::lock_guard<std::mutex> lock(mu);
-            if (!first_error.ok()) return;
-          }
-          Status s = ReadFile(node);
-          if (!s.ok()) {
-            std::lock_guard<std::mutex> lock(mu);
-            if (first_error.ok()) first_error = s;
-          }
-        });
-      }
-      pool.Wait();
-    }
-    return first_error;
-  }
-
+  // Reads, chunks, hashes, compresses and stores one file's data (in a worker).
   Status ReadFile(Node* node) {
-    STRATA_ASSIGN_OR_RETURN(SourceFile file, SourceFile::Open(node->path));
     const size_t max = chunker_.params().max_size;
-    std::string buf;
+    STRATA_ASSIGN_OR_RETURN(SourceFile file, SourceFile::Open(node->path, /*sequential=*/node->st.size > max));
+    thread_local std::string buf;  // reused: most files are small, allocations would dominate
+    buf.clear();
     size_t start = 0;  // where the next chunk begins in buf
     bool at_end = false;
     uint64_t read_total = 0;
@@ -254,9 +313,10 @@ class Importer {
         // zero-fill for every small file.
         uint64_t expected = node->st.size > read_total ? node->st.size - read_total : 0;
         size_t want = static_cast<size_t>(std::min<uint64_t>(2 * max, expected + 1));
-        STRATA_ASSIGN_OR_RETURN(size_t n, file.ReadAppend(std::max<size_t>(want, 4096), &buf));
+        want = std::max<size_t>(want, 4096);
+        STRATA_ASSIGN_OR_RETURN(size_t n, file.ReadAppend(want, &buf));
         read_total += n;
-        at_end = n == 0;
+        at_end = n < want;  // a short read is the end of the file
       }
       size_t avail = buf.size() - start;
       if (avail == 0) break;
@@ -305,14 +365,18 @@ class Importer {
   const ImportOptions& options_;
   Chunker chunker_;
   Progress progress_;
-  std::unique_ptr<ImportCache> cache_;  // null with use_cache off
+  std::unique_ptr<ImportCache> cache_;  // null without a cache_path
   std::string cache_root_;              // the source's canonical path: cache keys are below it
   std::map<std::pair<dev_t, ino_t>, std::string> first_link_;
   std::pair<dev_t, ino_t> store_dir_;
-  std::vector<Node*> files_;
-  uint64_t total_bytes_ = 0;
+  static constexpr size_t kBatchFiles = 64;
+  static constexpr uint64_t kBatchBytes = 8 << 20;
+  std::unique_ptr<ThreadPool> pool_;  // readers: from the walk's start until all data is read
+  ThreadPool* scanners_ = nullptr;    // directory scanners, during the walk
+  uint64_t files_total_ = 0, total_bytes_ = 0;  // files to read, for the progress bar; GUARDED_BY(stats_mu_)
   std::mutex stats_mu_;
-  ImportStats stats_;
+  Status first_error_;  // GUARDED_BY(stats_mu_): the first failure of a worker
+  ImportStats stats_;   // counters the workers update are GUARDED_BY(stats_mu_)
 };
 
 }  // namespace

@@ -20,9 +20,10 @@ struct ImportOptions {
   std::string message;
   std::string author;   // defaults to user@host
   size_t threads = 0;   // 0: four per core (workers also wait for the disk)
-  // Reuse the chunk lists of files unchanged since the last import of the same
-  // directory instead of reading them (see import_cache.h).
-  bool use_cache = true;
+  // Where the import cache lives (import_cache.h); empty: no cache, every file
+  // is read. The cache reuses the chunk lists of files unchanged since the
+  // last import of the same directory into the same store.
+  std::string cache_path;
 };
 
 struct ImportStats {

@@ -36,7 +36,7 @@ class ImporterTest : public ::testing::Test {
     ImportOptions o;
     o.branch = "main";
     o.message = "test";
-    o.use_cache = use_cache;
+    if (use_cache) o.cache_path = dir_.path() + "/import-cache.db";
     auto stats = ImportTree(*store_, src_, o);
     EXPECT_TRUE(stats.ok()) << stats.status().ToString();
     return stats.ok() ? *stats : ImportStats{};
@@ -140,6 +140,7 @@ TEST_F(ImporterTest, LeavesOutAStoreInsideTheTree) {
   ASSERT_TRUE(inner.ok());
   ImportOptions o;
   o.branch = "main";
+  o.cache_path = dir_.path() + "/import-cache.db";
   auto stats = ImportTree(**inner, src_, o);
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
   EXPECT_EQ(stats->excluded, 1u);

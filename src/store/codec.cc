@@ -2,6 +2,8 @@
 
 #include <zstd.h>
 
+#include <memory>
+
 namespace strata {
 namespace {
 // One context per thread: creating one per call costs more than compressing a
@@ -22,10 +24,18 @@ Codec Compress(std::string_view data, int level, std::string* out) {
   // Tiny objects never shrink enough to pay for a frame header.
   if (data.size() >= 64 && level > 0) {
     thread_local CompressContext cctx;
-    out->resize(ZSTD_compressBound(data.size()));
-    size_t n = ZSTD_compressCCtx(cctx.ctx, out->data(), out->size(), data.data(), data.size(), level);
+    // Compress into a per-thread scratch buffer: sizing *out to the bound
+    // first would zero-fill it on every call.
+    thread_local std::unique_ptr<char[]> scratch;
+    thread_local size_t scratch_size = 0;
+    size_t bound = ZSTD_compressBound(data.size());
+    if (scratch_size < bound) {
+      scratch.reset(new char[bound]);
+      scratch_size = bound;
+    }
+    size_t n = ZSTD_compressCCtx(cctx.ctx, scratch.get(), bound, data.data(), data.size(), level);
     if (!ZSTD_isError(n) && n < data.size()) {
-      out->resize(n);
+      out->assign(scratch.get(), n);
       return Codec::kZstd;
     }
   }

@@ -120,11 +120,13 @@ Result<PutResult> Store::Put(ObjectType type, std::string_view data) {
     known_.insert(result.id);
     return result;
   }
-  // Compress outside the lock: this is where the CPU time goes.
-  std::string stored;
+  // Compress outside the lock: this is where the CPU time goes. The buffer is
+  // per thread so its memory is reused from one object to the next.
+  thread_local std::string stored;
   Codec codec = Compress(data, config_.zstd_level, &stored);
 
-  std::lock_guard<std::mutex> lock(write_mu_);
+  std::unique_lock<std::mutex> lock(write_mu_);
+  STRATA_RETURN_IF_ERROR(seal_error_);
   if (!known_.insert(result.id).second) return result;  // another thread stored it meanwhile
   if (!open_pack_) {
     auto writer = PackWriter::Create(env_, path_ + "/tmp");
@@ -141,36 +143,49 @@ Result<PutResult> Store::Put(ObjectType type, std::string_view data) {
   open_ids_.insert(result.id);
   result.stored = true;
   result.stored_bytes = stored.size();
-  if (open_pack_->size() >= config_.pack_size) STRATA_RETURN_IF_ERROR(SealOpenPack());
+  if (open_pack_->size() >= config_.pack_size) STRATA_RETURN_IF_ERROR(SealOpenPack(lock));
   return result;
 }
 
-Status Store::SealOpenPack() {
+Status Store::SealOpenPack(std::unique_lock<std::mutex>& lock) {
   if (!open_pack_) return Status::Ok();
-  auto sealed = open_pack_->Finish();
-  if (sealed.ok()) {
-    Status published = backend_->PublishPack(sealed->local_path, sealed->name);
-    if (!published.ok()) {
-      env_->RemoveFile(sealed->local_path);  // best effort; Open removes leftovers too
-      sealed = published;
-    }
-  }
-  if (!sealed.ok()) {
-    // The objects of the failed pack are not stored: forget them so a retry writes them again.
-    for (const Hash& id : open_ids_) known_.erase(id);
-    open_ids_.clear();
-    open_pack_.reset();
-    return sealed.status();
-  }
-  open_pack_.reset();
+  // Take the full pack out and seal it without the lock: its fsync must not
+  // stall the other writers, who start a new pack meanwhile.
+  std::unique_ptr<PackWriter> writer = std::move(open_pack_);
+  std::unordered_set<Hash> ids = std::move(open_ids_);
   open_ids_.clear();
-  return index_->AddPack(sealed->name, sealed->size, sealed->entries);
+  sealing_ids_.insert(ids.begin(), ids.end());
+  sealing_++;
+  lock.unlock();
+
+  Status s;
+  auto sealed = writer->Finish();
+  if (!sealed.ok()) s = sealed.status();
+  if (s.ok()) {
+    s = backend_->PublishPack(sealed->local_path, sealed->name);
+    if (!s.ok()) env_->RemoveFile(sealed->local_path);  // best effort; Open removes leftovers too
+  }
+  if (s.ok()) s = index_->AddPack(sealed->name, sealed->size, sealed->entries);
+  writer.reset();
+
+  lock.lock();
+  for (const Hash& id : ids) sealing_ids_.erase(id);
+  if (!s.ok()) {
+    // These objects are not stored; any later write must not count on them,
+    // so the failure sticks until the store is reopened.
+    for (const Hash& id : ids) known_.erase(id);
+    if (seal_error_.ok()) seal_error_ = s;
+  }
+  if (--sealing_ == 0) sealed_.notify_all();
+  return s;
 }
 
 Status Store::Flush() {
   {
-    std::lock_guard<std::mutex> lock(write_mu_);
-    STRATA_RETURN_IF_ERROR(SealOpenPack());
+    std::unique_lock<std::mutex> lock(write_mu_);
+    STRATA_RETURN_IF_ERROR(SealOpenPack(lock));
+    sealed_.wait(lock, [this] { return sealing_ == 0; });  // packs other threads are sealing
+    STRATA_RETURN_IF_ERROR(seal_error_);
   }
   uint64_t logical = logical_bytes_pending_.exchange(0);
   if (logical > 0) STRATA_RETURN_IF_ERROR(index_->AddCounter(kLogicalBytesCounter, logical));
@@ -181,7 +196,7 @@ Result<std::string> Store::Get(const Hash& id, ObjectType expected) {
   bool unsealed;
   {
     std::lock_guard<std::mutex> lock(write_mu_);
-    unsealed = open_ids_.count(id) > 0;
+    unsealed = open_ids_.count(id) > 0 || sealing_ids_.count(id) > 0;
   }
   // Objects are read through the index only; one still in the open pack is
   // made readable by sealing that pack early.

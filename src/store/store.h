@@ -26,6 +26,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -127,7 +128,8 @@ class Store {
  private:
   Store(std::string path, Env* env, StoreConfig config, std::unique_ptr<Index> index);
   Status Recover();
-  Status SealOpenPack();  // REQUIRES: write_mu_ held
+  // Seals the open pack; drops `lock` (on write_mu_) while syncing it.
+  Status SealOpenPack(std::unique_lock<std::mutex>& lock);
 
   const std::string path_;
   Env* const env_;
@@ -139,6 +141,10 @@ class Store {
   std::mutex write_mu_;  // protects the open pack; lock order: write_mu_ before the index's
   std::unique_ptr<PackWriter> open_pack_;                 // GUARDED_BY(write_mu_)
   std::unordered_set<Hash> open_ids_;                     // objects in open_pack_, GUARDED_BY(write_mu_)
+  std::unordered_set<Hash> sealing_ids_;  // objects in packs being sealed, GUARDED_BY(write_mu_)
+  int sealing_ = 0;                       // packs being sealed, GUARDED_BY(write_mu_)
+  std::condition_variable sealed_;        // sealing_ dropped to 0
+  Status seal_error_;                     // sticky: a pack that failed to seal, GUARDED_BY(write_mu_)
   // Every id this Store wrote or found already stored, so repeated Puts of one
   // object (common in an import) skip the index lookup. GUARDED_BY(write_mu_)
   std::unordered_set<Hash> known_;

@@ -37,6 +37,7 @@ unset STRATA_STORE
 # Nor may a command that falls back to the default store location touch the
 # caller's: that default lives under XDG_DATA_HOME.
 export XDG_DATA_HOME="$WORK/xdg"
+export XDG_CACHE_HOME="$WORK/xdg-cache"   # the import cache, kept out of the real home
 export LC_ALL=C.UTF-8
 
 _cleanup() {
