@@ -39,5 +39,6 @@ std::string FormatTime(int64_t sec, uint32_t nsec);
 void RegisterStoreCommands(CLI::App& app, Globals& g, int* exit_code);     // init, verify, stats
 void RegisterSnapshotCommands(CLI::App& app, Globals& g, int* exit_code);  // import, export
 void RegisterHistoryCommands(CLI::App& app, Globals& g, int* exit_code);   // log, ls, cat
+void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code);     // mount, umount, workspace
 
 }  // namespace strata::cli

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   RegisterStoreCommands(app, globals, &exit_code);
   RegisterSnapshotCommands(app, globals, &exit_code);
   RegisterHistoryCommands(app, globals, &exit_code);
+  RegisterMountCommands(app, globals, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -1,0 +1,330 @@
+// mount, umount, workspace list|end: workspaces and the daemons that serve them.
+//
+// `strata mount` returns only when the mount is ready: it forks a daemon that
+// opens the workspace and mounts it, and waits on a pipe for "ready" or for the
+// daemon's error message. The daemon records its pid and mountpoint in
+// STORE/workspaces/NAME/mounted so that `umount`, `workspace list` and a second
+// `mount` can find it; its log is STORE/workspaces/NAME/daemon.log.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "cli/cli.h"
+#include "fs/fuse_server.h"
+#include "store/revision.h"
+#include "workspace/workspace.h"
+
+namespace strata::cli {
+namespace {
+
+struct MountArgs {
+  bool create_new = false, foreground = false;
+  std::string branch, workspace, name, mountpoint;
+};
+
+std::string StateDir(const Store& store, const std::string& name) { return store.path() + "/workspaces/" + name; }
+
+struct MountRecord {
+  int pid = 0;
+  std::string mountpoint;
+};
+
+// The record a live daemon left; nullopt when there is none or its process is gone.
+std::optional<MountRecord> ReadMountRecord(const Store& store, const std::string& name) {
+  std::ifstream in(StateDir(store, name) + "/mounted");
+  MountRecord r;
+  if (!(in >> r.pid) || !std::getline(in >> std::ws, r.mountpoint)) return std::nullopt;
+  if (r.pid <= 0 || (::kill(r.pid, 0) != 0 && errno != EPERM)) return std::nullopt;
+  // A killed daemon may linger as a zombie until it is reaped: that is gone too.
+  std::ifstream stat("/proc/" + std::to_string(r.pid) + "/stat");
+  std::string pid_field, comm, state;
+  if (stat >> pid_field >> comm >> state && state == "Z") return std::nullopt;
+  return r;
+}
+
+void DetachMount(const std::string& mountpoint);
+
+// Whether /proc/mounts shows a strata FUSE mount at path (which may belong to
+// a daemon that died: then the path answers ENOTCONN to everything).
+bool IsStrataMountpoint(const std::string& path) {
+  std::ifstream in("/proc/mounts");
+  std::string fsname, dir, type, rest;
+  while (in >> fsname >> dir >> type && std::getline(in, rest)) {
+    // /proc/mounts escapes spaces, tabs, newlines and backslashes in octal.
+    std::string unescaped;
+    for (size_t i = 0; i < dir.size(); i++) {
+      if (dir[i] == '\\' && i + 3 < dir.size()) {
+        unescaped.push_back(static_cast<char>(std::stoi(dir.substr(i + 1, 3), nullptr, 8)));
+        i += 3;
+      } else {
+        unescaped.push_back(dir[i]);
+      }
+    }
+    if (unescaped == path && type == "fuse.strata") return true;
+  }
+  return false;
+}
+
+// Runs in the daemon: opens, mounts, reports readiness on ready_fd, serves.
+int Serve(const Globals& g, const std::string& name, const std::string& mountpoint, int ready_fd) {
+  auto report = [ready_fd](const std::string& msg) {
+    if (ready_fd >= 0 && ::write(ready_fd, msg.data(), msg.size()) < 0) {
+    }
+  };
+  auto fail = [&](const Status& s) {
+    report("error: " + s.message());
+    return Fail(s);
+  };
+  auto store = OpenStore(g);
+  if (!store.ok()) return fail(store.status());
+  auto ws = Workspace::Open(**store, name);
+  if (!ws.ok()) return fail(ws.status());
+  MountOptions options;
+  options.fsname = "strata:" + name;
+  options.allow_other = ::geteuid() == 0;
+  options.state_dir = StateDir(**store, name);
+  auto server = FuseServer::Mount(ws->get(), mountpoint, options);
+  if (!server.ok()) return fail(server.status());
+  const std::string record = options.state_dir + "/mounted";
+  {
+    std::ofstream out(record, std::ios::trunc);
+    out << ::getpid() << "\n" << mountpoint << "\n";
+  }
+  report("ready");
+  if (ready_fd >= 0) ::close(ready_fd);
+  Status s = (*server)->Run();
+  server->reset();
+  std::filesystem::remove(record);
+  if (!s.ok()) return Fail(s);
+  return kExitOk;
+}
+
+int RunMount(Globals& g, const MountArgs& a) {
+  std::error_code ec;
+  std::string mountpoint = std::filesystem::absolute(a.mountpoint, ec).lexically_normal().string();
+  if (mountpoint.size() > 1 && mountpoint.back() == '/') mountpoint.pop_back();
+  // A daemon that was killed leaves its mount behind, answering ENOTCONN:
+  // detach it so that the workspace can be mounted again.
+  if (IsStrataMountpoint(mountpoint) && !std::filesystem::is_directory(mountpoint, ec)) {
+    std::fprintf(stderr, "strata: %s was left by a daemon that stopped; detaching it\n", mountpoint.c_str());
+    DetachMount(mountpoint);
+  }
+  if (!std::filesystem::is_directory(mountpoint, ec))
+    return Fail(Status::InvalidArgument("mountpoint " + a.mountpoint + " is not a directory"));
+  mountpoint = std::filesystem::canonical(mountpoint, ec).string();
+  int modes = a.create_new + !a.branch.empty() + !a.workspace.empty();
+  if (modes != 1) return Fail(Status::InvalidArgument("give exactly one of --new, --branch B, --workspace NAME"));
+
+  std::string name;
+  {
+    auto store = OpenStore(g);
+    if (!store.ok()) return Fail(store.status());
+    if (!a.workspace.empty()) {
+      name = a.workspace;
+    } else {
+      name = a.name.empty() ? std::filesystem::path(mountpoint).filename().string() : a.name;
+      if (!IsValidRefName(name))
+        return Fail(Status::InvalidArgument("'" + name + "' is not a valid workspace name; choose one with --name"));
+      std::optional<Hash> base;
+      if (!a.branch.empty()) {
+        auto head = (*store)->GetRef(a.branch);
+        if (!head.ok()) return Fail(head.status());
+        if (!*head) return Fail(Status::NotFound("no branch '" + a.branch + "'"));
+        base = **head;
+      }
+      Status s = Workspace::Create(**store, name, base, a.branch);
+      if (!s.ok()) return Fail(s.WithContext("workspace '" + name + "' (choose another with --name)"));
+    }
+    if (auto r = ReadMountRecord(**store, name))
+      return Fail(Status::InvalidArgument("workspace '" + name + "' is already mounted at " + r->mountpoint));
+  }
+  if (a.foreground) return Serve(g, name, mountpoint, -1);
+
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) return Fail(Status::IOError("pipe", errno));
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) return Fail(Status::IOError("fork", errno));
+  if (pid == 0) {
+    ::close(pipefd[0]);
+    ::setsid();
+    std::string log = "/dev/null";
+    {
+      auto store = OpenStore(g);  // closed again: Serve opens the store the daemon keeps
+      if (store.ok()) log = StateDir(**store, name) + "/daemon.log";
+    }
+    int devnull = ::open("/dev/null", O_RDONLY);
+    int logfd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+    if (logfd >= 0) {
+      ::dup2(logfd, STDOUT_FILENO);
+      ::dup2(logfd, STDERR_FILENO);
+    }
+    ::_exit(Serve(g, name, mountpoint, pipefd[1]));
+  }
+  ::close(pipefd[1]);
+  std::string msg;
+  char buf[512];
+  ssize_t n;
+  while ((n = ::read(pipefd[0], buf, sizeof(buf))) > 0) {
+    msg.append(buf, static_cast<size_t>(n));
+    if (msg == "ready") break;
+  }
+  ::close(pipefd[0]);
+  if (msg != "ready") {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return Fail(Status::IOError(msg.empty() ? "the daemon exited before the mount was ready" : msg.substr(7), EIO));
+  }
+  fmt::print("mounted workspace '{}' at {}\n", name, mountpoint);
+  return kExitOk;
+}
+
+// Runs fusermount3 -u (with -z: lazily, for a mount whose daemon is gone).
+bool RunFusermount(const std::string& mountpoint, bool lazy) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (lazy)
+      ::execlp("fusermount3", "fusermount3", "-u", "-z", "-q", mountpoint.c_str(), static_cast<char*>(nullptr));
+    else
+      ::execlp("fusermount3", "fusermount3", "-u", "-q", mountpoint.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+void DetachMount(const std::string& mountpoint) { RunFusermount(mountpoint, /*lazy=*/true); }
+
+// Unmounts and waits for the daemon to exit.
+Status Unmount(const std::string& mountpoint, int daemon_pid) {
+  if (!RunFusermount(mountpoint, /*lazy=*/false))
+    return Status::IOError("cannot unmount " + mountpoint + " (busy? see fusermount3)", EBUSY);
+  for (int i = 0; daemon_pid > 0 && i < 200 && ::kill(daemon_pid, 0) == 0; i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  return Status::Ok();
+}
+
+// The workspace mounted at mountpoint, if any.
+std::optional<std::pair<std::string, MountRecord>> FindMounted(Store& store, const std::string& mountpoint) {
+  auto list = Workspace::List(store);
+  if (!list.ok()) return std::nullopt;
+  for (const WorkspaceInfo& w : *list)
+    if (auto r = ReadMountRecord(store, w.name); r && r->mountpoint == mountpoint) return std::make_pair(w.name, *r);
+  return std::nullopt;
+}
+
+int RunUmount(Globals& g, const std::string& mp_arg) {
+  std::error_code ec;
+  std::string mountpoint = std::filesystem::absolute(mp_arg, ec).lexically_normal().string();
+  if (mountpoint.size() > 1 && mountpoint.back() == '/') mountpoint.pop_back();
+  auto store = OpenStore(g);
+  if (!store.ok()) return Fail(store.status());
+  auto found = FindMounted(**store, mountpoint);
+  if (!found) {
+    if (IsStrataMountpoint(mountpoint)) {  // its daemon died: detach what it left
+      DetachMount(mountpoint);
+      fmt::print("detached {} (its daemon had stopped)\n", mountpoint);
+      return kExitOk;
+    }
+    return Fail(Status::NotFound("no strata workspace is mounted at " + mountpoint));
+  }
+  if (Status s = Unmount(mountpoint, found->second.pid); !s.ok()) return Fail(s);
+  fmt::print("unmounted workspace '{}' from {}\n", found->first, mountpoint);
+  return kExitOk;
+}
+
+int RunWorkspaceList(Globals& g) {
+  auto store = OpenStore(g);
+  if (!store.ok()) return Fail(store.status());
+  auto list = Workspace::List(**store);
+  if (!list.ok()) return Fail(list.status());
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const WorkspaceInfo& w : *list) {
+    auto r = ReadMountRecord(**store, w.name);
+    j.push_back({{"name", w.name},
+                 {"base", w.base ? w.base->ToHex() : ""},
+                 {"branch", w.branch},
+                 {"mounted_at", r ? r->mountpoint : ""},
+                 {"changed_paths", w.changed_inodes}});
+  }
+  if (g.json) {
+    PrintJson(j);
+    return kExitOk;
+  }
+  fmt::print("{:<20} {:<12} {:<16} {:>8}  {}\n", "NAME", "BASE", "BRANCH", "CHANGED", "MOUNTED AT");
+  for (const auto& w : j)
+    fmt::print("{:<20} {:<12} {:<16} {:>8}  {}\n", w["name"].get<std::string>(),
+               w["base"].get<std::string>().substr(0, 12), w["branch"].get<std::string>(),
+               w["changed_paths"].get<uint64_t>(), w["mounted_at"].get<std::string>());
+  return kExitOk;
+}
+
+int RunWorkspaceEnd(Globals& g, const std::string& target, bool discard) {
+  auto store = OpenStore(g);
+  if (!store.ok()) return Fail(store.status());
+  std::string name = target;
+  std::error_code ec;
+  std::string as_path = std::filesystem::canonical(target, ec).string();
+  if (!ec) {
+    if (auto found = FindMounted(**store, as_path)) name = found->first;
+  }
+  auto list = Workspace::List(**store);
+  if (!list.ok()) return Fail(list.status());
+  auto it = std::find_if(list->begin(), list->end(), [&](const WorkspaceInfo& w) { return w.name == name; });
+  if (it == list->end()) return Fail(Status::NotFound("no workspace '" + target + "'"));
+  if (it->changed_inodes > 0 && !discard)
+    return Fail(Status::InvalidArgument("workspace '" + name + "' has uncommitted changes (" +
+                                        std::to_string(it->changed_inodes) +
+                                        " changed paths); use --discard to drop them"));
+  if (auto r = ReadMountRecord(**store, name)) {
+    if (Status s = Unmount(r->mountpoint, r->pid); !s.ok()) return Fail(s);
+  }
+  if (Status s = Workspace::Remove(**store, name); !s.ok()) return Fail(s);
+  fmt::print("ended workspace '{}'\n", name);
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
+  static MountArgs m;  // option storage must outlive parsing: the app lives for the process
+  auto* mount = app.add_subcommand("mount", "mount a workspace (new, on a branch, or an existing one)");
+  mount->add_flag("--new", m.create_new, "a new, empty workspace");
+  mount->add_option("--branch", m.branch, "a new workspace on the head of this branch");
+  mount->add_option("--workspace", m.workspace, "mount an existing workspace again");
+  mount->add_option("--name", m.name, "name of the new workspace (default: the mountpoint's name)");
+  mount->add_flag("--foreground", m.foreground, "serve in this process instead of a background daemon");
+  mount->add_option("MOUNTPOINT", m.mountpoint, "an existing directory")->required();
+  mount->callback([&g, exit_code] { *exit_code = RunMount(g, m); });
+
+  static std::string umount_path;
+  auto* umount = app.add_subcommand("umount", "unmount a workspace (it stays in the store)");
+  umount->add_option("MOUNTPOINT", umount_path)->required();
+  umount->callback([&g, exit_code] { *exit_code = RunUmount(g, umount_path); });
+
+  auto* ws = app.add_subcommand("workspace", "list or end workspaces");
+  ws->require_subcommand(1);
+  auto* list = ws->add_subcommand("list", "name, base, branch, where mounted, changed paths");
+  list->add_flag("--json", g.json, "machine-readable output");
+  list->callback([&g, exit_code] { *exit_code = RunWorkspaceList(g); });
+  static std::string end_target;
+  static bool end_discard = false;
+  auto* end = ws->add_subcommand("end", "unmount if mounted and delete a workspace");
+  end->add_option("NAME|MOUNTPOINT", end_target)->required();
+  end->add_flag("--discard", end_discard, "drop uncommitted changes");
+  end->callback([&g, exit_code] { *exit_code = RunWorkspaceEnd(g, end_target, end_discard); });
+}
+
+}  // namespace strata::cli

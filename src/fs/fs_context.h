@@ -1,0 +1,70 @@
+// What every FUSE handler needs: the workspace, the mount's options, and the
+// mapping from Status to errno. Private to src/fs/.
+#pragma once
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include <cerrno>
+
+#include "fs/fuse_server.h"
+
+namespace strata::fs {
+
+struct Context {
+  Workspace* ws;
+  MountOptions options;
+};
+
+inline Context& Ctx(fuse_req_t req) { return *static_cast<Context*>(fuse_req_userdata(req)); }
+
+// The errno the kernel should see for a failed workspace call. Errors that
+// carry no errno are internal (store damage, our own I/O): EIO, and logged.
+int ToErrno(const Status& s);
+
+// Fills a struct stat from workspace attributes.
+void FillStat(const Attr& a, struct stat* st);
+
+// Replies with an entry for `a` and takes the lookup reference the kernel now holds.
+void ReplyEntry(fuse_req_t req, const Attr& a);
+
+// The operation table, filled in one place (ops_table.cc).
+const fuse_lowlevel_ops& Operations();
+
+// Handlers by family.
+void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name);
+void OpForget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup);
+void OpForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets);
+void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi);
+void OpMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev);
+void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode);
+void OpSymlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name);
+void OpLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* new_name);
+void OpReadlink(fuse_req_t req, fuse_ino_t ino);
+void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name);
+void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name);
+void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t new_parent, const char* new_name,
+              unsigned int flags);
+
+void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi);
+void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
+void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off, fuse_file_info* fi);
+void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void OpFsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi);
+
+void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
+void OpReaddirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
+void OpReleasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void OpFsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi);
+void OpStatfs(fuse_req_t req, fuse_ino_t ino);
+
+void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size, int flags);
+void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size);
+void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
+void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name);
+
+}  // namespace strata::fs

@@ -1,0 +1,51 @@
+// FuseServer: serves a Workspace to the kernel through libfuse's low-level API.
+//
+// The adapter is thin: each FUSE operation unpacks its arguments, calls the
+// workspace, and replies exactly once (ops_*.cc). The kernel checks
+// permissions (default_permissions) and, because this daemon is the only writer
+// of its namespace, may cache entries and attributes for a long time.
+//
+// Thread-safety: Run() serves requests on several threads; the Workspace is
+// called concurrently.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "util/status.h"
+#include "workspace/workspace.h"
+
+struct fuse_session;
+
+namespace strata {
+
+struct MountOptions {
+  std::string fsname = "strata";  // shown in /proc/mounts
+  bool allow_other = false;       // let other users in (root only), with normal permission checks
+  double cache_timeout = 60;      // seconds the kernel may trust entries and attributes
+  unsigned max_threads = 8;
+  std::string state_dir;           // where the workspace keeps its state (for statfs)
+};
+
+class FuseServer {
+ public:
+  // Mounts at mountpoint (which must be an existing directory).
+  static Result<std::unique_ptr<FuseServer>> Mount(Workspace* ws, const std::string& mountpoint,
+                                                   const MountOptions& options);
+  ~FuseServer();  // unmounts if still mounted
+  FuseServer(const FuseServer&) = delete;
+  FuseServer& operator=(const FuseServer&) = delete;
+
+  // Serves requests until the file system is unmounted or SIGINT/SIGTERM/SIGHUP
+  // arrives.
+  Status Run();
+
+ private:
+  FuseServer() = default;
+  struct State;
+  std::unique_ptr<State> state_;
+  fuse_session* session_ = nullptr;
+  bool mounted_ = false;
+};
+
+}  // namespace strata

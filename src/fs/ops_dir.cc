@@ -1,0 +1,125 @@
+// Directory operations: listing (plain and plus), fsyncdir, statfs.
+//
+// Offsets: 1 is after ".", 2 after "..", and 2 + c after the workspace entry
+// whose offset is c. Workspace offsets stay valid while the directory changes,
+// so a listing interrupted by creates and removes neither repeats nor skips
+// entries that were there throughout.
+#include <sys/statvfs.h>
+
+#include <mutex>
+#include <vector>
+
+#include "fs/fs_context.h"
+
+namespace strata::fs {
+
+namespace {
+constexpr off_t kFirstEntryOffset = 2;
+
+// One per open directory (fi->fh): where the current listing ends.
+struct DirHandle {
+  std::mutex mu;
+  uint64_t end_offset = 0;  // GUARDED_BY(mu)
+};
+
+DirHandle* Handle(fuse_file_info* fi) { return reinterpret_cast<DirHandle*>(fi->fh); }
+
+// Lists into a reply buffer of `size` bytes. With plus, each entry carries its
+// attributes and takes a lookup reference, as READDIRPLUS requires. A listing
+// shows the entries that existed when it started (at offset 0: opendir or
+// rewinddir); later ones are left out, so a program that creates files while
+// it lists a directory still reaches the end.
+void ReplyDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi, bool plus) {
+  Context& ctx = Ctx(req);
+  auto state = ctx.ws->GetDirectoryState(ino);
+  if (!state.ok()) return (void)fuse_reply_err(req, ToErrno(state.status()));
+  uint64_t end;
+  {
+    DirHandle* h = Handle(fi);
+    std::lock_guard<std::mutex> lock(h->mu);
+    if (off == 0) h->end_offset = state->end_offset;
+    end = h->end_offset;
+  }
+  std::vector<char> buf(size);
+  size_t used = 0;
+  auto add = [&](const char* name, const struct stat& st, off_t next, const fuse_entry_param* e) {
+    size_t n = plus ? fuse_add_direntry_plus(req, buf.data() + used, size - used, name, e, next)
+                    : fuse_add_direntry(req, buf.data() + used, size - used, name, &st, next);
+    if (n > size - used) return false;  // full: the kernel asks again from `off`
+    used += n;
+    return true;
+  };
+  // "." and "..": plain entries with their inode numbers (readdir(3) drops
+  // entries whose inode is 0) but without attributes.
+  for (off_t dot = off; dot < kFirstEntryOffset; dot++) {
+    struct stat st {};
+    st.st_mode = S_IFDIR;
+    st.st_ino = dot == 0 ? ino : state->parent;
+    fuse_entry_param e{};  // ino 0: the kernel links no dentry and takes no reference
+    e.attr = st;
+    if (!add(dot == 0 ? "." : "..", st, dot + 1, &e)) return (void)fuse_reply_buf(req, buf.data(), used);
+  }
+  uint64_t after = off <= kFirstEntryOffset ? 0 : static_cast<uint64_t>(off - kFirstEntryOffset);
+  // A rough count of what fits; the loop stops at the real limit.
+  auto entries = ctx.ws->ReadDirectory(ino, after, size / 32 + 1);
+  if (!entries.ok()) return (void)fuse_reply_err(req, ToErrno(entries.status()));
+  for (const DirEntry& d : *entries) {
+    if (d.offset > end) break;  // created after the listing started
+    struct stat st {};
+    st.st_ino = d.ino;
+    st.st_mode = d.type;
+    fuse_entry_param e{};
+    if (plus) {
+      auto a = ctx.ws->GetAttr(d.ino);
+      if (!a.ok()) continue;  // removed meanwhile
+      e.ino = d.ino;
+      e.attr_timeout = ctx.options.cache_timeout;
+      e.entry_timeout = ctx.options.cache_timeout;
+      FillStat(*a, &e.attr);
+    }
+    if (!add(d.name.c_str(), st, kFirstEntryOffset + static_cast<off_t>(d.offset), &e)) break;
+    if (plus) ctx.ws->Ref(d.ino);
+  }
+  fuse_reply_buf(req, buf.data(), used);
+}
+}  // namespace
+
+void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  auto a = Ctx(req).ws->GetAttr(ino);
+  if (!a.ok()) return (void)fuse_reply_err(req, ToErrno(a.status()));
+  if (!S_ISDIR(a->mode)) return (void)fuse_reply_err(req, ENOTDIR);
+  auto state = Ctx(req).ws->GetDirectoryState(ino);
+  if (!state.ok()) return (void)fuse_reply_err(req, ToErrno(state.status()));
+  auto* h = new DirHandle;
+  h->end_offset = state->end_offset;  // a listing may also start by seeking
+  fi->fh = reinterpret_cast<uint64_t>(h);
+  fuse_reply_open(req, fi);
+}
+
+void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  ReplyDirectory(req, ino, size, off, fi, /*plus=*/false);
+}
+
+void OpReaddirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  ReplyDirectory(req, ino, size, off, fi, /*plus=*/true);
+}
+
+void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  delete Handle(fi);
+  fuse_reply_err(req, 0);
+}
+
+void OpFsyncdir(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
+  // Namespace changes are in the workspace database; Sync makes them durable.
+  fuse_reply_err(req, ToErrno(Ctx(req).ws->Sync(ino)));
+}
+
+void OpStatfs(fuse_req_t req, fuse_ino_t) {
+  // The space a workspace can use is the space left where its store lives.
+  struct statvfs st {};
+  if (statvfs(Ctx(req).options.state_dir.c_str(), &st) != 0) return (void)fuse_reply_err(req, errno);
+  st.f_namemax = 255;
+  fuse_reply_statfs(req, &st);
+}
+
+}  // namespace strata::fs

@@ -1,0 +1,171 @@
+// Namespace operations: lookup, forget, attributes, creating, linking,
+// removing and renaming entries.
+#include <sys/stat.h>
+
+#include <cstdio>
+
+#include "fs/fs_context.h"
+
+namespace strata::fs {
+
+int ToErrno(const Status& s) {
+  if (s.ok()) return 0;
+  if (s.errno_value() != 0) {
+    if (s.errno_value() == EIO) std::fprintf(stderr, "strata: internal error: %s\n", s.message().c_str());
+    return s.errno_value();
+  }
+  switch (s.code()) {
+    case Status::Code::kNotFound: return ENOENT;
+    case Status::Code::kAlreadyExists: return EEXIST;
+    case Status::Code::kInvalidArgument: return EINVAL;
+    default:
+      std::fprintf(stderr, "strata: internal error: %s\n", s.message().c_str());
+      return EIO;
+  }
+}
+
+void FillStat(const Attr& a, struct stat* st) {
+  *st = {};
+  st->st_ino = a.ino;
+  st->st_mode = a.mode;
+  st->st_nlink = a.nlink;
+  st->st_uid = a.uid;
+  st->st_gid = a.gid;
+  st->st_size = static_cast<off_t>(a.size);
+  st->st_rdev = a.rdev;
+  st->st_blksize = 4096;
+  st->st_blocks = static_cast<blkcnt_t>(a.blocks);
+  st->st_atim = {a.atime_ns / 1000000000, a.atime_ns % 1000000000};
+  st->st_mtim = {a.mtime_ns / 1000000000, a.mtime_ns % 1000000000};
+  st->st_ctim = {a.ctime_ns / 1000000000, a.ctime_ns % 1000000000};
+}
+
+void ReplyEntry(fuse_req_t req, const Attr& a) {
+  Context& ctx = Ctx(req);
+  fuse_entry_param e{};
+  e.ino = a.ino;
+  e.attr_timeout = ctx.options.cache_timeout;
+  e.entry_timeout = ctx.options.cache_timeout;
+  FillStat(a, &e.attr);
+  ctx.ws->Ref(a.ino);  // the kernel now holds one more lookup of this inode
+  if (fuse_reply_entry(req, &e) != 0) ctx.ws->Unref(a.ino, 1);  // the request was interrupted
+}
+
+namespace {
+template <typename T>
+bool Failed(fuse_req_t req, const Result<T>& r) {
+  if (r.ok()) return false;
+  fuse_reply_err(req, ToErrno(r.status()));
+  return true;
+}
+
+Credentials Caller(fuse_req_t req) {
+  const fuse_ctx* c = fuse_req_ctx(req);
+  return {c->uid, c->gid};
+}
+
+int64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+}  // namespace
+
+void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  auto a = Ctx(req).ws->Lookup(parent, name);
+  if (!a.ok() && a.status().errno_value() == ENOENT) {
+    // A negative entry: the kernel may remember the name is absent, since
+    // only this daemon can create it.
+    fuse_entry_param e{};
+    e.entry_timeout = Ctx(req).options.cache_timeout;
+    fuse_reply_entry(req, &e);
+    return;
+  }
+  if (Failed(req, a)) return;
+  ReplyEntry(req, *a);
+}
+
+void OpForget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
+  Ctx(req).ws->Unref(ino, nlookup);
+  fuse_reply_none(req);
+}
+
+void OpForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
+  for (size_t i = 0; i < count; i++) Ctx(req).ws->Unref(forgets[i].ino, forgets[i].nlookup);
+  fuse_reply_none(req);
+}
+
+void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  auto a = Ctx(req).ws->GetAttr(ino);
+  if (Failed(req, a)) return;
+  struct stat st;
+  FillStat(*a, &st);
+  fuse_reply_attr(req, &st, Ctx(req).options.cache_timeout);
+}
+
+void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
+  SetAttrRequest r;
+  if (to_set & FUSE_SET_ATTR_MODE) r.mode = attr->st_mode & 07777;
+  if (to_set & FUSE_SET_ATTR_UID) r.uid = attr->st_uid;
+  if (to_set & FUSE_SET_ATTR_GID) r.gid = attr->st_gid;
+  if (to_set & FUSE_SET_ATTR_SIZE) r.size = static_cast<uint64_t>(attr->st_size);
+  const int64_t now = NowNs();
+  if (to_set & FUSE_SET_ATTR_ATIME_NOW) r.atime_ns = now;
+  else if (to_set & FUSE_SET_ATTR_ATIME) r.atime_ns = attr->st_atim.tv_sec * 1000000000LL + attr->st_atim.tv_nsec;
+  if (to_set & FUSE_SET_ATTR_MTIME_NOW) r.mtime_ns = now;
+  else if (to_set & FUSE_SET_ATTR_MTIME) r.mtime_ns = attr->st_mtim.tv_sec * 1000000000LL + attr->st_mtim.tv_nsec;
+  auto a = Ctx(req).ws->SetAttr(ino, r);
+  if (Failed(req, a)) return;
+  struct stat st;
+  FillStat(*a, &st);
+  fuse_reply_attr(req, &st, Ctx(req).options.cache_timeout);
+}
+
+void OpMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  auto a = Ctx(req).ws->MakeNode(parent, name, mode, rdev, Caller(req));
+  if (Failed(req, a)) return;
+  ReplyEntry(req, *a);
+}
+
+void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  auto a = Ctx(req).ws->MakeDirectory(parent, name, mode, Caller(req));
+  if (Failed(req, a)) return;
+  ReplyEntry(req, *a);
+}
+
+void OpSymlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
+  auto a = Ctx(req).ws->MakeSymlink(parent, name, target, Caller(req));
+  if (Failed(req, a)) return;
+  ReplyEntry(req, *a);
+}
+
+void OpLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* new_name) {
+  auto a = Ctx(req).ws->Link(ino, new_parent, new_name);
+  if (Failed(req, a)) return;
+  ReplyEntry(req, *a);
+}
+
+void OpReadlink(fuse_req_t req, fuse_ino_t ino) {
+  auto target = Ctx(req).ws->ReadLink(ino);
+  if (Failed(req, target)) return;
+  fuse_reply_readlink(req, target->c_str());
+}
+
+void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  fuse_reply_err(req, ToErrno(Ctx(req).ws->Unlink(parent, name)));
+}
+
+void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  fuse_reply_err(req, ToErrno(Ctx(req).ws->RemoveDirectory(parent, name)));
+}
+
+void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t new_parent, const char* new_name,
+              unsigned int flags) {
+  unsigned ours = 0;
+  if (flags & RENAME_NOREPLACE) ours |= kRenameNoReplace;
+  if (flags & RENAME_EXCHANGE) ours |= kRenameExchange;
+  if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return (void)fuse_reply_err(req, EINVAL);  // e.g. WHITEOUT
+  fuse_reply_err(req, ToErrno(Ctx(req).ws->Rename(parent, name, new_parent, new_name, ours)));
+}
+
+}  // namespace strata::fs

@@ -1,0 +1,60 @@
+// The operation table, one operation per line, and capability negotiation.
+#include "fs/fs_context.h"
+
+namespace strata::fs {
+
+namespace {
+void OpInit(void*, fuse_conn_info* conn) {
+  // Large requests: fewer round trips for sequential I/O.
+  conn->max_write = 1 << 20;
+  conn->max_readahead = 1 << 20;
+  // Kernel-side permission checks are requested at mount (default_permissions).
+  // Writeback caching stays off until measured: with it, data acknowledged to
+  // a writer lives only in the kernel until flushed, which changes what a
+  // daemon crash can lose (docs/workspace.md will record the decision).
+  conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+  if (conn->capable & FUSE_CAP_READDIRPLUS) conn->want |= FUSE_CAP_READDIRPLUS;
+  if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+}
+}  // namespace
+
+const fuse_lowlevel_ops& Operations() {
+  static const fuse_lowlevel_ops ops = [] {
+    fuse_lowlevel_ops o{};
+    o.init = OpInit;
+    o.lookup = OpLookup;
+    o.forget = OpForget;
+    o.forget_multi = OpForgetMulti;
+    o.getattr = OpGetattr;
+    o.setattr = OpSetattr;
+    o.readlink = OpReadlink;
+    o.mknod = OpMknod;
+    o.mkdir = OpMkdir;
+    o.unlink = OpUnlink;
+    o.rmdir = OpRmdir;
+    o.symlink = OpSymlink;
+    o.rename = OpRename;
+    o.link = OpLink;
+    o.open = OpOpen;
+    o.read = OpRead;
+    o.write = OpWrite;
+    o.flush = OpFlush;
+    o.release = OpRelease;
+    o.fsync = OpFsync;
+    o.opendir = OpOpendir;
+    o.readdir = OpReaddir;
+    o.readdirplus = OpReaddirplus;
+    o.releasedir = OpReleasedir;
+    o.fsyncdir = OpFsyncdir;
+    o.statfs = OpStatfs;
+    o.setxattr = OpSetxattr;
+    o.getxattr = OpGetxattr;
+    o.listxattr = OpListxattr;
+    o.removexattr = OpRemovexattr;
+    o.create = OpCreate;
+    return o;
+  }();
+  return ops;
+}
+
+}  // namespace strata::fs

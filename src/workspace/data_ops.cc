@@ -1,0 +1,93 @@
+// File data operations: Read, Write, Sync.
+//
+// Write holds mu_ across its pwrite and its transaction, so the extents table
+// and data/<ino> change together with respect to other operations. Read holds
+// mu_ only while it copies what it needs out of the database (a ReadPlan); the
+// pread of the data file and the fetch of base chunks run without it.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "workspace/sqlite_workspace.h"
+
+namespace strata::workspace_internal {
+namespace {
+
+Status CheckRegular(const InodeRow& row) {
+  if (S_ISDIR(row.mode)) return Errno(EISDIR, "data of a directory");
+  if (!S_ISREG(row.mode)) return Errno(EINVAL, "data of a special file");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<size_t> SqliteWorkspace::Read(InodeId ino, uint64_t offset, size_t size, char* out) {
+  ReadPlan plan;
+  size_t n = 0;
+  {
+    std::lock_guard lock(mu_);
+    STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
+    STRATA_RETURN_IF_ERROR(CheckRegular(row));
+    if (offset >= row.size || size == 0) return size_t{0};
+    n = static_cast<size_t>(std::min<uint64_t>(size, row.size - offset));
+    plan.size = row.size;
+    plan.base_len = row.base_len;
+    if (offset < row.base_len) {
+      STRATA_ASSIGN_OR_RETURN(std::string chunks, db_->GetBaseChunks(ino));
+      STRATA_ASSIGN_OR_RETURN(plan.base_chunks, DecodeChunkList(chunks));
+    }
+    STRATA_ASSIGN_OR_RETURN(plan.extents, db_->Extents(ino, offset, offset + n));
+    if (!plan.extents.empty()) {
+      STRATA_ASSIGN_OR_RETURN(plan.file, files_.Get(ino, false));
+    }
+  }
+  STRATA_RETURN_IF_ERROR(files_.Read(plan, offset, n, out));
+  return n;
+}
+
+Result<size_t> SqliteWorkspace::Write(InodeId ino, uint64_t offset, std::string_view data) {
+  std::lock_guard lock(mu_);
+  STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
+  STRATA_RETURN_IF_ERROR(CheckRegular(row));
+  if (data.empty()) return size_t{0};
+  const uint64_t end = offset + data.size();
+  if (end < offset || end > static_cast<uint64_t>(INT64_MAX)) return Errno(EFBIG, "write past the largest offset");
+  // Bytes first, then the transaction that makes them part of the file: a
+  // crash in between leaves bytes no extent points at, never an extent
+  // pointing at bytes that were not written.
+  STRATA_RETURN_IF_ERROR(files_.Write(ino, offset, data));
+  Transaction txn(*db_);
+  STRATA_RETURN_IF_ERROR(txn.status());
+  STRATA_RETURN_IF_ERROR(db_->AddExtent(ino, offset, end));
+  const int64_t now = NowNs();
+  row.size = std::max(row.size, end);
+  row.mtime_ns = row.ctime_ns = now;
+  row.changed = true;
+  STRATA_RETURN_IF_ERROR(db_->UpdateInode(row));
+  STRATA_RETURN_IF_ERROR(txn.Commit());
+  return data.size();
+}
+
+Status SqliteWorkspace::Sync(InodeId ino) {
+  // Data first: once the WAL is durable, its extents must point at durable bytes.
+  STRATA_RETURN_IF_ERROR(files_.Sync(ino));
+  // With synchronous=NORMAL every committed transaction is in the WAL file
+  // but not necessarily on disk; one fdatasync of the WAL makes all of them
+  // durable. Taken under mu_ so no transaction is half-appended meanwhile.
+  std::lock_guard lock(mu_);
+  const std::string wal = dir_ + "/workspace.db-wal";
+  int fd = ::open(wal.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return Status::Ok();  // everything is checkpointed into the database file
+    return Status::IOError("opening " + wal, EIO);
+  }
+  int rc = ::fdatasync(fd);
+  ::close(fd);
+  if (rc != 0) return Status::IOError("syncing " + wal, EIO);
+  return Status::Ok();
+}
+
+}  // namespace strata::workspace_internal

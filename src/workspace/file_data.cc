@@ -1,0 +1,174 @@
+#include "workspace/file_data.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "util/coding.h"
+
+namespace strata::workspace_internal {
+namespace {
+
+// Beyond this many open data files, the table drops one: descriptors are a
+// limited resource and reopening a file costs one open(2).
+constexpr size_t kMaxOpenFiles = 256;
+
+}  // namespace
+
+DataFile::~DataFile() { ::close(fd_); }
+
+std::string EncodeChunkList(const std::vector<ChunkRef>& chunks) {
+  std::string out;
+  PutVarint(&out, chunks.size());
+  for (const ChunkRef& c : chunks) {
+    out.append(reinterpret_cast<const char*>(c.id.bytes.data()), Hash::kSize);
+    PutVarint(&out, c.length);
+  }
+  return out;
+}
+
+Result<std::vector<ChunkRef>> DecodeChunkList(std::string_view data) {
+  Decoder d(data);
+  uint64_t n;
+  if (!d.GetVarint(&n) || n > data.size()) return Status::IOError("workspace: bad base chunk list", EIO);
+  std::vector<ChunkRef> out(n);
+  for (ChunkRef& c : out) {
+    std::string_view id;
+    if (!d.GetBytes(Hash::kSize, &id) || !d.GetVarint(&c.length))
+      return Status::IOError("workspace: bad base chunk list", EIO);
+    c.id = Hash::FromBytes(id.data());
+  }
+  if (!d.empty()) return Status::IOError("workspace: bad base chunk list", EIO);
+  return out;
+}
+
+Result<std::shared_ptr<DataFile>> FileData::Get(InodeId ino, bool create) {
+  std::lock_guard lock(mu_);
+  auto it = open_.find(ino);
+  if (it != open_.end()) return it->second;
+  std::string path = PathOf(ino);
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+  if (fd < 0) {
+    if (errno == ENOENT && !create) return std::shared_ptr<DataFile>();
+    return Status::IOError("opening " + path, EIO);
+  }
+  if (create) dir_dirty_ = true;  // maybe created: data/ needs a sync before it is durable
+  if (open_.size() >= kMaxOpenFiles) open_.erase(open_.begin());  // users keep theirs alive
+  auto file = std::make_shared<DataFile>(fd);
+  open_[ino] = file;
+  return file;
+}
+
+Status FileData::Write(InodeId ino, uint64_t offset, std::string_view data) {
+  STRATA_ASSIGN_OR_RETURN(auto file, Get(ino, true));
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::pwrite(file->fd(), data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      // A full disk is the user's to see as such; anything else is our I/O error.
+      return Status::IOError("writing " + PathOf(ino), err == ENOSPC || err == EDQUOT ? err : EIO);
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status FileData::Truncate(InodeId ino, uint64_t size) {
+  STRATA_ASSIGN_OR_RETURN(auto file, Get(ino, false));
+  if (!file) return Status::Ok();
+  struct stat st;
+  if (::fstat(file->fd(), &st) != 0) return Status::IOError("stat " + PathOf(ino), EIO);
+  if (static_cast<uint64_t>(st.st_size) <= size) return Status::Ok();
+  if (::ftruncate(file->fd(), static_cast<off_t>(size)) != 0) return Status::IOError("truncating " + PathOf(ino), EIO);
+  return Status::Ok();
+}
+
+void FileData::Remove(InodeId ino) {
+  {
+    std::lock_guard lock(mu_);
+    open_.erase(ino);
+  }
+  ::unlink(PathOf(ino).c_str());  // a missing file is the expected case for unchanged inodes
+}
+
+Status FileData::Sync(InodeId ino) {
+  STRATA_ASSIGN_OR_RETURN(auto file, Get(ino, false));
+  if (file && ::fdatasync(file->fd()) != 0) return Status::IOError("syncing " + PathOf(ino), EIO);
+  if (dir_dirty_.exchange(false)) {
+    int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+      dir_dirty_ = true;
+      return Status::IOError("opening " + dir_, EIO);
+    }
+    int rc = ::fsync(fd);
+    ::close(fd);
+    if (rc != 0) {
+      dir_dirty_ = true;
+      return Status::IOError("syncing " + dir_, EIO);
+    }
+  }
+  return Status::Ok();
+}
+
+Status FileData::Read(const ReadPlan& plan, uint64_t offset, size_t n, char* out) {
+  uint64_t pos = offset;
+  const uint64_t end = offset + n;
+  size_t next = 0;  // first extent that may still matter
+  while (pos < end) {
+    while (next < plan.extents.size() && plan.extents[next].end <= pos) next++;
+    char* dst = out + (pos - offset);
+    if (next < plan.extents.size() && plan.extents[next].start <= pos) {
+      // 1. Written bytes.
+      uint64_t stop = std::min(end, plan.extents[next].end);
+      size_t want = stop - pos, got = 0;
+      while (got < want && plan.file) {
+        ssize_t r = ::pread(plan.file->fd(), dst + got, want - got, static_cast<off_t>(pos + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return Status::IOError("reading data file", EIO);
+        if (r == 0) break;  // shorter than the extent (truncated meanwhile): the rest reads as zeros
+        got += static_cast<size_t>(r);
+      }
+      std::memset(dst + got, 0, want - got);
+      pos = stop;
+      continue;
+    }
+    uint64_t gap_end = next < plan.extents.size() ? std::min(end, plan.extents[next].start) : end;
+    if (pos < plan.base_len) {
+      // 2. Unchanged bytes of the base file.
+      uint64_t stop = std::min(gap_end, plan.base_len);
+      STRATA_RETURN_IF_ERROR(ReadBase(plan, pos, stop - pos, dst));
+      pos = stop;
+      continue;
+    }
+    // 3. Never written, not from the base.
+    std::memset(dst, 0, gap_end - pos);
+    pos = gap_end;
+  }
+  return Status::Ok();
+}
+
+Status FileData::ReadBase(const ReadPlan& plan, uint64_t offset, size_t n, char* out) {
+  uint64_t chunk_start = 0;
+  const uint64_t end = offset + n;
+  for (const ChunkRef& c : plan.base_chunks) {
+    uint64_t chunk_end = chunk_start + c.length;
+    if (chunk_end > offset && chunk_start < end) {
+      STRATA_ASSIGN_OR_RETURN(auto bytes, cache_.Get(store_, c.id));
+      if (bytes->size() != c.length)
+        return Status::IOError("chunk " + c.id.ToHex() + " has another length than its tree says", EIO);
+      uint64_t from = std::max(offset, chunk_start), to = std::min(end, chunk_end);
+      std::memcpy(out + (from - offset), bytes->data() + (from - chunk_start), to - from);
+    }
+    chunk_start = chunk_end;
+    if (chunk_start >= end) return Status::Ok();
+  }
+  return Status::IOError("base file is shorter than its size", EIO);
+}
+
+}  // namespace strata::workspace_internal

@@ -1,0 +1,98 @@
+// FileData: the bytes of workspace files, outside SQLite.
+//
+// Each changed regular file has a sparse file data/<ino> holding the bytes
+// written to it at their file offsets. Which ranges of it are meaningful is
+// the extents table's business (NamespaceDb); a byte outside every extent is
+// never read from data/<ino>, so a crash between a pwrite and the transaction
+// that records it leaves only unreferenced bytes behind.
+//
+// A read of [offset, offset+n) is put together from three sources, per range:
+//   1. a written extent        → pread of data/<ino>
+//   2. else below base_len     → the base file's chunks (through ChunkCache)
+//   3. else                    → zeros (holes, or a file truncated and regrown)
+//
+// Open data files are kept in a small table of shared descriptors, so a read
+// in progress keeps its descriptor valid even if the inode is deleted meanwhile.
+//
+// Thread-safety: all methods may be called concurrently; Read() takes no lock
+// of the workspace and only this class's table lock for a lookup.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "store/store.h"
+#include "store/tree.h"
+#include "workspace/chunk_cache.h"
+#include "workspace/namespace_db.h"
+
+namespace strata::workspace_internal {
+
+// An open data/<ino>; closed when the last user lets go.
+class DataFile {
+ public:
+  explicit DataFile(int fd) : fd_(fd) {}
+  ~DataFile();
+  DataFile(const DataFile&) = delete;
+  DataFile& operator=(const DataFile&) = delete;
+  int fd() const { return fd_; }
+
+ private:
+  const int fd_;
+};
+
+// Base chunk lists are stored in the inode row as: varint count, then per chunk
+// the 32-byte id and a varint length.
+std::string EncodeChunkList(const std::vector<ChunkRef>& chunks);
+Result<std::vector<ChunkRef>> DecodeChunkList(std::string_view data);
+
+// Everything a read needs, taken from the database under the workspace lock
+// and then used without it.
+struct ReadPlan {
+  uint64_t size = 0;
+  uint64_t base_len = 0;
+  std::vector<ChunkRef> base_chunks;  // only when base_len > 0
+  std::vector<Extent> extents;        // those overlapping the range, by start
+  std::shared_ptr<DataFile> file;     // null when there is no data file
+};
+
+class FileData {
+ public:
+  FileData(std::string dir, Store& store, ChunkCache& cache) : dir_(std::move(dir)), store_(store), cache_(cache) {}
+
+  const std::string& dir() const { return dir_; }
+  std::string PathOf(InodeId ino) const { return dir_ + "/" + std::to_string(ino); }
+
+  // The open data file of ino; null (and ok) when it does not exist and
+  // create is false.
+  Result<std::shared_ptr<DataFile>> Get(InodeId ino, bool create);
+  // pwrites all of data at offset, creating the file (sparse) if needed.
+  Status Write(InodeId ino, uint64_t offset, std::string_view data);
+  // Shrinks the data file to size if it exists and is longer (frees space).
+  Status Truncate(InodeId ino, uint64_t size);
+  // Deletes the data file; a missing one is fine.
+  void Remove(InodeId ino);
+  // fdatasync of the data file (if any) and of data/ if files were created.
+  Status Sync(InodeId ino);
+
+  // Fills out[0, n) for a read at offset. REQUIRES: offset + n <= plan.size.
+  Status Read(const ReadPlan& plan, uint64_t offset, size_t n, char* out);
+
+ private:
+  Status ReadBase(const ReadPlan& plan, uint64_t offset, size_t n, char* out);
+
+  const std::string dir_;
+  Store& store_;
+  ChunkCache& cache_;
+  std::mutex mu_;
+  std::unordered_map<InodeId, std::shared_ptr<DataFile>> open_;  // GUARDED_BY(mu_)
+  std::atomic<bool> dir_dirty_{false};  // files created since data/ was last synced
+};
+
+}  // namespace strata::workspace_internal

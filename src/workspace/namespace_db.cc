@@ -1,0 +1,466 @@
+#include "workspace/namespace_db.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+namespace strata::workspace_internal {
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+// Names and blobs are stored as BLOBs: file names are bytes, not text.
+const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS inodes(
+  ino INTEGER PRIMARY KEY, mode INTEGER NOT NULL, uid INTEGER NOT NULL, gid INTEGER NOT NULL,
+  size INTEGER NOT NULL, rdev INTEGER NOT NULL,
+  atime_ns INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL,
+  nlink INTEGER NOT NULL, target BLOB NOT NULL, base_tree BLOB, base_chunks BLOB NOT NULL,
+  base_len INTEGER NOT NULL, changed INTEGER NOT NULL, next_cookie INTEGER NOT NULL,
+  parent INTEGER NOT NULL, origin BLOB);
+CREATE INDEX IF NOT EXISTS inodes_by_origin ON inodes(origin) WHERE origin IS NOT NULL;
+CREATE INDEX IF NOT EXISTS inodes_unlinked ON inodes(nlink) WHERE nlink = 0;
+CREATE INDEX IF NOT EXISTS inodes_changed ON inodes(changed) WHERE changed = 1;
+CREATE TABLE IF NOT EXISTS dentries(parent INTEGER NOT NULL, name BLOB NOT NULL, ino INTEGER NOT NULL,
+  cookie INTEGER NOT NULL, PRIMARY KEY(parent, name)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS dentries_by_cookie ON dentries(parent, cookie);
+CREATE TABLE IF NOT EXISTS xattrs(ino INTEGER NOT NULL, name BLOB NOT NULL, value BLOB NOT NULL,
+  PRIMARY KEY(ino, name)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS extents(ino INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL,
+  PRIMARY KEY(ino, start)) WITHOUT ROWID;
+)sql";
+
+}  // namespace
+
+// A cached statement in use; reset (and its bindings cleared) when it goes away,
+// so a statement is never left half-stepped.
+class Query {
+ public:
+  Query(NamespaceDb& db, const char* sql) : db_(db), st_(db.Prepare(sql)) {}
+  ~Query() {
+    if (st_ != nullptr) {
+      sqlite3_reset(st_);
+      sqlite3_clear_bindings(st_);
+    }
+  }
+  Query(const Query&) = delete;
+  Query& operator=(const Query&) = delete;
+
+  Query& Int(int i, int64_t v) {
+    if (st_) sqlite3_bind_int64(st_, i, v);
+    return *this;
+  }
+  Query& Blob(int i, std::string_view v) {
+    // A zero-length blob must still be a blob, not NULL.
+    if (st_) sqlite3_bind_blob(st_, i, v.empty() ? "" : v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Query& Text(int i, std::string_view v) {
+    if (st_) sqlite3_bind_text(st_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Query& Null(int i) {
+    if (st_) sqlite3_bind_null(st_, i);
+    return *this;
+  }
+  // SQLITE_ROW, SQLITE_DONE or an error code.
+  int Step() { return st_ ? sqlite3_step(st_) : SQLITE_ERROR; }
+  // Runs a statement that returns no rows.
+  Status Run(const char* what) {
+    if (Step() != SQLITE_DONE) return db_.Error(what);
+    return Status::Ok();
+  }
+  int64_t ColInt(int c) { return sqlite3_column_int64(st_, c); }
+  bool ColNull(int c) { return sqlite3_column_type(st_, c) == SQLITE_NULL; }
+  std::string ColBlob(int c) {
+    auto p = static_cast<const char*>(sqlite3_column_blob(st_, c));
+    return p ? std::string(p, sqlite3_column_bytes(st_, c)) : std::string();
+  }
+  Status Error(const char* what) { return db_.Error(what); }
+
+ private:
+  NamespaceDb& db_;
+  sqlite3_stmt* st_;
+};
+
+Result<std::unique_ptr<NamespaceDb>> NamespaceDb::Open(const std::string& path, bool create) {
+  sqlite3* db = nullptr;
+  // NOMUTEX: the workspace's own mutex already serialises every call.
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return Status::IOError("opening workspace database " + path + ": " + msg, EIO);
+  }
+  std::unique_ptr<NamespaceDb> ndb(new NamespaceDb(db));
+  sqlite3_busy_timeout(db, 10000);
+  // NORMAL: a committed transaction survives a crash of the process; Sync()
+  // fdatasyncs the WAL when the user asks for more.
+  STRATA_RETURN_IF_ERROR(ndb->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
+  if (create) {
+    STRATA_RETURN_IF_ERROR(ndb->Exec(kSchema));
+    STRATA_RETURN_IF_ERROR(ndb->SetMeta("schema_version", std::to_string(kSchemaVersion)));
+  }
+  STRATA_ASSIGN_OR_RETURN(auto version, ndb->GetMeta("schema_version"));
+  if (!version) return Status::IOError("workspace database " + path + " has no schema version", EIO);
+  if (*version != std::to_string(kSchemaVersion))
+    return Status::Unsupported("workspace database " + path + " has schema version " + *version +
+                               "; this strata reads " + std::to_string(kSchemaVersion));
+  return ndb;
+}
+
+NamespaceDb::~NamespaceDb() {
+  for (auto& [sql, st] : stmts_) sqlite3_finalize(st);
+  sqlite3_close(db_);
+}
+
+bool NamespaceDb::InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
+
+Status NamespaceDb::Error(const std::string& what) const {
+  return Status::IOError("workspace database: " + what + ": " + sqlite3_errmsg(db_), EIO);
+}
+
+Status NamespaceDb::Exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    return Status::IOError(std::string("workspace database: ") + msg, EIO);
+  }
+  return Status::Ok();
+}
+
+sqlite3_stmt* NamespaceDb::Prepare(const char* sql) {
+  auto it = stmts_.find(sql);
+  if (it != stmts_.end()) return it->second;
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, nullptr) != SQLITE_OK) return nullptr;
+  stmts_[sql] = st;
+  return st;
+}
+
+// ---- meta
+
+Result<std::optional<std::string>> NamespaceDb::GetMeta(std::string_view key) {
+  Query q(*this, "SELECT value FROM meta WHERE key = ?");
+  q.Text(1, key);
+  int rc = q.Step();
+  if (rc == SQLITE_DONE) return std::optional<std::string>();
+  if (rc != SQLITE_ROW) return q.Error("reading meta");
+  return std::optional<std::string>(q.ColBlob(0));
+}
+
+Status NamespaceDb::SetMeta(std::string_view key, std::string_view value) {
+  Query q(*this, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)");
+  return q.Text(1, key).Blob(2, value).Run("writing meta");
+}
+
+Result<InodeId> NamespaceDb::AllocateIno(uint64_t count) {
+  STRATA_ASSIGN_OR_RETURN(auto next, GetMeta("next_ino"));
+  if (!next) return Status::IOError("workspace database has no inode counter", EIO);
+  char* end = nullptr;
+  InodeId ino = std::strtoull(next->c_str(), &end, 10);
+  if (next->empty() || *end != '\0') return Status::IOError("workspace database: bad inode counter", EIO);
+  STRATA_RETURN_IF_ERROR(SetMeta("next_ino", std::to_string(ino + count)));
+  return ino;
+}
+
+// ---- inodes
+
+namespace {
+constexpr const char* kInodeColumns =
+    "ino, mode, uid, gid, size, rdev, atime_ns, mtime_ns, ctime_ns, nlink, target, base_tree, base_len, "
+    "changed, next_cookie, parent";
+}  // namespace
+
+Result<std::optional<InodeRow>> NamespaceDb::GetInode(InodeId ino) {
+  static const std::string sql = std::string("SELECT ") + kInodeColumns + " FROM inodes WHERE ino = ?";
+  Query q(*this, sql.c_str());
+  q.Int(1, static_cast<int64_t>(ino));
+  int rc = q.Step();
+  if (rc == SQLITE_DONE) return std::optional<InodeRow>();
+  if (rc != SQLITE_ROW) return q.Error("reading an inode");
+  InodeRow r;
+  r.ino = q.ColInt(0);
+  r.mode = static_cast<uint32_t>(q.ColInt(1));
+  r.uid = static_cast<uint32_t>(q.ColInt(2));
+  r.gid = static_cast<uint32_t>(q.ColInt(3));
+  r.size = q.ColInt(4);
+  r.rdev = q.ColInt(5);
+  r.atime_ns = q.ColInt(6);
+  r.mtime_ns = q.ColInt(7);
+  r.ctime_ns = q.ColInt(8);
+  r.nlink = static_cast<uint32_t>(q.ColInt(9));
+  r.target = q.ColBlob(10);
+  if (!q.ColNull(11)) {
+    std::string t = q.ColBlob(11);
+    if (t.size() != Hash::kSize) return Status::IOError("workspace database: bad base tree id", EIO);
+    r.base_tree = Hash::FromBytes(t.data());
+  }
+  r.base_len = q.ColInt(12);
+  r.changed = q.ColInt(13) != 0;
+  r.next_cookie = q.ColInt(14);
+  r.parent = q.ColInt(15);
+  return std::optional<InodeRow>(std::move(r));
+}
+
+Status NamespaceDb::InsertInode(const InodeRow& r, std::string_view base_chunks,
+                                const std::optional<std::string>& origin) {
+  Query q(*this,
+          "INSERT INTO inodes(ino, mode, uid, gid, size, rdev, atime_ns, mtime_ns, ctime_ns, nlink, target, "
+          "base_tree, base_len, changed, next_cookie, parent, base_chunks, origin) "
+          "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  q.Int(1, r.ino).Int(2, r.mode).Int(3, r.uid).Int(4, r.gid).Int(5, r.size).Int(6, r.rdev);
+  q.Int(7, r.atime_ns).Int(8, r.mtime_ns).Int(9, r.ctime_ns).Int(10, r.nlink).Blob(11, r.target);
+  if (r.base_tree) {
+    q.Blob(12, std::string_view(reinterpret_cast<const char*>(r.base_tree->bytes.data()), Hash::kSize));
+  } else {
+    q.Null(12);
+  }
+  q.Int(13, r.base_len).Int(14, r.changed ? 1 : 0).Int(15, r.next_cookie).Int(16, r.parent);
+  q.Blob(17, base_chunks);
+  if (origin) {
+    q.Blob(18, *origin);
+  } else {
+    q.Null(18);
+  }
+  return q.Run("inserting an inode");
+}
+
+Status NamespaceDb::UpdateInode(const InodeRow& r) {
+  Query q(*this,
+          "UPDATE inodes SET mode = ?, uid = ?, gid = ?, size = ?, rdev = ?, atime_ns = ?, mtime_ns = ?, "
+          "ctime_ns = ?, nlink = ?, target = ?, base_tree = ?, base_len = ?, changed = ?, next_cookie = ?, "
+          "parent = ? WHERE ino = ?");
+  q.Int(1, r.mode).Int(2, r.uid).Int(3, r.gid).Int(4, r.size).Int(5, r.rdev).Int(6, r.atime_ns);
+  q.Int(7, r.mtime_ns).Int(8, r.ctime_ns).Int(9, r.nlink).Blob(10, r.target);
+  if (r.base_tree) {
+    q.Blob(11, std::string_view(reinterpret_cast<const char*>(r.base_tree->bytes.data()), Hash::kSize));
+  } else {
+    q.Null(11);
+  }
+  q.Int(12, r.base_len).Int(13, r.changed ? 1 : 0).Int(14, r.next_cookie).Int(15, r.parent).Int(16, r.ino);
+  return q.Run("updating an inode");
+}
+
+Status NamespaceDb::DeleteInode(InodeId ino) {
+  {
+    Query q(*this, "DELETE FROM inodes WHERE ino = ?");
+    STRATA_RETURN_IF_ERROR(q.Int(1, ino).Run("deleting an inode"));
+  }
+  {
+    Query q(*this, "DELETE FROM xattrs WHERE ino = ?");
+    STRATA_RETURN_IF_ERROR(q.Int(1, ino).Run("deleting xattrs"));
+  }
+  Query q(*this, "DELETE FROM extents WHERE ino = ?");
+  return q.Int(1, ino).Run("deleting extents");
+}
+
+Result<std::string> NamespaceDb::GetBaseChunks(InodeId ino) {
+  Query q(*this, "SELECT base_chunks FROM inodes WHERE ino = ?");
+  q.Int(1, ino);
+  if (q.Step() != SQLITE_ROW) return q.Error("reading base chunks");
+  return q.ColBlob(0);
+}
+
+Result<std::optional<std::string>> NamespaceDb::GetOrigin(InodeId ino) {
+  Query q(*this, "SELECT origin FROM inodes WHERE ino = ?");
+  q.Int(1, ino);
+  if (q.Step() != SQLITE_ROW) return q.Error("reading an origin");
+  if (q.ColNull(0)) return std::optional<std::string>();
+  return std::optional<std::string>(q.ColBlob(0));
+}
+
+Result<std::optional<InodeId>> NamespaceDb::FindByOrigin(std::string_view origin) {
+  Query q(*this, "SELECT ino FROM inodes WHERE origin = ?");
+  q.Blob(1, origin);
+  int rc = q.Step();
+  if (rc == SQLITE_DONE) return std::optional<InodeId>();
+  if (rc != SQLITE_ROW) return q.Error("finding a base path");
+  return std::optional<InodeId>(q.ColInt(0));
+}
+
+namespace {
+Result<std::vector<InodeId>> CollectIds(Query& q) {
+  std::vector<InodeId> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) out.push_back(q.ColInt(0));
+  if (rc != SQLITE_DONE) return q.Error("listing inodes");
+  return out;
+}
+}  // namespace
+
+Result<std::vector<InodeId>> NamespaceDb::InodesWithoutLinks() {
+  Query q(*this, "SELECT ino FROM inodes WHERE nlink = 0");
+  return CollectIds(q);
+}
+
+Result<std::vector<InodeId>> NamespaceDb::AllInodes() {
+  Query q(*this, "SELECT ino FROM inodes");
+  return CollectIds(q);
+}
+
+Result<uint64_t> NamespaceDb::CountChanged() {
+  Query q(*this, "SELECT count(*) FROM inodes WHERE changed = 1");
+  if (q.Step() != SQLITE_ROW) return q.Error("counting changed inodes");
+  return static_cast<uint64_t>(q.ColInt(0));
+}
+
+// ---- directory entries
+
+Result<std::optional<InodeId>> NamespaceDb::FindEntry(InodeId parent, std::string_view name) {
+  Query q(*this, "SELECT ino FROM dentries WHERE parent = ? AND name = ?");
+  q.Int(1, parent).Blob(2, name);
+  int rc = q.Step();
+  if (rc == SQLITE_DONE) return std::optional<InodeId>();
+  if (rc != SQLITE_ROW) return q.Error("looking up an entry");
+  return std::optional<InodeId>(q.ColInt(0));
+}
+
+Status NamespaceDb::InsertEntry(InodeId parent, std::string_view name, InodeId ino, uint64_t cookie) {
+  Query q(*this, "INSERT INTO dentries(parent, name, ino, cookie) VALUES(?, ?, ?, ?)");
+  return q.Int(1, parent).Blob(2, name).Int(3, ino).Int(4, cookie).Run("inserting an entry");
+}
+
+Status NamespaceDb::DeleteEntry(InodeId parent, std::string_view name) {
+  Query q(*this, "DELETE FROM dentries WHERE parent = ? AND name = ?");
+  return q.Int(1, parent).Blob(2, name).Run("deleting an entry");
+}
+
+Status NamespaceDb::SetEntryIno(InodeId parent, std::string_view name, InodeId ino) {
+  Query q(*this, "UPDATE dentries SET ino = ? WHERE parent = ? AND name = ?");
+  return q.Int(1, ino).Int(2, parent).Blob(3, name).Run("updating an entry");
+}
+
+Result<bool> NamespaceDb::HasEntries(InodeId dir) {
+  Query q(*this, "SELECT 1 FROM dentries WHERE parent = ? LIMIT 1");
+  q.Int(1, dir);
+  int rc = q.Step();
+  if (rc == SQLITE_ROW) return true;
+  if (rc != SQLITE_DONE) return q.Error("checking a directory");
+  return false;
+}
+
+Result<std::vector<DentryRow>> NamespaceDb::ListEntries(InodeId dir, uint64_t after, size_t max) {
+  Query q(*this,
+          "SELECT d.name, d.ino, i.mode, d.cookie FROM dentries d JOIN inodes i ON i.ino = d.ino "
+          "WHERE d.parent = ? AND d.cookie > ? ORDER BY d.cookie LIMIT ?");
+  q.Int(1, dir).Int(2, static_cast<int64_t>(after)).Int(3, static_cast<int64_t>(std::min<size_t>(max, INT64_MAX)));
+  std::vector<DentryRow> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    out.push_back(DentryRow{q.ColBlob(0), static_cast<InodeId>(q.ColInt(1)), static_cast<uint32_t>(q.ColInt(2)),
+                            static_cast<uint64_t>(q.ColInt(3))});
+  }
+  if (rc != SQLITE_DONE) return q.Error("listing a directory");
+  return out;
+}
+
+// ---- xattrs
+
+Result<std::optional<std::string>> NamespaceDb::GetXattr(InodeId ino, std::string_view name) {
+  Query q(*this, "SELECT value FROM xattrs WHERE ino = ? AND name = ?");
+  q.Int(1, ino).Blob(2, name);
+  int rc = q.Step();
+  if (rc == SQLITE_DONE) return std::optional<std::string>();
+  if (rc != SQLITE_ROW) return q.Error("reading an xattr");
+  return std::optional<std::string>(q.ColBlob(0));
+}
+
+Status NamespaceDb::PutXattr(InodeId ino, std::string_view name, std::string_view value) {
+  Query q(*this, "INSERT OR REPLACE INTO xattrs(ino, name, value) VALUES(?, ?, ?)");
+  return q.Int(1, ino).Blob(2, name).Blob(3, value).Run("writing an xattr");
+}
+
+Result<bool> NamespaceDb::DeleteXattr(InodeId ino, std::string_view name) {
+  Query q(*this, "DELETE FROM xattrs WHERE ino = ? AND name = ?");
+  STRATA_RETURN_IF_ERROR(q.Int(1, ino).Blob(2, name).Run("deleting an xattr"));
+  return sqlite3_changes(db_) > 0;
+}
+
+Result<std::vector<std::string>> NamespaceDb::ListXattrs(InodeId ino) {
+  Query q(*this, "SELECT name FROM xattrs WHERE ino = ? ORDER BY name");
+  q.Int(1, ino);
+  std::vector<std::string> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) out.push_back(q.ColBlob(0));
+  if (rc != SQLITE_DONE) return q.Error("listing xattrs");
+  return out;
+}
+
+// ---- extents
+//
+// Extents of one inode never overlap and never touch (AddExtent merges), so
+// the only extent that can start before a position and reach past it is the
+// last one starting at or before it: two indexed probes find every candidate.
+
+Result<std::vector<Extent>> NamespaceDb::Extents(InodeId ino, uint64_t start, uint64_t end) {
+  std::vector<Extent> out;
+  {
+    Query q(*this, "SELECT start, end FROM extents WHERE ino = ? AND start <= ? ORDER BY start DESC LIMIT 1");
+    q.Int(1, ino).Int(2, static_cast<int64_t>(start));
+    int rc = q.Step();
+    if (rc == SQLITE_ROW) {
+      Extent e{static_cast<uint64_t>(q.ColInt(0)), static_cast<uint64_t>(q.ColInt(1))};
+      if (e.end > start) out.push_back(e);
+    } else if (rc != SQLITE_DONE) {
+      return q.Error("reading extents");
+    }
+  }
+  Query q(*this, "SELECT start, end FROM extents WHERE ino = ? AND start > ? AND start < ? ORDER BY start");
+  q.Int(1, ino).Int(2, static_cast<int64_t>(start)).Int(3, static_cast<int64_t>(end));
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW)
+    out.push_back(Extent{static_cast<uint64_t>(q.ColInt(0)), static_cast<uint64_t>(q.ColInt(1))});
+  if (rc != SQLITE_DONE) return q.Error("reading extents");
+  return out;
+}
+
+Status NamespaceDb::AddExtent(InodeId ino, uint64_t start, uint64_t end) {
+  // Widen by one on both sides so that adjacent extents are found and merged too.
+  STRATA_ASSIGN_OR_RETURN(auto near, Extents(ino, start == 0 ? 0 : start - 1, end + 1));
+  uint64_t s = start, e = end;
+  for (const Extent& x : near) {
+    s = std::min(s, x.start);
+    e = std::max(e, x.end);
+    Query q(*this, "DELETE FROM extents WHERE ino = ? AND start = ?");
+    STRATA_RETURN_IF_ERROR(q.Int(1, ino).Int(2, static_cast<int64_t>(x.start)).Run("deleting an extent"));
+  }
+  Query q(*this, "INSERT INTO extents(ino, start, end) VALUES(?, ?, ?)");
+  return q.Int(1, ino).Int(2, static_cast<int64_t>(s)).Int(3, static_cast<int64_t>(e)).Run("adding an extent");
+}
+
+Status NamespaceDb::ClipExtents(InodeId ino, uint64_t size) {
+  {
+    Query q(*this, "DELETE FROM extents WHERE ino = ? AND start >= ?");
+    STRATA_RETURN_IF_ERROR(q.Int(1, ino).Int(2, static_cast<int64_t>(size)).Run("clipping extents"));
+  }
+  Query q(*this, "UPDATE extents SET end = ? WHERE ino = ? AND start < ? AND end > ?");
+  q.Int(1, static_cast<int64_t>(size)).Int(2, ino).Int(3, static_cast<int64_t>(size)).Int(4, static_cast<int64_t>(size));
+  return q.Run("clipping extents");
+}
+
+// ---- transactions
+
+Transaction::Transaction(NamespaceDb& db) : db_(db) {
+  if (db_.InTransaction()) return;  // joins the outer one
+  status_ = db_.Exec("BEGIN IMMEDIATE");
+  owner_ = status_.ok();
+}
+
+Transaction::~Transaction() {
+  if (owner_ && !done_) (void)db_.Exec("ROLLBACK");
+}
+
+Status Transaction::Commit() {
+  STRATA_RETURN_IF_ERROR(status_);
+  if (!owner_) return Status::Ok();
+  STRATA_RETURN_IF_ERROR(db_.Exec("COMMIT"));
+  done_ = true;
+  return Status::Ok();
+}
+
+}  // namespace strata::workspace_internal

@@ -1,0 +1,143 @@
+// NamespaceDb: the SQLite tables of one workspace (docs/format/workspace.md).
+//
+// This class only knows rows: it reads and writes inodes, directory entries,
+// xattrs, extents and meta, with cached prepared statements. What the rows
+// mean (POSIX rules, lazy loading, link counts) lives in SqliteWorkspace.
+//
+// Every failure of SQLite is a Status with errno EIO: a user can never cause
+// one, so the filesystem reports it as an I/O error and logs the message.
+//
+// Thread-safety: none. The owner serialises all calls (one mutex per workspace).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "util/hash.h"
+#include "util/status.h"
+#include "workspace/workspace.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace strata::workspace_internal {
+
+// One row of the inodes table, without the two columns that can be large or
+// are only needed by the loader (base_chunks, origin): those have their own calls.
+struct InodeRow {
+  InodeId ino = 0;
+  uint32_t mode = 0;
+  uint32_t uid = 0, gid = 0;
+  uint64_t size = 0;
+  uint64_t rdev = 0;
+  int64_t atime_ns = 0, mtime_ns = 0, ctime_ns = 0;
+  uint32_t nlink = 0;
+  std::string target;             // symlink text
+  std::optional<Hash> base_tree;  // a base directory whose entries are not loaded yet
+  uint64_t base_len = 0;          // leading bytes that still come from the base chunks
+  bool changed = false;           // differs from the base (or is new)
+  uint64_t next_cookie = 1;       // directories: the cookie the next entry gets
+  InodeId parent = 0;             // directories: the one directory holding them
+};
+
+struct DentryRow {
+  std::string name;
+  InodeId ino = 0;
+  uint32_t mode = 0;  // of the inode, for the entry's type
+  uint64_t cookie = 0;
+};
+
+// A range [start, end) of data/<ino> that holds written bytes.
+struct Extent {
+  uint64_t start = 0, end = 0;
+};
+
+class NamespaceDb {
+ public:
+  // Opens (or creates) the database in WAL mode with synchronous=NORMAL.
+  static Result<std::unique_ptr<NamespaceDb>> Open(const std::string& path, bool create);
+  ~NamespaceDb();
+  NamespaceDb(const NamespaceDb&) = delete;
+  NamespaceDb& operator=(const NamespaceDb&) = delete;
+
+  bool InTransaction() const;
+  Status Exec(const char* sql);
+
+  // ---- meta (key → value)
+  Result<std::optional<std::string>> GetMeta(std::string_view key);
+  Status SetMeta(std::string_view key, std::string_view value);
+  // Takes `count` consecutive inode numbers from the counter in meta; returns the first.
+  Result<InodeId> AllocateIno(uint64_t count = 1);
+
+  // ---- inodes
+  Result<std::optional<InodeRow>> GetInode(InodeId ino);
+  Status InsertInode(const InodeRow& row, std::string_view base_chunks, const std::optional<std::string>& origin);
+  // Writes every column of row except base_chunks and origin.
+  Status UpdateInode(const InodeRow& row);
+  // Deletes the row and the inode's xattrs and extents (not its entries).
+  Status DeleteInode(InodeId ino);
+  Result<std::string> GetBaseChunks(InodeId ino);
+  Result<std::optional<std::string>> GetOrigin(InodeId ino);
+  Result<std::optional<InodeId>> FindByOrigin(std::string_view origin);
+  Result<std::vector<InodeId>> InodesWithoutLinks();
+  Result<std::vector<InodeId>> AllInodes();
+  Result<uint64_t> CountChanged();
+
+  // ---- directory entries
+  Result<std::optional<InodeId>> FindEntry(InodeId parent, std::string_view name);
+  Status InsertEntry(InodeId parent, std::string_view name, InodeId ino, uint64_t cookie);
+  Status DeleteEntry(InodeId parent, std::string_view name);
+  Status SetEntryIno(InodeId parent, std::string_view name, InodeId ino);
+  Result<bool> HasEntries(InodeId dir);
+  // Entries whose cookie is above `after`, by cookie, at most max.
+  Result<std::vector<DentryRow>> ListEntries(InodeId dir, uint64_t after, size_t max);
+
+  // ---- xattrs
+  Result<std::optional<std::string>> GetXattr(InodeId ino, std::string_view name);
+  Status PutXattr(InodeId ino, std::string_view name, std::string_view value);
+  Result<bool> DeleteXattr(InodeId ino, std::string_view name);  // false: there was none
+  Result<std::vector<std::string>> ListXattrs(InodeId ino);
+
+  // ---- extents
+  // Extents that overlap [start, end), by start.
+  Result<std::vector<Extent>> Extents(InodeId ino, uint64_t start, uint64_t end);
+  // Records [start, end) as written, merged with overlapping or adjacent extents.
+  Status AddExtent(InodeId ino, uint64_t start, uint64_t end);
+  // Forgets written bytes at or above size (truncate).
+  Status ClipExtents(InodeId ino, uint64_t size);
+
+ private:
+  friend class Query;
+  explicit NamespaceDb(sqlite3* db) : db_(db) {}
+  sqlite3_stmt* Prepare(const char* sql);  // cached by the address of sql
+  Status Error(const std::string& what) const;
+
+  sqlite3* db_;
+  std::unordered_map<const char*, sqlite3_stmt*> stmts_;
+};
+
+// BEGIN IMMEDIATE ... COMMIT around one operation. Nested use joins the outer
+// transaction: only the outermost commits or rolls back, so a directory loaded
+// lazily in the middle of an operation is part of that operation's transaction.
+class Transaction {
+ public:
+  explicit Transaction(NamespaceDb& db);
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  const Status& status() const { return status_; }
+  Status Commit();
+
+ private:
+  NamespaceDb& db_;
+  bool owner_ = false;
+  bool done_ = false;
+  Status status_;
+};
+
+}  // namespace strata::workspace_internal

@@ -1,0 +1,114 @@
+// SqliteWorkspace: the Workspace interface on NamespaceDb + FileData.
+//
+// Files:
+//   workspace.cc      Create/Open/List/Remove, crash recovery, Info
+//   base_loader.cc    lazy loading of base directories, base hard links
+//   namespace_ops.cc  lookups, creations, unlink, rename, readdir, attrs, xattrs, lifetime
+//   data_ops.cc       Read, Write, Sync
+//
+// Locking: mu_ guards the database and refs_. Every operation that touches
+// rows takes it for its whole transaction, so operations are serialised and
+// atomic. Read() takes it only to collect a ReadPlan and does its I/O (data
+// files, base chunks) after releasing it, so readers never wait for each other's I/O.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "workspace/file_data.h"
+#include "workspace/namespace_db.h"
+#include "workspace/workspace.h"
+
+namespace strata::workspace_internal {
+
+// The current time in nanoseconds since the epoch (CLOCK_REALTIME).
+int64_t NowNs();
+// User-caused error carrying errno err.
+inline Status Errno(int err, const std::string& what) { return Status::IOError(what, err); }
+// Store or database failure: keeps the message, always EIO.
+Status AsEio(const Status& s, const std::string& context);
+// Checks a name given by a user: ENAMETOOLONG over 255 bytes, EINVAL otherwise bad.
+Status CheckName(std::string_view name);
+
+class SqliteWorkspace final : public Workspace {
+ public:
+  SqliteWorkspace(Store& store, std::string dir, WorkspaceInfo info, std::optional<Hash> base_root,
+                  std::unique_ptr<NamespaceDb> db, int lock_fd);
+  ~SqliteWorkspace() override;
+
+  // Deletes inodes that have no names (left by a crash while they were open)
+  // and data files of inodes that no longer exist.
+  Status Recover();
+
+  WorkspaceInfo Info() override;
+
+  Result<Attr> Lookup(InodeId parent, std::string_view name) override;
+  Result<Attr> GetAttr(InodeId ino) override;
+  Result<Attr> SetAttr(InodeId ino, const SetAttrRequest& req) override;
+  Result<Attr> MakeNode(InodeId parent, std::string_view name, uint32_t mode, uint64_t rdev,
+                        const Credentials& who) override;
+  Result<Attr> MakeDirectory(InodeId parent, std::string_view name, uint32_t mode, const Credentials& who) override;
+  Result<Attr> MakeSymlink(InodeId parent, std::string_view name, std::string_view target,
+                           const Credentials& who) override;
+  Result<Attr> Link(InodeId ino, InodeId new_parent, std::string_view new_name) override;
+  Result<std::string> ReadLink(InodeId ino) override;
+  Status Unlink(InodeId parent, std::string_view name) override;
+  Status RemoveDirectory(InodeId parent, std::string_view name) override;
+  Status Rename(InodeId parent, std::string_view name, InodeId new_parent, std::string_view new_name,
+                unsigned flags) override;
+  Result<std::vector<DirEntry>> ReadDirectory(InodeId dir, uint64_t offset, size_t max) override;
+  Result<DirectoryState> GetDirectoryState(InodeId dir) override;
+
+  Result<size_t> Read(InodeId ino, uint64_t offset, size_t size, char* out) override;
+  Result<size_t> Write(InodeId ino, uint64_t offset, std::string_view data) override;
+  Status Sync(InodeId ino) override;
+
+  Status SetXattr(InodeId ino, std::string_view name, std::string_view value, int flags) override;
+  Result<std::string> GetXattr(InodeId ino, std::string_view name) override;
+  Result<std::vector<std::string>> ListXattrs(InodeId ino) override;
+  Status RemoveXattr(InodeId ino, std::string_view name) override;
+
+  void Ref(InodeId ino) override;
+  void Unref(InodeId ino, uint64_t count) override;
+
+ private:
+  // ---- helpers; all REQUIRE mu_ held.
+  Result<InodeRow> Inode(InodeId ino);  // ENOENT when gone
+  // A directory to look into or change: ENOENT, ENOTDIR, loaded from the base.
+  Result<InodeRow> Directory(InodeId ino);
+  Attr ToAttr(const InodeRow& row) const;
+  // Creates a new inode named name in parent from proto (type, mode, owner, ...).
+  Result<Attr> CreateEntry(InodeId parent, std::string_view name, InodeRow proto, const Credentials& who);
+  // Drops one name of row (nlink - 1, or 0 for a directory); deletes the inode
+  // if nothing refers to it any more. Sets *deleted so the caller removes the
+  // data file after the transaction commits.
+  Status DropLink(InodeRow& row, int64_t now, bool* deleted);
+  // Whether `ancestor` is `ino` or one of the directories above it.
+  Result<bool> IsAncestor(InodeId ancestor, InodeId ino);
+  void Touch(InodeRow& dir, int64_t now);  // an entry of dir changed
+
+  // ---- base_loader.cc
+  // Inserts the entries of a base directory not yet loaded (no-op otherwise),
+  // updating row. Runs inside the caller's transaction or its own.
+  Status EnsureLoaded(InodeRow& dir);
+  // The inode of the base entry at `path` (from the root), for a hard link.
+  Result<InodeId> ResolveBaseLink(const std::string& path);
+  Result<std::optional<InodeId>> FindBaseInode(const std::string& path, int depth);
+  // Inserts the inode `ino` for base entry e (not a hard link) found at path.
+  Status InsertBaseEntry(const TreeEntry& e, const std::string& path, InodeId parent, InodeId ino);
+
+  Store& store_;
+  const std::string dir_;
+  const WorkspaceInfo info_;
+  const std::optional<Hash> base_root_;  // the base commit's root tree
+  std::mutex mu_;
+  std::unique_ptr<NamespaceDb> db_;              // GUARDED_BY(mu_)
+  std::unordered_map<InodeId, uint64_t> refs_;   // kernel references, GUARDED_BY(mu_)
+  FileData files_;
+  const int lock_fd_;  // flock held while open: one daemon per workspace
+};
+
+}  // namespace strata::workspace_internal

@@ -1,0 +1,313 @@
+// Workspace lifetime: Create, Open (with crash recovery), List, Remove.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+
+#include "store/tree.h"
+#include "workspace/sqlite_workspace.h"
+
+namespace strata {
+
+using namespace workspace_internal;
+
+namespace workspace_internal {
+
+int64_t NowNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+Status AsEio(const Status& s, const std::string& context) {
+  if (s.code() == Status::Code::kIOError && s.errno_value() == EIO) return s.WithContext(context);
+  return Status::IOError(context + ": " + s.message(), EIO);
+}
+
+Status CheckName(std::string_view name) {
+  if (name.size() > 255) return Errno(ENAMETOOLONG, "name longer than 255 bytes");
+  if (!IsValidEntryName(name)) return Errno(EINVAL, "invalid name '" + std::string(name) + "'");
+  return Status::Ok();
+}
+
+}  // namespace workspace_internal
+
+namespace {
+
+// Workspace names may contain '/' (they follow branch names); the state of
+// each lives in one directory directly under workspaces/, so '/' is written as
+// "%2F" ('%' cannot occur in a valid name, so the mapping is reversible).
+std::string EncodeName(const std::string& name) {
+  std::string out;
+  for (char c : name) out += c == '/' ? std::string("%2F") : std::string(1, c);
+  return out;
+}
+
+std::string DecodeName(const std::string& enc) {
+  std::string out;
+  for (size_t i = 0; i < enc.size(); i++) {
+    if (enc.compare(i, 3, "%2F") == 0) {
+      out += '/';
+      i += 2;
+    } else {
+      out += enc[i];
+    }
+  }
+  return out;
+}
+
+std::string WorkspacesDir(Store& store) { return store.path() + "/workspaces"; }
+
+Status SyncPath(const std::string& path, bool directory) {
+  int fd = ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDWR) | O_CLOEXEC);
+  if (fd < 0) return Status::IOError("opening " + path, errno);
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0) return Status::IOError("syncing " + path, err);
+  return Status::Ok();
+}
+
+Status MakeDir(const std::string& path) {
+  if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) return Status::IOError("creating " + path, errno);
+  return Status::Ok();
+}
+
+Status CheckWorkspaceName(const std::string& name) {
+  if (!IsValidRefName(name)) return Status::InvalidArgument("invalid workspace name '" + name + "'");
+  return Status::Ok();
+}
+
+// Writes the schema, meta and root inode of a new workspace into db.
+Status InitDatabase(Store& store, NamespaceDb& db, const std::string& name, const std::optional<Hash>& base,
+                    const std::string& branch) {
+  Transaction txn(db);
+  STRATA_RETURN_IF_ERROR(txn.status());
+  InodeRow root;
+  root.ino = kRootInode;
+  root.parent = kRootInode;
+  std::optional<std::string> origin;
+  std::vector<std::pair<std::string, std::string>> xattrs;
+  if (base) {
+    STRATA_ASSIGN_OR_RETURN(Commit commit, store.GetCommit(*base));
+    const RootMeta& m = commit.root_meta;
+    root.mode = S_IFDIR | (m.mode & 07777);
+    root.uid = m.uid;
+    root.gid = m.gid;
+    root.mtime_ns = root.atime_ns = root.ctime_ns = m.mtime_sec * 1000000000 + m.mtime_nsec;
+    root.nlink = 1;  // not known until loaded (see base_loader.cc)
+    root.base_tree = commit.root;
+    origin = "";  // base paths are relative to the root
+    xattrs = m.xattrs;
+    STRATA_RETURN_IF_ERROR(db.SetMeta("base", base->ToHex()));
+    STRATA_RETURN_IF_ERROR(db.SetMeta("base_root", commit.root.ToHex()));
+  } else {
+    root.mode = S_IFDIR | 0755;
+    root.uid = ::geteuid();
+    root.gid = ::getegid();
+    root.mtime_ns = root.atime_ns = root.ctime_ns = NowNs();
+    root.nlink = 2;
+    root.changed = true;
+    STRATA_RETURN_IF_ERROR(db.SetMeta("base", ""));
+    STRATA_RETURN_IF_ERROR(db.SetMeta("base_root", ""));
+  }
+  STRATA_RETURN_IF_ERROR(db.InsertInode(root, "", origin));
+  for (const auto& [k, v] : xattrs) STRATA_RETURN_IF_ERROR(db.PutXattr(kRootInode, k, v));
+  STRATA_RETURN_IF_ERROR(db.SetMeta("name", name));
+  STRATA_RETURN_IF_ERROR(db.SetMeta("branch", branch));
+  STRATA_RETURN_IF_ERROR(db.SetMeta("next_ino", std::to_string(kRootInode + 1)));
+  STRATA_RETURN_IF_ERROR(db.SetMeta("created_ns", std::to_string(NowNs())));
+  return txn.Commit();
+}
+
+struct MetaInfo {
+  WorkspaceInfo info;
+  std::optional<Hash> base_root;
+};
+
+Result<MetaInfo> ReadMeta(NamespaceDb& db) {
+  MetaInfo m;
+  auto get = [&](const char* key) -> Result<std::string> {
+    STRATA_ASSIGN_OR_RETURN(auto v, db.GetMeta(key));
+    if (!v) return Status::IOError(std::string("workspace database has no ") + key, EIO);
+    return *v;
+  };
+  STRATA_ASSIGN_OR_RETURN(m.info.name, get("name"));
+  STRATA_ASSIGN_OR_RETURN(m.info.branch, get("branch"));
+  STRATA_ASSIGN_OR_RETURN(std::string base, get("base"));
+  STRATA_ASSIGN_OR_RETURN(std::string base_root, get("base_root"));
+  if (!base.empty()) {
+    m.info.base = Hash::FromHex(base);
+    m.base_root = Hash::FromHex(base_root);
+    if (!m.info.base || !m.base_root) return Status::IOError("workspace database: bad base commit id", EIO);
+  }
+  STRATA_ASSIGN_OR_RETURN(m.info.changed_inodes, db.CountChanged());
+  return m;
+}
+
+}  // namespace
+
+Status Workspace::Create(Store& store, const std::string& name, const std::optional<Hash>& base,
+                         const std::string& branch) {
+  STRATA_RETURN_IF_ERROR(CheckWorkspaceName(name));
+  const std::string root = WorkspacesDir(store);
+  const std::string final_dir = root + "/" + EncodeName(name);
+  STRATA_RETURN_IF_ERROR(MakeDir(root));
+  if (::access(final_dir.c_str(), F_OK) == 0) return Status::AlreadyExists("workspace '" + name + "' exists");
+  // Built under a temporary name and renamed into place, so a crash never
+  // leaves a half-created workspace under its real name.
+  const std::string tmp = root + "/.new-" + EncodeName(name) + "-" + std::to_string(::getpid());
+  std::error_code ec;
+  std::filesystem::remove_all(tmp, ec);
+  STRATA_RETURN_IF_ERROR(MakeDir(tmp));
+  Status s = MakeDir(tmp + "/data");
+  if (s.ok()) {
+    auto db = NamespaceDb::Open(tmp + "/workspace.db", true);
+    s = db.ok() ? InitDatabase(store, **db, name, base, branch) : db.status();
+  }
+  // The database is closed here: SQLite checkpoints the WAL into the main file.
+  if (s.ok()) s = SyncPath(tmp + "/workspace.db", false);
+  if (s.ok()) s = SyncPath(tmp + "/data", true);
+  if (s.ok()) s = SyncPath(tmp, true);
+  if (s.ok() && ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_NOREPLACE) != 0) {
+    s = errno == EEXIST || errno == ENOTEMPTY ? Status::AlreadyExists("workspace '" + name + "' exists")
+                                              : Status::IOError("renaming " + tmp, errno);
+  }
+  if (s.ok()) s = SyncPath(root, true);
+  if (!s.ok()) std::filesystem::remove_all(tmp, ec);
+  return s;
+}
+
+Result<std::unique_ptr<Workspace>> Workspace::Open(Store& store, const std::string& name) {
+  STRATA_RETURN_IF_ERROR(CheckWorkspaceName(name));
+  const std::string dir = WorkspacesDir(store) + "/" + EncodeName(name);
+  if (::access((dir + "/workspace.db").c_str(), F_OK) != 0)
+    return Status::NotFound("workspace '" + name + "' does not exist");
+  // Two daemons on one workspace would corrupt each other's data files.
+  int lock_fd = ::open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0) return Status::IOError("opening " + dir + "/lock", errno);
+  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    ::close(lock_fd);
+    if (err == EWOULDBLOCK) return Status::IOError("workspace '" + name + "' is open elsewhere", EBUSY);
+    return Status::IOError("locking " + dir + "/lock", err);
+  }
+  auto db = NamespaceDb::Open(dir + "/workspace.db", false);
+  if (!db.ok()) {
+    ::close(lock_fd);
+    return db.status();
+  }
+  auto meta = ReadMeta(**db);
+  if (!meta.ok()) {
+    ::close(lock_fd);
+    return meta.status();
+  }
+  auto ws = std::make_unique<SqliteWorkspace>(store, dir, meta->info, meta->base_root, std::move(*db), lock_fd);
+  STRATA_RETURN_IF_ERROR(ws->Recover());
+  return std::unique_ptr<Workspace>(std::move(ws));
+}
+
+Result<std::vector<WorkspaceInfo>> Workspace::List(Store& store) {
+  std::vector<WorkspaceInfo> out;
+  const std::string root = WorkspacesDir(store);
+  std::error_code ec;
+  if (!std::filesystem::exists(root, ec)) return out;
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(root, ec)) {
+    std::string n = e.path().filename().string();
+    if (!n.empty() && n[0] != '.') names.push_back(n);  // dot names are workspaces being created
+  }
+  if (ec) return Status::IOError("listing " + root, ec.value());
+  std::sort(names.begin(), names.end());
+  for (const std::string& n : names) {
+    STRATA_ASSIGN_OR_RETURN(auto db, NamespaceDb::Open(root + "/" + n + "/workspace.db", false));
+    STRATA_ASSIGN_OR_RETURN(MetaInfo m, ReadMeta(*db));
+    if (m.info.name != DecodeName(n))
+      return Status::IOError("workspace directory " + n + " holds workspace '" + m.info.name + "'", EIO);
+    out.push_back(m.info);
+  }
+  return out;
+}
+
+Status Workspace::Remove(Store& store, const std::string& name) {
+  STRATA_RETURN_IF_ERROR(CheckWorkspaceName(name));
+  const std::string dir = WorkspacesDir(store) + "/" + EncodeName(name);
+  if (::access(dir.c_str(), F_OK) != 0) return Status::NotFound("workspace '" + name + "' does not exist");
+  int lock_fd = ::open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd >= 0) {
+    bool busy = ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0;
+    ::close(lock_fd);
+    if (busy) return Status::IOError("workspace '" + name + "' is open", EBUSY);
+  }
+  // Renamed away first so that a crash in the middle of the deletion never
+  // leaves a half-deleted workspace under its name.
+  const std::string doomed = WorkspacesDir(store) + "/.removing-" + EncodeName(name) + "-" + std::to_string(::getpid());
+  if (::rename(dir.c_str(), doomed.c_str()) != 0) return Status::IOError("renaming " + dir, errno);
+  std::error_code ec;
+  std::filesystem::remove_all(doomed, ec);
+  if (ec) return Status::IOError("removing " + doomed, ec.value());
+  return Status::Ok();
+}
+
+namespace workspace_internal {
+
+SqliteWorkspace::SqliteWorkspace(Store& store, std::string dir, WorkspaceInfo info, std::optional<Hash> base_root,
+                                 std::unique_ptr<NamespaceDb> db, int lock_fd)
+    : store_(store),
+      dir_(std::move(dir)),
+      info_(std::move(info)),
+      base_root_(base_root),
+      db_(std::move(db)),
+      files_(dir_ + "/data", store, ChunkCache::Shared()),
+      lock_fd_(lock_fd) {}
+
+SqliteWorkspace::~SqliteWorkspace() {
+  db_.reset();       // close the database before letting another process in
+  ::close(lock_fd_);  // releases the flock
+}
+
+Status SqliteWorkspace::Recover() {
+  std::lock_guard lock(mu_);
+  STRATA_ASSIGN_OR_RETURN(auto orphans, db_->InodesWithoutLinks());
+  if (!orphans.empty()) {
+    Transaction txn(*db_);
+    STRATA_RETURN_IF_ERROR(txn.status());
+    for (InodeId ino : orphans) STRATA_RETURN_IF_ERROR(db_->DeleteInode(ino));
+    STRATA_RETURN_IF_ERROR(txn.Commit());
+    for (InodeId ino : orphans) files_.Remove(ino);
+  }
+  // Data files whose inode is gone: the crash came between the transaction
+  // that deleted the inode and the unlink of its file.
+  // Collected first: deleting while a directory is being read may skip entries.
+  std::error_code ec;
+  std::vector<InodeId> files;
+  for (const auto& e : std::filesystem::directory_iterator(files_.dir(), ec)) {
+    std::string n = e.path().filename().string();
+    char* end = nullptr;
+    unsigned long long ino = std::strtoull(n.c_str(), &end, 10);
+    if (end != n.c_str() && *end == '\0') files.push_back(ino);  // other names are not ours
+  }
+  if (ec) return Status::IOError("listing " + files_.dir(), EIO);
+  for (InodeId ino : files) {
+    STRATA_ASSIGN_OR_RETURN(auto row, db_->GetInode(ino));
+    if (!row) files_.Remove(ino);
+  }
+  return Status::Ok();
+}
+
+WorkspaceInfo SqliteWorkspace::Info() {
+  std::lock_guard lock(mu_);
+  WorkspaceInfo info = info_;
+  auto changed = db_->CountChanged();
+  if (changed.ok()) info.changed_inodes = *changed;
+  return info;
+}
+
+}  // namespace workspace_internal
+}  // namespace strata

@@ -1,0 +1,162 @@
+// Workspace: a writable view of a base commit, kept in the store.
+//
+// A workspace is what a mount shows: the tree of its base commit plus every
+// change made since. It knows nothing of FUSE (src/fs/ adapts it to the kernel);
+// everything here is testable without a mount. It survives unmount, a daemon
+// crash and a reboot: opening it again continues where it stopped.
+//
+// State (docs/format/workspace.md), under STORE/workspaces/<name>/:
+//   workspace.db  SQLite in WAL mode, synchronous=NORMAL: inodes, directory
+//                 entries, xattrs, the extents of changed file data, and meta
+//                 (name, base commit, branch). One transaction per mutating
+//                 operation, so every operation is atomic and a committed one
+//                 survives a kill of the daemon. Sync() makes them survive a
+//                 power cut too (fdatasync of the WAL and of the data file).
+//   data/<ino>    sparse file holding the bytes written to inode <ino>, at their
+//                 file offsets. Which ranges hold written bytes is recorded in
+//                 the extents table; other ranges read from the base file's
+//                 chunks (up to base_len) or as zeros. A large base file
+//                 changed in one place is therefore never copied whole.
+//
+// Base directories are loaded lazily: the root and every directory taken from
+// the base commit start with their tree id only; their entries are read from the
+// store and inserted the first time anything looks inside them. Opening a
+// workspace on a commit of a million files is constant time.
+//
+// Errors: every failure a user can cause is a Status whose errno_value() is
+// the errno a local filesystem would return (ENOENT, EEXIST, ENOTEMPTY,
+// ENOTDIR, EISDIR, EINVAL, ENAMETOOLONG, EXDEV, ...); internal failures (store
+// damage, I/O errors of our own files) carry EIO and a message for the log.
+// Permission checks are the kernel's job (default_permissions); the workspace
+// only enforces what the kernel cannot (sticky bit is the kernel's too).
+//
+// Thread-safety: all methods may be called concurrently (the FUSE session is
+// multi-threaded). Implementations serialise mutations; reads of unchanged
+// file data must not wait for each other.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/store.h"
+
+namespace strata {
+
+using InodeId = uint64_t;
+constexpr InodeId kRootInode = 1;  // the same number FUSE uses for the root
+
+struct Attr {
+  InodeId ino = 0;
+  uint32_t mode = 0;  // file type and permission bits, as st_mode
+  uint32_t nlink = 0;
+  uint32_t uid = 0, gid = 0;
+  uint64_t size = 0;
+  uint64_t rdev = 0;
+  int64_t atime_ns = 0, mtime_ns = 0, ctime_ns = 0;
+  uint64_t blocks = 0;  // 512-byte units, for st_blocks
+};
+
+struct Credentials {
+  uint32_t uid = 0, gid = 0;
+};
+
+// Changes for SetAttr; unset fields are left alone. Times are absolute (the
+// caller resolves UTIME_NOW). Every successful SetAttr also sets ctime.
+struct SetAttrRequest {
+  std::optional<uint32_t> mode;  // permission bits only
+  std::optional<uint32_t> uid, gid;
+  std::optional<uint64_t> size;
+  std::optional<int64_t> atime_ns, mtime_ns;
+};
+
+struct DirEntry {
+  std::string name;
+  InodeId ino = 0;
+  uint32_t type = 0;    // S_IFMT bits of the entry
+  uint64_t offset = 0;  // pass to ReadDirectory to continue after this entry
+};
+
+struct DirectoryState {
+  InodeId parent = 0;       // the directory holding this one (the root's is itself)
+  uint64_t end_offset = 0;  // entries created from now on get offsets above this
+};
+
+struct WorkspaceInfo {
+  std::string name;
+  std::optional<Hash> base;  // nullopt: started empty
+  std::string branch;        // "" when not tracking a branch
+  uint64_t changed_inodes = 0;
+};
+
+// Rename flags (as renameat2).
+constexpr unsigned kRenameNoReplace = 1;
+constexpr unsigned kRenameExchange = 2;
+
+class Workspace {
+ public:
+  // Creates workspace `name` on `base` (nullopt: an empty root), tracking
+  // `branch` ("" for none). AlreadyExists (EEXIST) if the name is taken.
+  static Status Create(Store& store, const std::string& name, const std::optional<Hash>& base,
+                       const std::string& branch);
+  // Opens an existing workspace, recovering from a crash if needed.
+  static Result<std::unique_ptr<Workspace>> Open(Store& store, const std::string& name);
+  static Result<std::vector<WorkspaceInfo>> List(Store& store);
+  // Deletes a workspace's state. REQUIRES: not open anywhere.
+  static Status Remove(Store& store, const std::string& name);
+  // Workspace names: the rules of branch names (IsValidRefName).
+
+  virtual ~Workspace() = default;
+
+  virtual WorkspaceInfo Info() = 0;
+
+  // ---- namespace
+  virtual Result<Attr> Lookup(InodeId parent, std::string_view name) = 0;
+  virtual Result<Attr> GetAttr(InodeId ino) = 0;
+  virtual Result<Attr> SetAttr(InodeId ino, const SetAttrRequest& req) = 0;
+  // Regular files, fifos, sockets, devices; mode includes the type bits.
+  virtual Result<Attr> MakeNode(InodeId parent, std::string_view name, uint32_t mode, uint64_t rdev,
+                                const Credentials& who) = 0;
+  virtual Result<Attr> MakeDirectory(InodeId parent, std::string_view name, uint32_t mode,
+                                     const Credentials& who) = 0;
+  virtual Result<Attr> MakeSymlink(InodeId parent, std::string_view name, std::string_view target,
+                                   const Credentials& who) = 0;
+  virtual Result<Attr> Link(InodeId ino, InodeId new_parent, std::string_view new_name) = 0;
+  virtual Result<std::string> ReadLink(InodeId ino) = 0;
+  virtual Status Unlink(InodeId parent, std::string_view name) = 0;
+  virtual Status RemoveDirectory(InodeId parent, std::string_view name) = 0;
+  virtual Status Rename(InodeId parent, std::string_view name, InodeId new_parent, std::string_view new_name,
+                        unsigned flags) = 0;
+  // Entries after `offset` (0: from the start), at most `max`, without "." and
+  // "..". Offsets stay valid while the directory changes: an entry present
+  // during the whole listing is returned exactly once.
+  virtual Result<std::vector<DirEntry>> ReadDirectory(InodeId dir, uint64_t offset, size_t max) = 0;
+  // What a listing needs besides the entries: ".." and where the directory
+  // ends now, so that a listing stops even while entries keep being added.
+  virtual Result<DirectoryState> GetDirectoryState(InodeId dir) = 0;
+
+  // ---- data
+  // Reads up to size bytes; fewer only at the end of the file.
+  virtual Result<size_t> Read(InodeId ino, uint64_t offset, size_t size, char* out) = 0;
+  virtual Result<size_t> Write(InodeId ino, uint64_t offset, std::string_view data) = 0;
+  // Makes the inode's data and all committed namespace changes durable.
+  virtual Status Sync(InodeId ino) = 0;
+
+  // ---- xattrs (flags: XATTR_CREATE / XATTR_REPLACE)
+  virtual Status SetXattr(InodeId ino, std::string_view name, std::string_view value, int flags) = 0;
+  virtual Result<std::string> GetXattr(InodeId ino, std::string_view name) = 0;
+  virtual Result<std::vector<std::string>> ListXattrs(InodeId ino) = 0;
+  virtual Status RemoveXattr(InodeId ino, std::string_view name) = 0;
+
+  // ---- lifetime: an inode with no names stays readable and writable while
+  // the kernel holds references (lookups not yet forgotten, open files), and
+  // is deleted when the last one goes. After a crash, Open() deletes inodes
+  // that have no names.
+  virtual void Ref(InodeId ino) = 0;
+  virtual void Unref(InodeId ino, uint64_t count) = 0;
+};
+
+}  // namespace strata

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# A workspace on a branch: mount, see the base tree, change it, unmount, mount
+# again and find every change; list; end (refused with changes unless --discard).
+source "$(dirname "$0")/lib.sh"
+require_root
+[[ -e /dev/fuse ]] || { echo "SKIP: no /dev/fuse"; exit 77; }
+
+MP="$WORK/mnt"
+mkdir -p "$MP" "$WORK/src/dir"
+printf 'hello\n' >"$WORK/src/a.txt"
+head -c 3000000 /dev/urandom >"$WORK/src/dir/big.bin"
+ln -s a.txt "$WORK/src/link"
+
+# Whatever happens, no mount may outlive the test.
+unmount_all() { fusermount3 -u -z "$MP" 2>/dev/null || true; }
+trap 'rc=$?; unmount_all; (exit $rc); _cleanup' EXIT
+
+step "import a base and mount a workspace on it"
+expect_ok "$STRATA_BIN" init "$STORE"
+expect_ok strata import "$WORK/src" --branch main -m base
+expect_ok strata mount --branch main --name ws1 "$MP"
+expect_output_matches "ws1"
+grep -q " $MP fuse" /proc/mounts || fail "no FUSE mount at $MP in /proc/mounts"
+
+step "the base tree is visible, byte for byte"
+cmp "$WORK/src/a.txt" "$MP/a.txt" || fail "a.txt differs"
+cmp "$WORK/src/dir/big.bin" "$MP/dir/big.bin" || fail "big.bin differs"
+[[ $(readlink "$MP/link") == a.txt ]] || fail "symlink target differs"
+
+step "change the workspace"
+printf 'new file\n' >"$MP/new.txt"
+mkdir "$MP/newdir"
+mv "$MP/a.txt" "$MP/newdir/moved.txt"
+printf 'PATCH' | dd of="$MP/dir/big.bin" bs=1 seek=1000000 conv=notrunc status=none
+rm "$MP/link"
+
+step "unmount, mount again: every change is still there"
+expect_ok strata umount "$MP"
+grep -q " $MP fuse" /proc/mounts && fail "still mounted after umount"
+expect_ok strata workspace list --json
+json_true 'len(d) == 1 and d[0]["name"] == "ws1" and d[0]["branch"] == "main" and d[0]["mounted_at"] == "" and d[0]["changed_paths"] > 0'
+expect_ok strata mount --workspace ws1 "$MP"
+[[ $(cat "$MP/new.txt") == "new file" ]] || fail "new.txt lost"
+[[ $(cat "$MP/newdir/moved.txt") == hello ]] || fail "rename lost"
+[[ ! -e "$MP/a.txt" && ! -L "$MP/link" ]] || fail "removed entries came back"
+expected=$(python3 -c 'import sys; d=bytearray(open(sys.argv[1],"rb").read()); d[1000000:1000005]=b"PATCH"; sys.stdout.buffer.write(d)' "$WORK/src/dir/big.bin" | sha256sum)
+[[ $(sha256sum <"$MP/dir/big.bin") == "$expected" ]] || fail "patched big.bin is wrong after remount"
+
+step "a second mount of the same workspace is refused"
+mkdir -p "$WORK/mnt2"
+expect_fail strata mount --workspace ws1 "$WORK/mnt2"
+expect_stderr_matches "already mounted"
+
+step "workspace end refuses to drop changes, then ends with --discard"
+expect_fail strata workspace end ws1
+expect_stderr_matches "uncommitted"
+grep -q " $MP fuse" /proc/mounts || fail "a refused end unmounted the workspace"
+expect_ok strata workspace end "$MP" --discard
+grep -q " $MP fuse" /proc/mounts && fail "end did not unmount"
+expect_ok strata workspace list --json
+json_true 'd == []'
+
+step "bad input: no such workspace, mountpoint that is a file, two modes"
+expect_fail strata mount --workspace nosuch "$MP"
+expect_fail strata mount --new "$WORK/src/a.txt"
+expect_fail strata mount --new --branch main "$MP"
+expect_fail strata umount "$MP"

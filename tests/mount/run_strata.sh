@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs the conformance binary ($2, further arguments passed on) against a
+# strata workspace mounted by the strata binary ($1): a new store and an empty
+# workspace under ${CONFORMANCE_BASE:-/var/tmp}, unmounted and removed
+# afterwards. Everything is 0755 so the permission tests' uid 65534 child can
+# reach the mount (which allows other users in when run as root).
+set -euo pipefail
+if [[ $# -lt 2 ]]; then
+  echo "usage: $0 STRATA_BIN CONFORMANCE_TEST_BINARY [gtest args...]" >&2
+  exit 2
+fi
+strata=$1
+bin=$2
+shift 2
+[[ -e /dev/fuse ]] || { echo "SKIP: no /dev/fuse"; exit 77; }
+dir=$(mktemp -d "${CONFORMANCE_BASE:-/var/tmp}/strata-conformance.XXXXXX")
+chmod 0755 "$dir"
+mkdir -m 0755 "$dir/mnt"
+cleanup() {
+  "$strata" --store "$dir/store" umount "$dir/mnt" >/dev/null 2>&1 || fusermount3 -u -z "$dir/mnt" 2>/dev/null || true
+  rm -rf -- "$dir"
+}
+trap cleanup EXIT
+"$strata" --store "$dir/store" init >/dev/null
+"$strata" --store "$dir/store" mount --new --name conformance "$dir/mnt"
+rc=0
+CONFORMANCE_DIR=$dir/mnt "$bin" "$@" || rc=$?
+if [[ $rc != 0 && -f $dir/store/workspaces/conformance/daemon.log ]]; then
+  echo "--- daemon log (last 20 lines)" >&2
+  tail -n 20 "$dir/store/workspaces/conformance/daemon.log" >&2
+fi
+exit "$rc"
