@@ -10,7 +10,7 @@ packages=(
   libsqlite3-dev libzstd-dev libssl-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libfuse3-dev
   # used by the tests (xattrs, fifos, sockets, devices)
-  attr fuse3 python3
+  attr fuse3 python3 stress-ng git
 )
 
 missing=()
