@@ -40,5 +40,7 @@ void RegisterStoreCommands(CLI::App& app, Globals& g, int* exit_code);     // in
 void RegisterSnapshotCommands(CLI::App& app, Globals& g, int* exit_code);  // import, export
 void RegisterHistoryCommands(CLI::App& app, Globals& g, int* exit_code);   // log, ls, cat
 void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code);     // mount, umount, workspace
+// `strata stats MOUNTPOINT`: the counters of the daemon serving a mount.
+int RunMountStats(Globals& g, const std::string& mountpoint);
 
 }  // namespace strata::cli

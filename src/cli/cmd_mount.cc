@@ -8,7 +8,9 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -296,7 +298,69 @@ int RunWorkspaceEnd(Globals& g, const std::string& target, bool discard) {
   return kExitOk;
 }
 
+// Asks the daemon serving a mount for its counters (control.sock).
+Result<std::string> QueryDaemon(const std::string& socket_path) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::IOError("socket", errno);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_path.c_str());
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    int err = errno;
+    ::close(fd);
+    return Status::IOError("asking the daemon for its counters (" + socket_path + ")", err);
+  }
+  std::string reply;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof(buf))) > 0) reply.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return reply;
+}
+
 }  // namespace
+
+int RunMountStats(Globals& g, const std::string& mp_arg) {
+  std::error_code ec;
+  std::string mountpoint = std::filesystem::canonical(mp_arg, ec).string();
+  if (ec) return Fail(Status::NotFound(mp_arg + " does not exist"));
+  auto store = OpenStore(g);
+  if (!store.ok()) return Fail(store.status());
+  auto found = FindMounted(**store, mountpoint);
+  if (!found) return Fail(Status::NotFound("no strata workspace is mounted at " + mountpoint));
+  auto reply = QueryDaemon(StateDir(**store, found->first) + "/control.sock");
+  if (!reply.ok()) return Fail(reply.status());
+  auto ops = nlohmann::ordered_json::parse(*reply, nullptr, false);
+  if (ops.is_discarded()) return Fail(Status::Corruption("the daemon's counters are not JSON"));
+  auto list = Workspace::List(**store);
+  uint64_t changed = 0;
+  if (list.ok())
+    for (const WorkspaceInfo& w : *list)
+      if (w.name == found->first) changed = w.changed_inodes;
+  if (g.json) {
+    nlohmann::ordered_json j{{"workspace", found->first}, {"mountpoint", mountpoint}, {"daemon_pid", found->second.pid},
+                             {"changed_paths", changed}, {"operations", ops}};
+    PrintJson(j);
+    return kExitOk;
+  }
+  fmt::print("workspace {} at {} (daemon {}), {} changed paths\n", found->first, mountpoint, found->second.pid,
+             changed);
+  fmt::print("{:<12} {:>10} {:>8}  {}\n", "OPERATION", "COUNT", "ERRORS", "MEDIAN LATENCY");
+  for (auto& [op, v] : ops.items()) {
+    // The median's bucket: the first whose running total passes half the count.
+    uint64_t count = v["count"].get<uint64_t>(), seen = 0;
+    std::string median = "?";
+    for (auto& [bucket, n] : v["latency_us"].items()) {
+      seen += n.get<uint64_t>();
+      if (seen * 2 >= count) {
+        median = bucket + " us";
+        break;
+      }
+    }
+    fmt::print("{:<12} {:>10} {:>8}  {}\n", op, count, v["errors"].get<uint64_t>(), median);
+  }
+  return kExitOk;
+}
 
 void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
   static MountArgs m;  // option storage must outlive parsing: the app lives for the process

@@ -99,9 +99,13 @@ void RegisterStoreCommands(CLI::App& app, Globals& g, int* exit_code) {
   verify->add_flag("--json", g.json, "machine-readable output");
   verify->callback([&g, exit_code] { *exit_code = RunVerify(g); });
 
-  auto* stats = app.add_subcommand("stats", "object counts, sizes, dedup and compression ratios");
+  static std::string stats_mountpoint;
+  auto* stats = app.add_subcommand("stats", "store: objects, sizes, ratios; MOUNTPOINT: the daemon's counters");
+  stats->add_option("MOUNTPOINT", stats_mountpoint, "a mounted workspace (default: the store)");
   stats->add_flag("--json", g.json, "machine-readable output");
-  stats->callback([&g, exit_code] { *exit_code = RunStats(g); });
+  stats->callback([&g, exit_code] {
+    *exit_code = stats_mountpoint.empty() ? RunStats(g) : RunMountStats(g, stats_mountpoint);
+  });
 }
 
 }  // namespace strata::cli

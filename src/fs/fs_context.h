@@ -8,12 +8,14 @@
 #include <cerrno>
 
 #include "fs/fuse_server.h"
+#include "fs/op_stats.h"
 
 namespace strata::fs {
 
 struct Context {
   Workspace* ws;
   MountOptions options;
+  OpStats* stats = nullptr;
 };
 
 inline Context& Ctx(fuse_req_t req) { return *static_cast<Context*>(fuse_req_userdata(req)); }

@@ -1,6 +1,15 @@
 #include "fs/fuse_server.h"
 
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <thread>
 #include <vector>
 
 #include "fs/fs_context.h"
@@ -9,12 +18,72 @@ namespace strata {
 
 struct FuseServer::State {
   fs::Context context;
+  fs::OpStats stats;
 };
+
+namespace {
+// Answers every connection to the control socket with the counters, until
+// the listening socket is shut down.
+class ControlSocket {
+ public:
+  ControlSocket(std::string path, std::function<std::string()> answer)
+      : path_(std::move(path)), answer_(std::move(answer)) {}
+  ~ControlSocket() { Stop(); }
+
+  Status Start() {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (path_.size() >= sizeof(addr.sun_path)) return Status::InvalidArgument("control socket path too long: " + path_);
+    std::memcpy(addr.sun_path, path_.c_str(), path_.size() + 1);
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) return Status::IOError("control socket", errno);
+    ::unlink(path_.c_str());
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::chmod(path_.c_str(), 0600) != 0 ||
+        ::listen(fd_, 8) != 0)
+      return Status::IOError("control socket " + path_, errno);
+    thread_ = std::thread([this] { Serve(); });
+    return Status::Ok();
+  }
+
+  void Stop() {
+    if (fd_ < 0) return;
+    ::shutdown(fd_, SHUT_RDWR);  // wakes accept()
+    if (thread_.joinable()) thread_.join();
+    ::close(fd_);
+    ::unlink(path_.c_str());
+    fd_ = -1;
+  }
+
+ private:
+  void Serve() {
+    for (;;) {
+      int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) {
+        if (errno == EINTR) continue;
+        return;  // shut down
+      }
+      std::string reply = answer_() + "\n";
+      for (size_t done = 0; done < reply.size();) {
+        ssize_t n = ::send(c, reply.data() + done, reply.size() - done, MSG_NOSIGNAL);
+        if (n <= 0) break;
+        done += static_cast<size_t>(n);
+      }
+      ::close(c);
+    }
+  }
+
+  std::string path_;
+  std::function<std::string()> answer_;
+  int fd_ = -1;
+  std::thread thread_;
+};
+}  // namespace
 
 Result<std::unique_ptr<FuseServer>> FuseServer::Mount(Workspace* ws, const std::string& mountpoint,
                                                       const MountOptions& options) {
   std::unique_ptr<FuseServer> server(new FuseServer);
-  server->state_ = std::make_unique<State>(State{fs::Context{ws, options}});
+  server->state_ = std::make_unique<State>();
+  server->state_->context = fs::Context{ws, options, &server->state_->stats};
 
   // Options for the kernel: permissions are checked by the kernel against the
   // attributes we report; the mount is named after the workspace.
@@ -39,14 +108,23 @@ FuseServer::~FuseServer() {
   fuse_session_destroy(session_);
 }
 
+std::string FuseServer::StatsJson() const { return state_->stats.ToJson(); }
+
 Status FuseServer::Run() {
   if (fuse_set_signal_handlers(session_) != 0) return Status::IOError("cannot install signal handlers", EIO);
+  std::unique_ptr<ControlSocket> control;
+  if (!state_->context.options.state_dir.empty()) {
+    control = std::make_unique<ControlSocket>(state_->context.options.state_dir + "/control.sock",
+                                              [this] { return StatsJson(); });
+    if (Status s = control->Start(); !s.ok()) std::fprintf(stderr, "strata: no counters: %s\n", s.message().c_str());
+  }
   fuse_loop_config* config = fuse_loop_cfg_create();
   fuse_loop_cfg_set_max_threads(config, state_->context.options.max_threads);
   fuse_loop_cfg_set_clone_fd(config, 1);  // one kernel channel per thread: less contention
   int rc = fuse_session_loop_mt(session_, config);
   fuse_loop_cfg_destroy(config);
   fuse_remove_signal_handlers(session_);
+  control.reset();
   fuse_session_unmount(session_);
   mounted_ = false;
   if (rc != 0 && rc != -EINTR && rc != SIGINT && rc != SIGTERM && rc != SIGHUP)

@@ -37,8 +37,12 @@ class FuseServer {
   FuseServer& operator=(const FuseServer&) = delete;
 
   // Serves requests until the file system is unmounted or SIGINT/SIGTERM/SIGHUP
-  // arrives.
+  // arrives. Meanwhile, anyone connecting to the Unix socket
+  // <state_dir>/control.sock receives StatsJson() (for `strata stats MOUNTPOINT`).
   Status Run();
+
+  // Counters per operation, as JSON (op_stats.h).
+  std::string StatsJson() const;
 
  private:
   FuseServer() = default;

@@ -32,7 +32,7 @@ DirHandle* Handle(fuse_file_info* fi) { return reinterpret_cast<DirHandle*>(fi->
 void ReplyDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi, bool plus) {
   Context& ctx = Ctx(req);
   auto state = ctx.ws->GetDirectoryState(ino);
-  if (!state.ok()) return (void)fuse_reply_err(req, ToErrno(state.status()));
+  if (!state.ok()) return (void)ReplyErr(req, ToErrno(state.status()));
   uint64_t end;
   {
     DirHandle* h = Handle(fi);
@@ -62,7 +62,7 @@ void ReplyDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse
   uint64_t after = off <= kFirstEntryOffset ? 0 : static_cast<uint64_t>(off - kFirstEntryOffset);
   // A rough count of what fits; the loop stops at the real limit.
   auto entries = ctx.ws->ReadDirectory(ino, after, size / 32 + 1);
-  if (!entries.ok()) return (void)fuse_reply_err(req, ToErrno(entries.status()));
+  if (!entries.ok()) return (void)ReplyErr(req, ToErrno(entries.status()));
   for (const DirEntry& d : *entries) {
     if (d.offset > end) break;  // created after the listing started
     struct stat st {};
@@ -85,11 +85,12 @@ void ReplyDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse
 }  // namespace
 
 void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  OpScope scope(req, Op::kOpendir);
   auto a = Ctx(req).ws->GetAttr(ino);
-  if (!a.ok()) return (void)fuse_reply_err(req, ToErrno(a.status()));
-  if (!S_ISDIR(a->mode)) return (void)fuse_reply_err(req, ENOTDIR);
+  if (!a.ok()) return (void)ReplyErr(req, ToErrno(a.status()));
+  if (!S_ISDIR(a->mode)) return (void)ReplyErr(req, ENOTDIR);
   auto state = Ctx(req).ws->GetDirectoryState(ino);
-  if (!state.ok()) return (void)fuse_reply_err(req, ToErrno(state.status()));
+  if (!state.ok()) return (void)ReplyErr(req, ToErrno(state.status()));
   auto* h = new DirHandle;
   h->end_offset = state->end_offset;  // a listing may also start by seeking
   fi->fh = reinterpret_cast<uint64_t>(h);
@@ -97,27 +98,32 @@ void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  OpScope scope(req, Op::kReaddir);
   ReplyDirectory(req, ino, size, off, fi, /*plus=*/false);
 }
 
 void OpReaddirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  OpScope scope(req, Op::kReaddirplus);
   ReplyDirectory(req, ino, size, off, fi, /*plus=*/true);
 }
 
 void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  OpScope scope(req, Op::kReleasedir);
   delete Handle(fi);
-  fuse_reply_err(req, 0);
+  ReplyErr(req, 0);
 }
 
 void OpFsyncdir(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
+  OpScope scope(req, Op::kFsyncdir);
   // Namespace changes are in the workspace database; Sync makes them durable.
-  fuse_reply_err(req, ToErrno(Ctx(req).ws->Sync(ino)));
+  ReplyErr(req, ToErrno(Ctx(req).ws->Sync(ino)));
 }
 
 void OpStatfs(fuse_req_t req, fuse_ino_t) {
+  OpScope scope(req, Op::kStatfs);
   // The space a workspace can use is the space left where its store lives.
   struct statvfs st {};
-  if (statvfs(Ctx(req).options.state_dir.c_str(), &st) != 0) return (void)fuse_reply_err(req, errno);
+  if (statvfs(Ctx(req).options.state_dir.c_str(), &st) != 0) return (void)ReplyErr(req, errno);
   st.f_namemax = 255;
   fuse_reply_statfs(req, &st);
 }

@@ -55,7 +55,7 @@ namespace {
 template <typename T>
 bool Failed(fuse_req_t req, const Result<T>& r) {
   if (r.ok()) return false;
-  fuse_reply_err(req, ToErrno(r.status()));
+  ReplyErr(req, ToErrno(r.status()));
   return true;
 }
 
@@ -72,6 +72,7 @@ int64_t NowNs() {
 }  // namespace
 
 void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  OpScope scope(req, Op::kLookup);
   auto a = Ctx(req).ws->Lookup(parent, name);
   if (!a.ok() && a.status().errno_value() == ENOENT) {
     // A negative entry: the kernel may remember the name is absent, since
@@ -86,16 +87,19 @@ void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
 }
 
 void OpForget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
+  OpScope scope(req, Op::kForget);
   Ctx(req).ws->Unref(ino, nlookup);
   fuse_reply_none(req);
 }
 
 void OpForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
+  OpScope scope(req, Op::kForget);
   for (size_t i = 0; i < count; i++) Ctx(req).ws->Unref(forgets[i].ino, forgets[i].nlookup);
   fuse_reply_none(req);
 }
 
 void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  OpScope scope(req, Op::kGetattr);
   auto a = Ctx(req).ws->GetAttr(ino);
   if (Failed(req, a)) return;
   struct stat st;
@@ -104,6 +108,7 @@ void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
 }
 
 void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
+  OpScope scope(req, Op::kSetattr);
   SetAttrRequest r;
   if (to_set & FUSE_SET_ATTR_MODE) r.mode = attr->st_mode & 07777;
   if (to_set & FUSE_SET_ATTR_UID) r.uid = attr->st_uid;
@@ -122,50 +127,58 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
 }
 
 void OpMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  OpScope scope(req, Op::kMknod);
   auto a = Ctx(req).ws->MakeNode(parent, name, mode, rdev, Caller(req));
   if (Failed(req, a)) return;
   ReplyEntry(req, *a);
 }
 
 void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  OpScope scope(req, Op::kMkdir);
   auto a = Ctx(req).ws->MakeDirectory(parent, name, mode, Caller(req));
   if (Failed(req, a)) return;
   ReplyEntry(req, *a);
 }
 
 void OpSymlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
+  OpScope scope(req, Op::kSymlink);
   auto a = Ctx(req).ws->MakeSymlink(parent, name, target, Caller(req));
   if (Failed(req, a)) return;
   ReplyEntry(req, *a);
 }
 
 void OpLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* new_name) {
+  OpScope scope(req, Op::kLink);
   auto a = Ctx(req).ws->Link(ino, new_parent, new_name);
   if (Failed(req, a)) return;
   ReplyEntry(req, *a);
 }
 
 void OpReadlink(fuse_req_t req, fuse_ino_t ino) {
+  OpScope scope(req, Op::kReadlink);
   auto target = Ctx(req).ws->ReadLink(ino);
   if (Failed(req, target)) return;
   fuse_reply_readlink(req, target->c_str());
 }
 
 void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  fuse_reply_err(req, ToErrno(Ctx(req).ws->Unlink(parent, name)));
+  OpScope scope(req, Op::kUnlink);
+  ReplyErr(req, ToErrno(Ctx(req).ws->Unlink(parent, name)));
 }
 
 void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  fuse_reply_err(req, ToErrno(Ctx(req).ws->RemoveDirectory(parent, name)));
+  OpScope scope(req, Op::kRmdir);
+  ReplyErr(req, ToErrno(Ctx(req).ws->RemoveDirectory(parent, name)));
 }
 
 void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t new_parent, const char* new_name,
               unsigned int flags) {
+  OpScope scope(req, Op::kRename);
   unsigned ours = 0;
   if (flags & RENAME_NOREPLACE) ours |= kRenameNoReplace;
   if (flags & RENAME_EXCHANGE) ours |= kRenameExchange;
-  if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return (void)fuse_reply_err(req, EINVAL);  // e.g. WHITEOUT
-  fuse_reply_err(req, ToErrno(Ctx(req).ws->Rename(parent, name, new_parent, new_name, ours)));
+  if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return (void)ReplyErr(req, EINVAL);  // e.g. WHITEOUT
+  ReplyErr(req, ToErrno(Ctx(req).ws->Rename(parent, name, new_parent, new_name, ours)));
 }
 
 }  // namespace strata::fs

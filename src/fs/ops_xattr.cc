@@ -17,34 +17,38 @@ bool KnownNamespace(std::string_view name) {
 
 void ReplySized(fuse_req_t req, const std::string& value, size_t size) {
   if (size == 0) return (void)fuse_reply_xattr(req, value.size());
-  if (value.size() > size) return (void)fuse_reply_err(req, ERANGE);
+  if (value.size() > size) return (void)ReplyErr(req, ERANGE);
   fuse_reply_buf(req, value.data(), value.size());
 }
 }  // namespace
 
 void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, size_t size, int flags) {
-  if (!KnownNamespace(name)) return (void)fuse_reply_err(req, EOPNOTSUPP);
-  fuse_reply_err(req, ToErrno(Ctx(req).ws->SetXattr(ino, name, std::string_view(value, size), flags)));
+  OpScope scope(req, Op::kSetxattr);
+  if (!KnownNamespace(name)) return (void)ReplyErr(req, EOPNOTSUPP);
+  ReplyErr(req, ToErrno(Ctx(req).ws->SetXattr(ino, name, std::string_view(value, size), flags)));
 }
 
 void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
-  if (!KnownNamespace(name)) return (void)fuse_reply_err(req, EOPNOTSUPP);
+  OpScope scope(req, Op::kGetxattr);
+  if (!KnownNamespace(name)) return (void)ReplyErr(req, EOPNOTSUPP);
   auto value = Ctx(req).ws->GetXattr(ino, name);
-  if (!value.ok()) return (void)fuse_reply_err(req, ToErrno(value.status()));
+  if (!value.ok()) return (void)ReplyErr(req, ToErrno(value.status()));
   ReplySized(req, *value, size);
 }
 
 void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  OpScope scope(req, Op::kListxattr);
   auto names = Ctx(req).ws->ListXattrs(ino);
-  if (!names.ok()) return (void)fuse_reply_err(req, ToErrno(names.status()));
+  if (!names.ok()) return (void)ReplyErr(req, ToErrno(names.status()));
   std::string list;
   for (const std::string& n : *names) list.append(n).push_back('\0');
   ReplySized(req, list, size);
 }
 
 void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
-  if (!KnownNamespace(name)) return (void)fuse_reply_err(req, EOPNOTSUPP);
-  fuse_reply_err(req, ToErrno(Ctx(req).ws->RemoveXattr(ino, name)));
+  OpScope scope(req, Op::kRemovexattr);
+  if (!KnownNamespace(name)) return (void)ReplyErr(req, EOPNOTSUPP);
+  ReplyErr(req, ToErrno(Ctx(req).ws->RemoveXattr(ino, name)));
 }
 
 }  // namespace strata::fs

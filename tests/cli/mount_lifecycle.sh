@@ -34,6 +34,16 @@ mv "$MP/a.txt" "$MP/newdir/moved.txt"
 printf 'PATCH' | dd of="$MP/dir/big.bin" bs=1 seek=1000000 conv=notrunc status=none
 rm "$MP/link"
 
+step "the daemon counts what it did, per operation"
+rmdir "$MP/dir" 2>/dev/null && fail "rmdir of a non-empty directory succeeded"
+expect_ok strata stats "$MP" --json
+json_true 'd["workspace"] == "ws1" and d["changed_paths"] > 0'
+json_true 'd["operations"]["write"]["count"] >= 2 and d["operations"]["lookup"]["count"] >= 3'
+json_true 'd["operations"]["rmdir"]["errors"] >= 1 and d["operations"]["rename"]["count"] >= 1'
+json_true 'sum(d["operations"]["write"]["latency_us"].values()) == d["operations"]["write"]["count"]'
+expect_ok strata stats "$MP"
+expect_output_matches "write"
+
 step "unmount, mount again: every change is still there"
 expect_ok strata umount "$MP"
 grep -q " $MP fuse" /proc/mounts && fail "still mounted after umount"

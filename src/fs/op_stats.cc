@@ -1,0 +1,66 @@
+#include "fs/op_stats.h"
+
+#include <nlohmann/json.hpp>
+
+#include "fs/fs_context.h"
+
+namespace strata::fs {
+
+namespace {
+// Set by ReplyErr, read by the OpScope of the same thread: each request is
+// handled on one thread from start to reply.
+thread_local bool current_failed = false;
+}  // namespace
+
+const char* OpName(Op op) {
+  static const char* kNames[] = {
+      "lookup", "forget", "getattr", "setattr", "readlink", "mknod", "mkdir", "unlink", "rmdir", "symlink",
+      "rename", "link", "open", "create", "read", "write", "flush", "release", "fsync", "opendir", "readdir",
+      "readdirplus", "releasedir", "fsyncdir", "statfs", "setxattr", "getxattr", "listxattr", "removexattr"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Op::kCount));
+  return kNames[static_cast<int>(op)];
+}
+
+void OpStats::Record(Op op, std::chrono::nanoseconds latency, bool failed) {
+  PerOp& p = ops_[static_cast<int>(op)];
+  p.count.fetch_add(1, std::memory_order_relaxed);
+  if (failed) p.errors.fetch_add(1, std::memory_order_relaxed);
+  uint64_t us = static_cast<uint64_t>(latency.count() / 1000);
+  int bucket = 0;
+  while (bucket + 1 < kBuckets && (1ull << bucket) <= us) bucket++;
+  p.buckets[bucket].fetch_add(1, std::memory_order_relaxed);
+}
+
+std::string OpStats::ToJson() const {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (int i = 0; i < static_cast<int>(Op::kCount); i++) {
+    const PerOp& p = ops_[i];
+    uint64_t count = p.count.load(std::memory_order_relaxed);
+    if (count == 0) continue;
+    nlohmann::ordered_json hist = nlohmann::ordered_json::object();
+    for (int b = 0; b < kBuckets; b++) {
+      uint64_t n = p.buckets[b].load(std::memory_order_relaxed);
+      // Bucket b holds latencies below 2^b µs (and at least 2^(b-1)).
+      if (n > 0) hist["<" + std::to_string(1ull << b)] = n;
+    }
+    j[OpName(static_cast<Op>(i))] = {
+        {"count", count}, {"errors", p.errors.load(std::memory_order_relaxed)}, {"latency_us", hist}};
+  }
+  return j.dump();
+}
+
+OpScope::OpScope(fuse_req_t req, Op op)
+    : stats_(Ctx(req).stats), op_(op), start_(std::chrono::steady_clock::now()) {
+  current_failed = false;
+}
+
+OpScope::~OpScope() {
+  if (stats_ != nullptr) stats_->Record(op_, std::chrono::steady_clock::now() - start_, current_failed);
+}
+
+int ReplyErr(fuse_req_t req, int err) {
+  if (err != 0) current_failed = true;
+  return fuse_reply_err(req, err);
+}
+
+}  // namespace strata::fs

@@ -1,0 +1,58 @@
+// Counters per FUSE operation: how many, how many failed, and a latency
+// histogram (power-of-two buckets of microseconds). Handlers open an OpScope;
+// errors are noted by ReplyErr. Lock-free: every field is an atomic.
+#pragma once
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace strata::fs {
+
+enum class Op : int {
+  kLookup, kForget, kGetattr, kSetattr, kReadlink, kMknod, kMkdir, kUnlink, kRmdir, kSymlink, kRename, kLink,
+  kOpen, kCreate, kRead, kWrite, kFlush, kRelease, kFsync, kOpendir, kReaddir, kReaddirplus, kReleasedir,
+  kFsyncdir, kStatfs, kSetxattr, kGetxattr, kListxattr, kRemovexattr, kCount
+};
+
+const char* OpName(Op op);
+
+class OpStats {
+ public:
+  static constexpr int kBuckets = 24;  // up to 2^23 µs (8 s); slower lands in the last
+
+  void Record(Op op, std::chrono::nanoseconds latency, bool failed);
+  // {"lookup": {"count": N, "errors": N, "latency_us": {"1": N, "2": N, ...}}, ...}
+  std::string ToJson() const;
+
+ private:
+  struct PerOp {
+    std::atomic<uint64_t> count{0}, errors{0};
+    std::array<std::atomic<uint64_t>, kBuckets> buckets{};
+  };
+  std::array<PerOp, static_cast<int>(Op::kCount)> ops_;
+};
+
+// Times one request from construction to destruction.
+class OpScope {
+ public:
+  OpScope(fuse_req_t req, Op op);
+  ~OpScope();
+  OpScope(const OpScope&) = delete;
+  OpScope& operator=(const OpScope&) = delete;
+
+ private:
+  OpStats* stats_;
+  Op op_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// fuse_reply_err that also marks the current operation as failed (err != 0).
+int ReplyErr(fuse_req_t req, int err);
+
+}  // namespace strata::fs
