@@ -138,7 +138,7 @@ touch -h -d '1969-12-31 23:59:59.999999999' abs_link
 touch -h -d '2020-01-01 00:00:00.5' .   # (the root's own time is not compared)
 cd "$WORK"
 
-# The one fixed time the brief spells out, to be sure of the exact value.
+# One fixed, well-known time, to be sure of the exact value.
 [[ $(stat -c %y "$SRC/small") == 2021-03-04\ 05:06:07.* ]] || fail "touch did not set the mtime"
 [[ $(stat -c %h "$SRC/hl/one/first") == 3 ]] || fail "source hard links not set up"
 
