@@ -323,3 +323,14 @@ assert_store_tmp_empty() {
 
 # file_size PATH
 file_size() { stat -c %s -- "$1"; }
+
+# use_mountpoint: for tests on a real FUSE mount. Needs root and /dev/fuse
+# (else the test is skipped); sets $MP to an empty directory and makes sure no
+# mount there outlives the test, whatever way it ends.
+use_mountpoint() {
+  require_root
+  [[ -e /dev/fuse ]] || { echo "SKIP: no /dev/fuse" >&2; exit 77; }
+  MP="$WORK/mnt"
+  mkdir -p "$MP"
+  trap 'rc=$?; fusermount3 -u -z "$MP" 2>/dev/null || true; (exit $rc); _cleanup' EXIT
+}

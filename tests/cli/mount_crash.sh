@@ -2,13 +2,8 @@
 # kill -9 of the daemon while writers fsync: after remounting, every file whose
 # fsync returned is intact.
 source "$(dirname "$0")/lib.sh"
-require_root
-[[ -e /dev/fuse ]] || { echo "SKIP: no /dev/fuse"; exit 77; }
+use_mountpoint
 
-MP="$WORK/mnt"
-mkdir -p "$MP"
-unmount_all() { fusermount3 -u -z "$MP" 2>/dev/null || true; }
-trap 'rc=$?; unmount_all; (exit $rc); _cleanup' EXIT
 
 expect_ok "$STRATA_BIN" init "$STORE"
 expect_ok strata mount --new --name crashme "$MP"

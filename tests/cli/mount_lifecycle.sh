@@ -2,18 +2,12 @@
 # A workspace on a branch: mount, see the base tree, change it, unmount, mount
 # again and find every change; list; end (refused with changes unless --discard).
 source "$(dirname "$0")/lib.sh"
-require_root
-[[ -e /dev/fuse ]] || { echo "SKIP: no /dev/fuse"; exit 77; }
+use_mountpoint
 
-MP="$WORK/mnt"
-mkdir -p "$MP" "$WORK/src/dir"
+mkdir -p "$WORK/src/dir"
 printf 'hello\n' >"$WORK/src/a.txt"
 head -c 3000000 /dev/urandom >"$WORK/src/dir/big.bin"
 ln -s a.txt "$WORK/src/link"
-
-# Whatever happens, no mount may outlive the test.
-unmount_all() { fusermount3 -u -z "$MP" 2>/dev/null || true; }
-trap 'rc=$?; unmount_all; (exit $rc); _cleanup' EXIT
 
 step "import a base and mount a workspace on it"
 expect_ok "$STRATA_BIN" init "$STORE"

@@ -4,13 +4,9 @@
 # sizes, contents, link counts, symlink targets and xattrs (times differ by
 # nature and are left out), and every operation must fail or succeed alike.
 source "$(dirname "$0")/lib.sh"
-require_root
-[[ -e /dev/fuse ]] || { echo "SKIP: no /dev/fuse"; exit 77; }
+use_mountpoint
 
-MP="$WORK/mnt"
-mkdir -p "$MP" "$WORK/plain"
-unmount_all() { fusermount3 -u -z "$MP" 2>/dev/null || true; }
-trap 'rc=$?; unmount_all; (exit $rc); _cleanup' EXIT
+mkdir -p "$WORK/plain"
 expect_ok "$STRATA_BIN" init "$STORE"
 expect_ok strata mount --new --name random "$MP"
 

@@ -2,15 +2,10 @@
 # Real programs on a mounted workspace: stress-ng filesystem stressors, git,
 # and untar of a source tree compared with the same tree untarred on disk.
 source "$(dirname "$0")/lib.sh"
-require_root
-[[ -e /dev/fuse ]] || { echo "SKIP: no /dev/fuse"; exit 77; }
+use_mountpoint
 command -v stress-ng >/dev/null || fail "stress-ng is not installed (scripts/install-deps.sh installs it)"
 command -v git >/dev/null || fail "git is not installed (scripts/install-deps.sh installs it)"
 
-MP="$WORK/mnt"
-mkdir -p "$MP"
-unmount_all() { fusermount3 -u -z "$MP" 2>/dev/null || true; }
-trap 'rc=$?; unmount_all; (exit $rc); _cleanup' EXIT
 expect_ok "$STRATA_BIN" init "$STORE"
 expect_ok strata mount --new --name work "$MP"
 
