@@ -34,7 +34,7 @@ struct MountArgs {
   std::string branch, workspace, name, mountpoint;
 };
 
-std::string StateDir(const Store& store, const std::string& name) { return store.path() + "/workspaces/" + name; }
+std::string StateDir(const Store& store, const std::string& name) { return Workspace::StateDir(store, name); }
 
 struct MountRecord {
   int pid = 0;
@@ -79,9 +79,9 @@ bool IsStrataMountpoint(const std::string& path) {
 
 // Runs in the daemon: opens, mounts, reports readiness on ready_fd, serves.
 int Serve(const Globals& g, const std::string& name, const std::string& mountpoint, int ready_fd) {
+  // Best effort: if the parent is gone, nobody is waiting for the answer.
   auto report = [ready_fd](const std::string& msg) {
-    if (ready_fd >= 0 && ::write(ready_fd, msg.data(), msg.size()) < 0) {
-    }
+    if (ready_fd >= 0) (void)!::write(ready_fd, msg.data(), msg.size());
   };
   auto fail = [&](const Status& s) {
     report("error: " + s.message());

@@ -62,7 +62,7 @@ std::string DecodeName(const std::string& enc) {
   return out;
 }
 
-std::string WorkspacesDir(Store& store) { return store.path() + "/workspaces"; }
+std::string WorkspacesDir(const Store& store) { return store.path() + "/workspaces"; }
 
 Status SyncPath(const std::string& path, bool directory) {
   int fd = ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDWR) | O_CLOEXEC);
@@ -310,4 +310,8 @@ WorkspaceInfo SqliteWorkspace::Info() {
 }
 
 }  // namespace workspace_internal
+std::string Workspace::StateDir(const Store& store, const std::string& name) {
+  return WorkspacesDir(store) + "/" + EncodeName(name);
+}
+
 }  // namespace strata

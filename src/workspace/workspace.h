@@ -107,6 +107,9 @@ class Workspace {
   static Result<std::vector<WorkspaceInfo>> List(Store& store);
   // Deletes a workspace's state. REQUIRES: not open anywhere.
   static Status Remove(Store& store, const std::string& name);
+  // The directory holding a workspace's state; the daemon keeps its log,
+  // mount record and control socket there too.
+  static std::string StateDir(const Store& store, const std::string& name);
   // Workspace names: the rules of branch names (IsValidRefName).
 
   virtual ~Workspace() = default;

@@ -69,3 +69,13 @@ expect_fail strata mount --workspace nosuch "$MP"
 expect_fail strata mount --new "$WORK/src/a.txt"
 expect_fail strata mount --new --branch main "$MP"
 expect_fail strata umount "$MP"
+
+step "a workspace name with '/' (like a branch) mounts, reports and unmounts"
+expect_ok strata mount --new --name team/ws2 "$MP"
+touch "$MP/x"
+expect_ok strata stats "$MP" --json
+json_true 'd["workspace"] == "team/ws2" and d["operations"]["create"]["count"] >= 1'
+expect_ok strata workspace list --json
+json_true 'd[0]["name"] == "team/ws2" and d[0]["mounted_at"] != ""'
+expect_ok strata umount "$MP"
+expect_ok strata workspace end team/ws2 --discard
