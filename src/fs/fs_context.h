@@ -53,7 +53,6 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi);
 void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
 void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off, fuse_file_info* fi);
-void OpFlush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 void OpFsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi);
 

@@ -38,7 +38,6 @@ const fuse_lowlevel_ops& Operations() {
     o.open = OpOpen;
     o.read = OpRead;
     o.write = OpWrite;
-    o.flush = OpFlush;
     o.release = OpRelease;
     o.fsync = OpFsync;
     o.opendir = OpOpendir;

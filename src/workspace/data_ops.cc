@@ -74,10 +74,14 @@ Result<size_t> SqliteWorkspace::Write(InodeId ino, uint64_t offset, std::string_
 Status SqliteWorkspace::Sync(InodeId ino) {
   // Data first: once the WAL is durable, its extents must point at durable bytes.
   STRATA_RETURN_IF_ERROR(files_.Sync(ino));
-  // With synchronous=NORMAL every committed transaction is in the WAL file
-  // but not necessarily on disk; one fdatasync of the WAL makes all of them
-  // durable. Taken under mu_ so no transaction is half-appended meanwhile.
-  std::lock_guard lock(mu_);
+  {
+    std::lock_guard lock(mu_);
+    STRATA_RETURN_IF_ERROR(CommitPending());
+  }
+  // With synchronous=NORMAL a committed batch is in the WAL file but not
+  // necessarily on disk; one fdatasync of the WAL makes it durable. Done
+  // without mu_: later batches only append, and a checkpoint that recycles
+  // the WAL has synced the database file first.
   const std::string wal = dir_ + "/workspace.db-wal";
   int fd = ::open(wal.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) {

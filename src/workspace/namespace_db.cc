@@ -99,7 +99,10 @@ Result<std::unique_ptr<NamespaceDb>> NamespaceDb::Open(const std::string& path, 
   sqlite3_busy_timeout(db, 10000);
   // NORMAL: a committed transaction survives a crash of the process; Sync()
   // fdatasyncs the WAL when the user asks for more.
-  STRATA_RETURN_IF_ERROR(ndb->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"));
+  // A larger page cache keeps a batch's dirty pages in memory until it commits.
+  STRATA_RETURN_IF_ERROR(
+      ndb->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32768; "
+                "PRAGMA temp_store=MEMORY;"));
   if (create) {
     STRATA_RETURN_IF_ERROR(ndb->Exec(kSchema));
     STRATA_RETURN_IF_ERROR(ndb->SetMeta("schema_version", std::to_string(kSchemaVersion)));
@@ -113,11 +116,10 @@ Result<std::unique_ptr<NamespaceDb>> NamespaceDb::Open(const std::string& path, 
 }
 
 NamespaceDb::~NamespaceDb() {
+  if (batch_open_) (void)Run("COMMIT");  // the owner normally committed already
   for (auto& [sql, st] : stmts_) sqlite3_finalize(st);
   sqlite3_close(db_);
 }
-
-bool NamespaceDb::InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
 Status NamespaceDb::Error(const std::string& what) const {
   return Status::IOError("workspace database: " + what + ": " + sqlite3_errmsg(db_), EIO);
@@ -264,6 +266,11 @@ Result<std::string> NamespaceDb::GetBaseChunks(InodeId ino) {
   q.Int(1, ino);
   if (q.Step() != SQLITE_ROW) return q.Error("reading base chunks");
   return q.ColBlob(0);
+}
+
+Status NamespaceDb::SetBaseChunks(InodeId ino, std::string_view base_chunks) {
+  Query q(*this, "UPDATE inodes SET base_chunks = ? WHERE ino = ?");
+  return q.Blob(1, base_chunks).Int(2, ino).Run("writing base chunks");
 }
 
 Result<std::optional<std::string>> NamespaceDb::GetOrigin(InodeId ino) {
@@ -443,24 +450,76 @@ Status NamespaceDb::ClipExtents(InodeId ino, uint64_t size) {
   return q.Run("clipping extents");
 }
 
-// ---- transactions
-
-Transaction::Transaction(NamespaceDb& db) : db_(db) {
-  if (db_.InTransaction()) return;  // joins the outer one
-  status_ = db_.Exec("BEGIN IMMEDIATE");
-  owner_ = status_.ok();
+Status NamespaceDb::RemoveExtentRange(InodeId ino, uint64_t start, uint64_t end) {
+  STRATA_ASSIGN_OR_RETURN(auto hit, Extents(ino, start, end));
+  for (const Extent& x : hit) {
+    {
+      Query q(*this, "DELETE FROM extents WHERE ino = ? AND start = ?");
+      STRATA_RETURN_IF_ERROR(q.Int(1, ino).Int(2, static_cast<int64_t>(x.start)).Run("deleting an extent"));
+    }
+    // What lies outside [start, end) stays written; the pieces cannot touch
+    // another extent, so no merging is needed.
+    for (Extent keep : {Extent{x.start, std::min(x.end, start)}, Extent{std::max(x.start, end), x.end}}) {
+      if (keep.start >= keep.end) continue;
+      Query q(*this, "INSERT INTO extents(ino, start, end) VALUES(?, ?, ?)");
+      q.Int(1, ino).Int(2, static_cast<int64_t>(keep.start)).Int(3, static_cast<int64_t>(keep.end));
+      STRATA_RETURN_IF_ERROR(q.Run("splitting an extent"));
+    }
+  }
+  return Status::Ok();
 }
 
+// ---- transactions
+
+Status NamespaceDb::Run(const char* sql) { return Query(*this, sql).Run(sql); }
+
+Status NamespaceDb::BeginOperation(bool* outer) {
+  *outer = false;
+  if (in_operation_) return Status::Ok();
+  if (!batch_open_) {
+    STRATA_RETURN_IF_ERROR(Run("BEGIN IMMEDIATE"));
+    batch_open_ = true;
+    if (on_batch_opened_) on_batch_opened_();
+  }
+  STRATA_RETURN_IF_ERROR(Run("SAVEPOINT op"));
+  in_operation_ = true;
+  *outer = true;
+  return Status::Ok();
+}
+
+Status NamespaceDb::EndOperation(bool success) {
+  in_operation_ = false;
+  Status s = success ? Run("RELEASE op") : Run("ROLLBACK TO op");
+  if (!success && s.ok()) s = Run("RELEASE op");
+  if (sqlite3_get_autocommit(db_) != 0 && batch_open_) {
+    // SQLite rolled the whole transaction back on its own (disk full, I/O
+    // error): the batch's earlier operations are lost as in a crash.
+    batch_open_ = false;
+    if (s.ok()) s = Status::IOError("workspace database: uncommitted operations were rolled back", EIO);
+  }
+  return s;
+}
+
+Status NamespaceDb::CommitBatch() {
+  if (!batch_open_) return Status::Ok();
+  Status s = Run("COMMIT");
+  // A failed COMMIT may leave the transaction open (it is retried by the next
+  // call) or rolled back (its operations are lost, reported here).
+  batch_open_ = sqlite3_get_autocommit(db_) == 0;
+  return s;
+}
+
+Transaction::Transaction(NamespaceDb& db) : db_(db) { status_ = db_.BeginOperation(&owner_); }
+
 Transaction::~Transaction() {
-  if (owner_ && !done_) (void)db_.Exec("ROLLBACK");
+  if (owner_ && !done_) (void)db_.EndOperation(false);
 }
 
 Status Transaction::Commit() {
   STRATA_RETURN_IF_ERROR(status_);
   if (!owner_) return Status::Ok();
-  STRATA_RETURN_IF_ERROR(db_.Exec("COMMIT"));
   done_ = true;
-  return Status::Ok();
+  return db_.EndOperation(true);
 }
 
 }  // namespace strata::workspace_internal

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -65,8 +66,20 @@ class NamespaceDb {
   NamespaceDb(const NamespaceDb&) = delete;
   NamespaceDb& operator=(const NamespaceDb&) = delete;
 
-  bool InTransaction() const;
   Status Exec(const char* sql);
+
+  // ---- group commit
+  // Operations do not commit one by one. The first operation after a commit
+  // opens a write transaction (a batch); each operation is a savepoint inside
+  // it, so it is still atomic: released when it succeeds, rolled back alone
+  // when it fails. CommitBatch() commits every operation since the last one at
+  // once; until then a kill of the process forgets them, as a power cut
+  // forgets a local filesystem's unsynced changes.
+  bool HasBatch() const { return batch_open_; }
+  Status CommitBatch();
+  // Called (with the owner's lock held) when an operation opens a new batch,
+  // so the owner can schedule its commit.
+  void OnBatchOpened(std::function<void()> f) { on_batch_opened_ = std::move(f); }
 
   // ---- meta (key → value)
   Result<std::optional<std::string>> GetMeta(std::string_view key);
@@ -82,6 +95,7 @@ class NamespaceDb {
   // Deletes the row and the inode's xattrs and extents (not its entries).
   Status DeleteInode(InodeId ino);
   Result<std::string> GetBaseChunks(InodeId ino);
+  Status SetBaseChunks(InodeId ino, std::string_view base_chunks);
   Result<std::optional<std::string>> GetOrigin(InodeId ino);
   Result<std::optional<InodeId>> FindByOrigin(std::string_view origin);
   Result<std::vector<InodeId>> InodesWithoutLinks();
@@ -110,20 +124,33 @@ class NamespaceDb {
   Status AddExtent(InodeId ino, uint64_t start, uint64_t end);
   // Forgets written bytes at or above size (truncate).
   Status ClipExtents(InodeId ino, uint64_t size);
+  // Forgets written bytes in [start, end), splitting an extent across either edge.
+  Status RemoveExtentRange(InodeId ino, uint64_t start, uint64_t end);
 
  private:
   friend class Query;
+  friend class Transaction;
   explicit NamespaceDb(sqlite3* db) : db_(db) {}
+  // Opens the batch if needed and starts an operation's savepoint; *outer is
+  // false when an operation is already running (nested calls join it).
+  Status BeginOperation(bool* outer);
+  Status EndOperation(bool success);
+  Status Run(const char* sql);  // a cached statement returning no rows
   sqlite3_stmt* Prepare(const char* sql);  // cached by the address of sql
   Status Error(const std::string& what) const;
 
   sqlite3* db_;
   std::unordered_map<const char*, sqlite3_stmt*> stmts_;
+  bool batch_open_ = false;     // a write transaction holds uncommitted operations
+  bool in_operation_ = false;   // an operation's savepoint is open
+  std::function<void()> on_batch_opened_;
 };
 
-// BEGIN IMMEDIATE ... COMMIT around one operation. Nested use joins the outer
-// transaction: only the outermost commits or rolls back, so a directory loaded
-// lazily in the middle of an operation is part of that operation's transaction.
+// One atomic operation (a savepoint in the current batch, see CommitBatch).
+// Nested use joins the outer operation: only the outermost releases or rolls
+// back, so a directory loaded lazily in the middle of an operation is part of
+// that operation. Commit() makes the operation part of the batch; it is
+// durable against a crash once the batch is committed.
 class Transaction {
  public:
   explicit Transaction(NamespaceDb& db);

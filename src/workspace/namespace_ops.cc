@@ -142,8 +142,8 @@ Result<Attr> SqliteWorkspace::SetAttr(InodeId ino, const SetAttrRequest& req) {
   row.changed = true;
   STRATA_RETURN_IF_ERROR(db_->UpdateInode(row));
   STRATA_RETURN_IF_ERROR(txn.Commit());
-  // After the commit: the extents already ignore the bytes, this only frees space.
-  if (shrunk) STRATA_RETURN_IF_ERROR(files_.Truncate(ino, row.size));
+  // The extents already ignore the bytes; the space is freed once that is durable.
+  if (shrunk) shrunk_files_.insert(ino);
   return ToAttr(row);
 }
 
@@ -257,7 +257,7 @@ Status SqliteWorkspace::Unlink(InodeId parent, std::string_view name) {
   STRATA_RETURN_IF_ERROR(db_->UpdateInode(dir));
   STRATA_RETURN_IF_ERROR(DropLink(row, now, &deleted));
   STRATA_RETURN_IF_ERROR(txn.Commit());
-  if (deleted) files_.Remove(row.ino);
+  if (deleted) doomed_files_.push_back(row.ino);
   return Status::Ok();
 }
 
@@ -377,7 +377,7 @@ Status SqliteWorkspace::Rename(InodeId parent, std::string_view name, InodeId ne
   STRATA_RETURN_IF_ERROR(db_->UpdateInode(sp));
   if (other) STRATA_RETURN_IF_ERROR(db_->UpdateInode(*other));
   STRATA_RETURN_IF_ERROR(txn.Commit());
-  if (deleted) files_.Remove(dst->ino);
+  if (deleted) doomed_files_.push_back(dst->ino);
   return Status::Ok();
 }
 
@@ -449,7 +449,7 @@ void SqliteWorkspace::Unref(InodeId ino, uint64_t count) {
   if (!row.ok() || !*row || (*row)->nlink != 0) return;
   Transaction txn(*db_);
   if (!txn.status().ok() || !db_->DeleteInode(ino).ok() || !txn.Commit().ok()) return;
-  files_.Remove(ino);
+  doomed_files_.push_back(ino);
 }
 
 }  // namespace strata::workspace_internal

@@ -8,15 +8,25 @@
 //
 // Locking: mu_ guards the database and refs_. Every operation that touches
 // rows takes it for its whole transaction, so operations are serialised and
-// atomic. Read() takes it only to collect a ReadPlan and does its I/O (data
-// files, base chunks) after releasing it, so readers never wait for each other's I/O.
+// atomic. Operations are committed in batches (group commit, namespace_db.h):
+// a committer thread commits what gathered every kCommitDelay, and Sync()
+// commits at once. Data files are removed or shortened only after the batch
+// that stops referring to their bytes has committed, so a crash can lose
+// recent operations but never leave an inode pointing at bytes already gone.
+// Read() takes mu_ only to collect a ReadPlan and does its I/O (data files,
+// base chunks) after releasing it, so readers never wait for each other's I/O.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "workspace/file_data.h"
 #include "workspace/namespace_db.h"
@@ -75,6 +85,13 @@ class SqliteWorkspace final : public Workspace {
   void Unref(InodeId ino, uint64_t count) override;
 
  private:
+  // ---- group commit (workspace.cc)
+  static constexpr std::chrono::milliseconds kCommitDelay{50};
+  void CommitLoop();
+  // Commits the batch, then removes and shortens the data files it released.
+  // REQUIRES mu_ held.
+  Status CommitPending();
+
   // ---- helpers; all REQUIRE mu_ held.
   Result<InodeRow> Inode(InodeId ino);  // ENOENT when gone
   // A directory to look into or change: ENOENT, ENOTDIR, loaded from the base.
@@ -107,6 +124,12 @@ class SqliteWorkspace final : public Workspace {
   std::mutex mu_;
   std::unique_ptr<NamespaceDb> db_;              // GUARDED_BY(mu_)
   std::unordered_map<InodeId, uint64_t> refs_;   // kernel references, GUARDED_BY(mu_)
+  // Data files to delete / cut to their inode's size after the next commit. GUARDED_BY(mu_)
+  std::vector<InodeId> doomed_files_;
+  std::unordered_set<InodeId> shrunk_files_;
+  std::condition_variable commit_cv_;  // a batch was opened, or stopping_
+  bool stopping_ = false;              // GUARDED_BY(mu_)
+  std::thread committer_;
   FileData files_;
   const int lock_fd_;  // flock held while open: one daemon per workspace
 };

@@ -123,7 +123,8 @@ Status InitDatabase(Store& store, NamespaceDb& db, const std::string& name, cons
   STRATA_RETURN_IF_ERROR(db.SetMeta("branch", branch));
   STRATA_RETURN_IF_ERROR(db.SetMeta("next_ino", std::to_string(kRootInode + 1)));
   STRATA_RETURN_IF_ERROR(db.SetMeta("created_ns", std::to_string(NowNs())));
-  return txn.Commit();
+  STRATA_RETURN_IF_ERROR(txn.Commit());
+  return db.CommitBatch();
 }
 
 struct MetaInfo {
@@ -265,11 +266,55 @@ SqliteWorkspace::SqliteWorkspace(Store& store, std::string dir, WorkspaceInfo in
       base_root_(base_root),
       db_(std::move(db)),
       files_(dir_ + "/data", store, ChunkCache::Shared()),
-      lock_fd_(lock_fd) {}
+      lock_fd_(lock_fd) {
+  db_->OnBatchOpened([this] { commit_cv_.notify_one(); });
+  committer_ = std::thread([this] { CommitLoop(); });
+}
 
 SqliteWorkspace::~SqliteWorkspace() {
-  db_.reset();       // close the database before letting another process in
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  commit_cv_.notify_one();
+  committer_.join();
+  {
+    std::lock_guard lock(mu_);
+    if (Status s = CommitPending(); !s.ok())
+      std::fprintf(stderr, "strata: workspace %s: last commit failed: %s\n", info_.name.c_str(), s.message().c_str());
+  }
+  db_.reset();        // close the database before letting another process in
   ::close(lock_fd_);  // releases the flock
+}
+
+void SqliteWorkspace::CommitLoop() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    commit_cv_.wait(lock, [this] { return stopping_ || db_->HasBatch(); });
+    // Let operations gather for a while: one commit serves all of them.
+    if (commit_cv_.wait_for(lock, kCommitDelay, [this] { return stopping_; })) break;
+    if (Status s = CommitPending(); !s.ok()) {
+      std::fprintf(stderr, "strata: workspace %s: commit failed: %s\n", info_.name.c_str(), s.message().c_str());
+      // Retried at the next batch; back off so a full disk is not hammered.
+      commit_cv_.wait_for(lock, kCommitDelay * 10, [this] { return stopping_; });
+    }
+  }
+}
+
+Status SqliteWorkspace::CommitPending() {
+  STRATA_RETURN_IF_ERROR(db_->CommitBatch());
+  for (InodeId ino : doomed_files_) {
+    files_.Remove(ino);
+    shrunk_files_.erase(ino);
+  }
+  doomed_files_.clear();
+  for (InodeId ino : shrunk_files_) {
+    // Bytes past the last committed extent are referred to by nothing.
+    auto extents = db_->Extents(ino, 0, static_cast<uint64_t>(INT64_MAX));
+    if (extents.ok()) (void)files_.Truncate(ino, extents->empty() ? 0 : extents->back().end);
+  }
+  shrunk_files_.clear();
+  return Status::Ok();
 }
 
 Status SqliteWorkspace::Recover() {
@@ -280,7 +325,8 @@ Status SqliteWorkspace::Recover() {
     STRATA_RETURN_IF_ERROR(txn.status());
     for (InodeId ino : orphans) STRATA_RETURN_IF_ERROR(db_->DeleteInode(ino));
     STRATA_RETURN_IF_ERROR(txn.Commit());
-    for (InodeId ino : orphans) files_.Remove(ino);
+    doomed_files_.insert(doomed_files_.end(), orphans.begin(), orphans.end());
+    STRATA_RETURN_IF_ERROR(CommitPending());
   }
   // Data files whose inode is gone: the crash came between the transaction
   // that deleted the inode and the unlink of its file.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -113,8 +114,10 @@ class WorkspaceTest : public ::testing::Test {
 
   std::string WsDir(const std::string& name = "ws") { return dir_.path() + "/s/workspaces/" + name; }
 
-  // How many entries the database holds for a directory (-1: all directories).
-  int64_t CountDentries(int64_t parent) {
+  // How many entries the database holds for a directory (-1: all directories),
+  // read by a connection of its own once ws has committed its operations.
+  int64_t CountDentries(Workspace& ws, int64_t parent) {
+    EXPECT_TRUE(ws.Sync(kRootInode).ok());
     sqlite3* db = nullptr;
     EXPECT_EQ(sqlite3_open_v2((WsDir() + "/workspace.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
     sqlite3_stmt* st = nullptr;
@@ -183,25 +186,25 @@ TEST_F(WorkspaceTest, OpeningIsLazyAndOnlyLookedIntoDirectoriesAreLoaded) {
   Hash base = MakeBase();
   auto ws = CreateAndOpen(base);
   ASSERT_TRUE(ws);
-  EXPECT_EQ(CountDentries(-1), 0);  // nothing read at open
+  EXPECT_EQ(CountDentries(*ws, -1), 0);  // nothing read at open
   WorkspaceInfo info = ws->Info();
   EXPECT_EQ(info.name, "ws");
   EXPECT_EQ(info.base, base);
   EXPECT_EQ(info.branch, "main");
 
   Attr a = L(*ws, kRootInode, "a");
-  EXPECT_EQ(CountDentries(kRootInode), 6);
-  EXPECT_EQ(CountDentries(-1), 6);  // a itself is not loaded by being looked up
+  EXPECT_EQ(CountDentries(*ws, kRootInode), 6);
+  EXPECT_EQ(CountDentries(*ws, -1), 6);  // a itself is not loaded by being looked up
   EXPECT_TRUE(S_ISDIR(a.mode));
   EXPECT_EQ(a.nlink, 1u);  // unknown until loaded
   EXPECT_EQ(ws->GetAttr(kRootInode)->nlink, 2u + 4u);  // a, b, c, empty
 
   EXPECT_EQ(Names(*ws, a.ino), (std::set<std::string>{"big", "small", "sub"}));
-  EXPECT_EQ(CountDentries(a.ino), 3);
-  EXPECT_EQ(CountDentries(-1), 9);
+  EXPECT_EQ(CountDentries(*ws, a.ino), 3);
+  EXPECT_EQ(CountDentries(*ws, -1), 9);
   EXPECT_EQ(ws->GetAttr(a.ino)->nlink, 3u);
-  EXPECT_EQ(CountDentries(L(*ws, kRootInode, "c").ino), 0);
-  EXPECT_EQ(CountDentries(L(*ws, a.ino, "sub").ino), 0);
+  EXPECT_EQ(CountDentries(*ws, L(*ws, kRootInode, "c").ino), 0);
+  EXPECT_EQ(CountDentries(*ws, L(*ws, a.ino, "sub").ino), 0);
   EXPECT_EQ(ws->Info().changed_inodes, 0u);  // loading is not a change
 }
 
@@ -315,7 +318,10 @@ TEST_F(WorkspaceTest, TruncateDownThenUpReadsZeros) {
   EXPECT_EQ(ReadAll(*ws, f.ino), std::string("ab\0\0\0\0", 6));
   struct stat st;
   ASSERT_EQ(::stat((WsDir() + "/data/" + std::to_string(f.ino)).c_str(), &st), 0);
-  EXPECT_EQ(st.st_size, 2);  // the data file gave the bytes back
+  EXPECT_EQ(st.st_size, 6);  // kept until the truncation is committed: a crash may forget it
+  ASSERT_TRUE(ws->Sync(f.ino).ok());
+  ASSERT_EQ(::stat((WsDir() + "/data/" + std::to_string(f.ino)).c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 2);  // then the data file gives back what no extent refers to
 }
 
 TEST_F(WorkspaceTest, ErrorsCarryTheErrnoOfALocalFilesystem) {
@@ -549,13 +555,62 @@ TEST_F(WorkspaceTest, UnlinkedFileStaysUsableUntilTheLastReference) {
   EXPECT_TRUE(ws->GetAttr(f.ino).ok());
   ws->Unref(f.ino, 1);
   EXPECT_EQ(Errno(ws->GetAttr(f.ino)), ENOENT);
+  ASSERT_TRUE(ws->Sync(kRootInode).ok());  // data files go once their deletion is committed
   EXPECT_NE(::access((WsDir() + "/data/" + std::to_string(f.ino)).c_str(), F_OK), 0);
   // Unlinking a file nobody references deletes it at once.
   Attr g = Mk(*ws, kRootInode, "g");
   W(*ws, g.ino, 0, "x");
   ASSERT_TRUE(ws->Unlink(kRootInode, "g").ok());
   EXPECT_EQ(Errno(ws->GetAttr(g.ino)), ENOENT);
+  ASSERT_TRUE(ws->Sync(kRootInode).ok());
   EXPECT_NE(::access((WsDir() + "/data/" + std::to_string(g.ino)).c_str(), F_OK), 0);
+}
+
+// A process killed before its batch commits forgets the batch, but what it
+// synced stays whole: the data files an uncommitted unlink or truncation
+// released are still there when the operation turns out never to have happened.
+TEST_F(WorkspaceTest, ACrashForgetsUncommittedOperationsButBreaksNoFile) {
+  ASSERT_TRUE(Workspace::Create(*store_, "ws", std::nullopt, "").ok());
+  const std::string store_path = dir_.path() + "/s";
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Its own store and workspace: nothing of the parent's is used after fork.
+    auto store = Store::Open(store_path);
+    if (!store.ok()) ::_exit(10);
+    auto opened = Workspace::Open(**store, "ws");
+    if (!opened.ok()) ::_exit(11);
+    Workspace& ws = **opened;
+    auto kept = ws.MakeNode(kRootInode, "kept", S_IFREG | 0644, 0, kWho);
+    auto shrunk = ws.MakeNode(kRootInode, "shrunk", S_IFREG | 0644, 0, kWho);
+    if (!kept.ok() || !shrunk.ok() || !ws.Write(kept->ino, 0, "durable data").ok() ||
+        !ws.Write(shrunk->ino, 0, "0123456789").ok() || !ws.Sync(kept->ino).ok() || !ws.Sync(shrunk->ino).ok())
+      ::_exit(12);
+    SetAttrRequest cut;
+    cut.size = 2;
+    if (!ws.Unlink(kRootInode, "kept").ok() || !ws.SetAttr(shrunk->ino, cut).ok() ||
+        !ws.MakeNode(kRootInode, "new", S_IFREG | 0644, 0, kWho).ok())
+      ::_exit(13);
+    ::_exit(0);  // no destructors: as if killed
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+
+  auto ws = std::move(Workspace::Open(*store_, "ws")).value();
+  // The last three operations may or may not have been committed before the
+  // exit (a batch commits after a short delay); either way every file is whole.
+  auto kept = ws->Lookup(kRootInode, "kept");
+  if (kept.ok()) {
+    EXPECT_EQ(ReadAll(*ws, kept->ino), "durable data");
+  }
+  auto shrunk = ws->Lookup(kRootInode, "shrunk");
+  ASSERT_TRUE(shrunk.ok());
+  std::string data = ReadAll(*ws, shrunk->ino);
+  EXPECT_TRUE(data == "0123456789" || data == "01") << data;
+  EXPECT_EQ(kept.ok(), data == "0123456789") << "one batch: all three operations or none";
+  EXPECT_EQ(kept.ok(), !ws->Lookup(kRootInode, "new").ok());
 }
 
 TEST_F(WorkspaceTest, EverythingSurvivesCloseAndReopen) {
