@@ -55,6 +55,10 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
 void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off, fuse_file_info* fi);
 void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 void OpFsync(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi);
+void OpFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length, fuse_file_info* fi);
+void OpLseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info* fi);
+void OpCopyFileRange(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_file_info* fi_in, fuse_ino_t ino_out,
+                     off_t off_out, fuse_file_info* fi_out, size_t len, int flags);
 
 void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);

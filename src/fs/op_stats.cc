@@ -16,7 +16,8 @@ const char* OpName(Op op) {
   static const char* kNames[] = {
       "lookup", "forget", "getattr", "setattr", "readlink", "mknod", "mkdir", "unlink", "rmdir", "symlink",
       "rename", "link", "open", "create", "read", "write", "release", "fsync", "opendir", "readdir",
-      "readdirplus", "releasedir", "fsyncdir", "statfs", "setxattr", "getxattr", "listxattr", "removexattr"};
+      "readdirplus", "releasedir", "fsyncdir", "statfs", "setxattr", "getxattr", "listxattr", "removexattr",
+      "fallocate", "lseek", "copy_file_range"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == static_cast<size_t>(Op::kCount));
   return kNames[static_cast<int>(op)];
 }

@@ -17,7 +17,7 @@ namespace strata::fs {
 enum class Op : int {
   kLookup, kForget, kGetattr, kSetattr, kReadlink, kMknod, kMkdir, kUnlink, kRmdir, kSymlink, kRename, kLink,
   kOpen, kCreate, kRead, kWrite, kRelease, kFsync, kOpendir, kReaddir, kReaddirplus, kReleasedir,
-  kFsyncdir, kStatfs, kSetxattr, kGetxattr, kListxattr, kRemovexattr, kCount
+  kFsyncdir, kStatfs, kSetxattr, kGetxattr, kListxattr, kRemovexattr, kFallocate, kLseek, kCopyFileRange, kCount
 };
 
 const char* OpName(Op op);

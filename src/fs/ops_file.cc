@@ -1,10 +1,12 @@
-// File operations: open, create, read, write, release, fsync.
+// File operations: open, create, read, write, release, fsync, and on ranges:
+// fallocate, lseek (SEEK_DATA / SEEK_HOLE), copy_file_range.
 //
 // There is no flush handler: writes reach the workspace as they happen, so a
 // close has nothing to add, and a daemon without one tells the kernel (ENOSYS
 // once) to stop sending FLUSH on every close — one round trip less per file.
 #include <fcntl.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "fs/fs_context.h"
@@ -71,6 +73,37 @@ void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
 void OpFsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
   OpScope scope(req, Op::kFsync);
   ReplyErr(req, ToErrno(Ctx(req).ws->Sync(ino)));
+}
+
+// The kernel checks the mode, the range and the open flags before it asks,
+// and updates its cached size afterwards.
+void OpFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length, fuse_file_info*) {
+  OpScope scope(req, Op::kFallocate);
+  if (offset < 0 || length <= 0) return (void)ReplyErr(req, EINVAL);
+  Status s = Ctx(req).ws->Allocate(ino, mode, static_cast<uint64_t>(offset), static_cast<uint64_t>(length));
+  ReplyErr(req, ToErrno(s));
+}
+
+// Only SEEK_DATA and SEEK_HOLE come here; the kernel answers the others itself.
+void OpLseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info*) {
+  OpScope scope(req, Op::kLseek);
+  if (off < 0) return (void)ReplyErr(req, ENXIO);
+  auto pos = Ctx(req).ws->SeekData(ino, static_cast<uint64_t>(off), whence);
+  if (!pos.ok()) return (void)ReplyErr(req, ToErrno(pos.status()));
+  fuse_reply_lseek(req, static_cast<off_t>(*pos));
+}
+
+void OpCopyFileRange(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_file_info*, fuse_ino_t ino_out,
+                     off_t off_out, fuse_file_info*, size_t len, int flags) {
+  OpScope scope(req, Op::kCopyFileRange);
+  if (flags != 0 || off_in < 0 || off_out < 0) return (void)ReplyErr(req, EINVAL);
+  // The reply carries a 32-bit count. Copying less than asked is allowed: the
+  // caller goes on from where the copy ended.
+  constexpr size_t kMaxCopy = size_t{1} << 30;
+  auto n = Ctx(req).ws->CopyRange(ino_in, static_cast<uint64_t>(off_in), ino_out, static_cast<uint64_t>(off_out),
+                                  std::min(len, kMaxCopy));
+  if (!n.ok()) return (void)ReplyErr(req, ToErrno(n.status()));
+  fuse_reply_write(req, static_cast<size_t>(*n));
 }
 
 }  // namespace strata::fs

@@ -51,6 +51,9 @@ const fuse_lowlevel_ops& Operations() {
     o.listxattr = OpListxattr;
     o.removexattr = OpRemovexattr;
     o.create = OpCreate;
+    o.fallocate = OpFallocate;
+    o.copy_file_range = OpCopyFileRange;
+    o.lseek = OpLseek;
     return o;
   }();
   return ops;

@@ -1,6 +1,7 @@
 #include "workspace/file_data.h"
 
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -114,6 +115,63 @@ Status FileData::Sync(InodeId ino) {
     }
   }
   return Status::Ok();
+}
+
+Status FileData::Punch(InodeId ino, uint64_t start, uint64_t end) {
+  STRATA_ASSIGN_OR_RETURN(auto file, Get(ino, false));
+  if (!file || start >= end) return Status::Ok();
+  if (::fallocate(file->fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(start),
+                  static_cast<off_t>(end - start)) == 0)
+    return Status::Ok();
+  if (errno != EOPNOTSUPP) {
+    int err = errno;
+    return Status::IOError("punching " + PathOf(ino), err == ENOSPC || err == EDQUOT ? err : EIO);
+  }
+  // No hole punching here: write zeros over the part the file has.
+  struct stat st;
+  if (::fstat(file->fd(), &st) != 0) return Status::IOError("stat " + PathOf(ino), EIO);
+  end = std::min(end, static_cast<uint64_t>(st.st_size));
+  const std::string zeros(std::min<uint64_t>(end > start ? end - start : 0, 1 << 20), '\0');
+  for (uint64_t pos = start; pos < end; pos += zeros.size()) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(zeros.size(), end - pos));
+    STRATA_RETURN_IF_ERROR(Write(ino, pos, std::string_view(zeros.data(), n)));
+  }
+  return Status::Ok();
+}
+
+Status FileData::Reserve(InodeId ino, uint64_t start, uint64_t end) {
+  if (start >= end) return Status::Ok();
+  STRATA_ASSIGN_OR_RETURN(auto file, Get(ino, true));
+  if (::fallocate(file->fd(), 0, static_cast<off_t>(start), static_cast<off_t>(end - start)) == 0) return Status::Ok();
+  int err = errno;
+  if (err == EOPNOTSUPP) return Status::Ok();  // best effort: writes will allocate as they come
+  return Status::IOError("reserving space in " + PathOf(ino),
+                         err == ENOSPC || err == EDQUOT || err == EFBIG ? err : EIO);
+}
+
+Result<std::vector<Extent>> FileData::DataRanges(InodeId ino, uint64_t start, uint64_t end) {
+  std::vector<Extent> out;
+  STRATA_ASSIGN_OR_RETURN(auto file, Get(ino, false));
+  if (!file) return out;
+  // lseek moves the shared descriptor's offset; nothing else uses it (all I/O is pread/pwrite).
+  uint64_t pos = start;
+  while (pos < end) {
+    off_t data = ::lseek(file->fd(), static_cast<off_t>(pos), SEEK_DATA);
+    if (data < 0) {
+      if (errno == ENXIO) break;  // only a hole (or the end of the file) follows
+      if (errno == EINVAL || errno == EOPNOTSUPP) {  // cannot tell: all data
+        out.push_back(Extent{pos, end});
+        break;
+      }
+      return Status::IOError("seeking in " + PathOf(ino), EIO);
+    }
+    if (static_cast<uint64_t>(data) >= end) break;
+    off_t hole = ::lseek(file->fd(), data, SEEK_HOLE);
+    uint64_t stop = hole < 0 ? end : std::min(end, static_cast<uint64_t>(hole));
+    out.push_back(Extent{static_cast<uint64_t>(data), stop});
+    pos = stop;
+  }
+  return out;
 }
 
 Status FileData::Read(const ReadPlan& plan, uint64_t offset, size_t n, char* out) {

@@ -81,6 +81,19 @@ class FileData {
   // fdatasync of the data file (if any) and of data/ if files were created.
   Status Sync(InodeId ino);
 
+  // Makes [start, end) of the data file read as zeros and hold no space
+  // (fallocate PUNCH_HOLE; writes zeros where the filesystem cannot punch).
+  // No data file: nothing to do, a missing file reads as zeros.
+  Status Punch(InodeId ino, uint64_t start, uint64_t end);
+  // Reserves disk space for [start, end) of the data file (fallocate, which
+  // may lengthen it). ENOSPC / EDQUOT / EFBIG when the space is not there; a
+  // filesystem that cannot reserve is not an error.
+  Status Reserve(InodeId ino, uint64_t start, uint64_t end);
+  // The parts of [start, end) where the data file holds data rather than a
+  // hole, by lseek(SEEK_DATA / SEEK_HOLE); all of it where the filesystem does
+  // not tell holes apart, none of it without a data file.
+  Result<std::vector<Extent>> DataRanges(InodeId ino, uint64_t start, uint64_t end);
+
   // Fills out[0, n) for a read at offset. REQUIRES: offset + n <= plan.size.
   Status Read(const ReadPlan& plan, uint64_t offset, size_t n, char* out);
 

@@ -5,6 +5,7 @@
 //   base_loader.cc    lazy loading of base directories, base hard links
 //   namespace_ops.cc  lookups, creations, unlink, rename, readdir, attrs, xattrs, lifetime
 //   data_ops.cc       Read, Write, Sync
+//   data_range_ops.cc Allocate, SeekData, CopyRange
 //
 // Locking: mu_ guards the database and refs_. Every operation that touches
 // rows takes it for its whole transaction, so operations are serialised and
@@ -75,6 +76,10 @@ class SqliteWorkspace final : public Workspace {
   Result<size_t> Read(InodeId ino, uint64_t offset, size_t size, char* out) override;
   Result<size_t> Write(InodeId ino, uint64_t offset, std::string_view data) override;
   Status Sync(InodeId ino) override;
+  Status Allocate(InodeId ino, int mode, uint64_t offset, uint64_t length) override;
+  Result<uint64_t> SeekData(InodeId ino, uint64_t offset, int whence) override;
+  Result<uint64_t> CopyRange(InodeId in, uint64_t in_offset, InodeId out, uint64_t out_offset,
+                             uint64_t length) override;
 
   Status SetXattr(InodeId ino, std::string_view name, std::string_view value, int flags) override;
   Result<std::string> GetXattr(InodeId ino, std::string_view name) override;

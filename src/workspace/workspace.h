@@ -96,6 +96,11 @@ struct WorkspaceInfo {
 constexpr unsigned kRenameNoReplace = 1;
 constexpr unsigned kRenameExchange = 2;
 
+// Allocate modes (the FALLOC_FL_* values of fallocate(2)); 0 allocates.
+constexpr int kAllocKeepSize = 0x01;
+constexpr int kAllocPunchHole = 0x02;
+constexpr int kAllocZeroRange = 0x10;
+
 class Workspace {
  public:
   // Creates workspace `name` on `base` (nullopt: an empty root), tracking
@@ -147,6 +152,49 @@ class Workspace {
   virtual Result<size_t> Write(InodeId ino, uint64_t offset, std::string_view data) = 0;
   // Makes the inode's data and all committed namespace changes durable.
   virtual Status Sync(InodeId ino) = 0;
+
+  // ---- ranges of data (fallocate, lseek SEEK_DATA/SEEK_HOLE, copy_file_range)
+  // As fallocate(2) on [offset, offset + length) of a regular file, with what
+  // ext4 shows afterwards:
+  //   0                  the range reads as before; the size grows to
+  //                      offset + length if that is larger
+  //   kAllocKeepSize     the same, the size unchanged
+  //   kAllocPunchHole | kAllocKeepSize
+  //                      the range (up to the size) reads as zeros and is a
+  //                      hole; the size unchanged
+  //   kAllocZeroRange [| kAllocKeepSize]
+  //                      the range reads as zeros; the size as for 0 [as for
+  //                      kAllocKeepSize]
+  // Space: allocating reserves disk space for the part of the range past the
+  // bytes still taken from the base commit, so that writing there later does
+  // not run out of space (the reservation fails with ENOSPC instead). It is
+  // best effort: the base bytes are in the store and are not reserved again,
+  // and a later truncation may drop the reservation. Punching frees the space
+  // written bytes held. Every success sets mtime and ctime.
+  // Errors: EOPNOTSUPP for other modes (and for punching without
+  // kAllocKeepSize), EINVAL for length 0, EFBIG past INT64_MAX, EISDIR,
+  // ENODEV for special files.
+  virtual Status Allocate(InodeId ino, int mode, uint64_t offset, uint64_t length) = 0;
+  // As lseek(2) with whence SEEK_DATA or SEEK_HOLE: the first offset >= offset
+  // where data (or a hole) starts. A hole reads as zeros and holds nothing:
+  // never written, punched or zeroed, or cut by a truncation, and not from the
+  // base commit. Base bytes are data, zeros or not. The end of the file is a
+  // hole. ENXIO when offset >= size, and for SEEK_DATA when only holes follow;
+  // EINVAL for another whence or a special file; EISDIR for a directory.
+  virtual Result<uint64_t> SeekData(InodeId ino, uint64_t offset, int whence) = 0;
+  // As copy_file_range(2): copies up to length bytes of in from in_offset to
+  // out at out_offset and returns how many: fewer than asked past the end of
+  // in, 0 from its end on. out grows to cover what was copied. Holes of in
+  // stay holes in out. When out is empty and both offsets are 0 (cp), out
+  // takes in's base chunks by reference instead of copying their bytes. Not
+  // atomic: a writer of either file meanwhile may see or cause a partly copied
+  // range, as on a local filesystem.
+  // Errors (as copy_file_range(2)): EISDIR if either is a directory, EINVAL if
+  // either is another non-regular file or the two ranges of one file overlap,
+  // EOVERFLOW when an offset + length wraps, EFBIG when out_offset is past
+  // INT64_MAX.
+  virtual Result<uint64_t> CopyRange(InodeId in, uint64_t in_offset, InodeId out, uint64_t out_offset,
+                                     uint64_t length) = 0;
 
   // ---- xattrs (flags: XATTR_CREATE / XATTR_REPLACE)
   virtual Status SetXattr(InodeId ino, std::string_view name, std::string_view value, int flags) = 0;
