@@ -14,7 +14,9 @@
 #   --runtime SECS  bound on each fio read phase and length of the random phases (default 15, quick 3)
 #
 # Environment: STRATA_BUILD (default <repo>/build): where to find src/cli/strata and
-# bench/tools/mdbench; STRATA_BIN and MDBENCH_BIN override each one.
+# bench/tools/mdbench; STRATA_BIN and MDBENCH_BIN override each one; STRATA_COMMIT
+# names the commit the strata binary was built from when that is not this checkout
+# (default: this checkout's HEAD, "-dirty" if src/ has changes).
 #
 # Every measurement gets a fresh, empty filesystem of its arm, all on the same disk
 # under /var/tmp/strata-bench-mount-<pid> (removed at exit, also on failure or Ctrl-C,
@@ -52,7 +54,7 @@ readonly PASSTHROUGH_SRC=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
 readonly STRATA_WS=bench  # name of the workspace in each fresh store
 
 usage() {
-  sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 # --- arguments ----------------------------------------------------------------
@@ -248,7 +250,7 @@ scratch_disk=/dev/${scratch_disk:-$(basename "${scratch_dev}")}
 meta disk "$(lsblk -dn -o SIZE,ROTA,MODEL "${scratch_disk}" 2>/dev/null |
   awk -v d="${scratch_disk}" '{ m = ""; for (i = 3; i <= NF; i++) m = m (i > 3 ? " " : "") $i
     printf "%s, %s, rotational=%s, model=%s", d, $1, $2, (m == "" ? "-" : m) }')"
-meta strata_commit "$(strata_commit)"
+meta strata_commit "${STRATA_COMMIT:-$(strata_commit)}"
 meta quick "${QUICK}"
 meta rounds "${ROUNDS}"
 meta arms "${ARMS_CSV}"

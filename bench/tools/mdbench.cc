@@ -260,7 +260,7 @@ long OpsPerProc(const Options& o, Phase p) {
 
 class Client {
  public:
-  Client(const Options& o, int rank, const std::string& workdir) : o_(o), rank_(rank), shape_(ShapeFor(o.items)) {
+  Client(const Options& o, int rank, const std::string& workdir) : rank_(rank), shape_(ShapeFor(o.items)) {
     std::string prefix = workdir + "/";
     std::string tag = std::to_string(rank) + ".";
     for (long i = 0; i < o.items; ++i) {
@@ -286,7 +286,9 @@ class Client {
         return true;
       case kDirRename:
         for (size_t i = 0; i < dirs_.size(); ++i) {
-          if (rename(dirs_[i].c_str(), renamed_[i].c_str()) != 0) return Fail("rename", dirs_[i] + " -> " + renamed_[i]);
+          if (rename(dirs_[i].c_str(), renamed_[i].c_str()) != 0) {
+            return Fail("rename", dirs_[i] + " -> " + renamed_[i]);
+          }
         }
         renamed_done_ = true;
         return true;
@@ -385,7 +387,6 @@ class Client {
     return true;
   }
 
-  const Options& o_;
   int rank_;
   TreeShape shape_;
   std::vector<std::string> dirs_, renamed_, files_;
@@ -575,7 +576,9 @@ std::string JsonString(const std::string& s) {
 
 void PrintTable(FILE* out, const Options& o, const std::string& base, const PhaseResult* res) {
   TreeShape t = ShapeFor(o.items);
-  std::fprintf(out, "mdbench: %s, %ld items per process, %d process%s, %s; tree: depth 3, fan-out %d, %ld files per leaf\n",
+  std::fprintf(out,
+               "mdbench: %s, %ld items per process, %d process%s, %s; "
+               "tree: depth 3, fan-out %d, %ld files per leaf\n",
                base.c_str(), o.items, o.procs, o.procs == 1 ? "" : "es",
                o.shared_dir ? "one shared directory" : "one directory per process", t.fanout, t.files);
   std::fprintf(out, "%-12s %10s %10s %12s  %s\n", "phase", "ops", "seconds", "ops/s", "cache");
