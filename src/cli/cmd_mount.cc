@@ -78,7 +78,8 @@ bool IsStrataMountpoint(const std::string& path) {
 }
 
 // Runs in the daemon: opens, mounts, reports readiness on ready_fd, serves.
-int Serve(const Globals& g, const std::string& name, const std::string& mountpoint, int ready_fd) {
+// *ready tells whether the mount came up (a failure before it changed nothing).
+int Serve(const Globals& g, const std::string& name, const std::string& mountpoint, int ready_fd, bool* ready) {
   // Best effort: if the parent is gone, nobody is waiting for the answer.
   auto report = [ready_fd](const std::string& msg) {
     if (ready_fd >= 0) (void)!::write(ready_fd, msg.data(), msg.size());
@@ -103,6 +104,7 @@ int Serve(const Globals& g, const std::string& name, const std::string& mountpoi
     out << ::getpid() << "\n" << mountpoint << "\n";
   }
   report("ready");
+  *ready = true;
   if (ready_fd >= 0) ::close(ready_fd);
   Status s = (*server)->Run();
   server->reset();
@@ -128,6 +130,7 @@ int RunMount(Globals& g, const MountArgs& a) {
   if (modes != 1) return Fail(Status::InvalidArgument("give exactly one of --new, --branch B, --workspace NAME"));
 
   std::string name;
+  bool created = false;  // by this command: removed again if it cannot be mounted
   {
     auto store = OpenStore(g);
     if (!store.ok()) return Fail(store.status());
@@ -146,11 +149,23 @@ int RunMount(Globals& g, const MountArgs& a) {
       }
       Status s = Workspace::Create(**store, name, base, a.branch);
       if (!s.ok()) return Fail(s.WithContext("workspace '" + name + "' (choose another with --name)"));
+      created = true;
     }
     if (auto r = ReadMountRecord(**store, name))
       return Fail(Status::InvalidArgument("workspace '" + name + "' is already mounted at " + r->mountpoint));
   }
-  if (a.foreground) return Serve(g, name, mountpoint, -1);
+  // A workspace this command created and could not mount holds nothing yet:
+  // it goes again, so that a failed mount leaves no trace.
+  auto forget_created = [&] {
+    if (!created) return;
+    if (auto store = OpenStore(g); store.ok()) (void)Workspace::Remove(**store, name);
+  };
+  if (a.foreground) {
+    bool ready = false;
+    int rc = Serve(g, name, mountpoint, -1, &ready);
+    if (!ready) forget_created();
+    return rc;
+  }
 
   int pipefd[2];
   if (::pipe2(pipefd, O_CLOEXEC) != 0) return Fail(Status::IOError("pipe", errno));
@@ -172,7 +187,8 @@ int RunMount(Globals& g, const MountArgs& a) {
       ::dup2(logfd, STDOUT_FILENO);
       ::dup2(logfd, STDERR_FILENO);
     }
-    ::_exit(Serve(g, name, mountpoint, pipefd[1]));
+    bool ready = false;
+    ::_exit(Serve(g, name, mountpoint, pipefd[1], &ready));
   }
   ::close(pipefd[1]);
   std::string msg;
@@ -185,8 +201,10 @@ int RunMount(Globals& g, const MountArgs& a) {
   ::close(pipefd[0]);
   if (msg != "ready") {
     int status = 0;
-    ::waitpid(pid, &status, 0);
-    return Fail(Status::IOError(msg.empty() ? "the daemon exited before the mount was ready" : msg.substr(7), EIO));
+    ::waitpid(pid, &status, 0);  // the daemon is gone, and with it its lock on the workspace
+    forget_created();
+    if (msg.empty()) return Fail(Status::IOError("the daemon exited before the mount was ready", EIO));
+    return Fail(Status::IOErrorWithMessage(msg.substr(7), EIO));
   }
   fmt::print("mounted workspace '{}' at {}\n", name, mountpoint);
   return kExitOk;

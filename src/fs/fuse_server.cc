@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -22,6 +24,26 @@ struct FuseServer::State {
 };
 
 namespace {
+// libfuse reports why a mount failed only through its log: keep the last
+// message so the error returned to the user can say it.
+std::mutex fuse_log_mu;
+std::string last_fuse_message;  // GUARDED_BY(fuse_log_mu)
+
+void RecordFuseLog(enum fuse_log_level, const char* fmt, va_list ap) {
+  char buf[512];
+  std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  std::fputs(buf, stderr);
+  std::string msg(buf);
+  while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+  std::lock_guard lock(fuse_log_mu);
+  last_fuse_message = msg;
+}
+
+std::string LastFuseMessage() {
+  std::lock_guard lock(fuse_log_mu);
+  return last_fuse_message.empty() ? "libfuse gave no reason" : last_fuse_message;
+}
+
 // Answers every connection to the control socket with the counters, until
 // the listening socket is shut down.
 class ControlSocket {
@@ -81,6 +103,7 @@ class ControlSocket {
 
 Result<std::unique_ptr<FuseServer>> FuseServer::Mount(Workspace* ws, const std::string& mountpoint,
                                                       const MountOptions& options) {
+  fuse_set_log_func(RecordFuseLog);
   std::unique_ptr<FuseServer> server(new FuseServer);
   server->state_ = std::make_unique<State>();
   server->state_->context = fs::Context{ws, options, &server->state_->stats};
@@ -95,9 +118,10 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(Workspace* ws, const std::
   fuse_args fargs = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
 
   server->session_ = fuse_session_new(&fargs, &fs::Operations(), sizeof(fuse_lowlevel_ops), &server->state_->context);
-  if (server->session_ == nullptr) return Status::IOError("cannot start a FUSE session (options refused)", EINVAL);
+  if (server->session_ == nullptr)
+    return Status::IOErrorWithMessage("cannot start a FUSE session: " + LastFuseMessage(), EINVAL);
   if (fuse_session_mount(server->session_, mountpoint.c_str()) != 0)
-    return Status::IOError("cannot mount on " + mountpoint + " (see the message above)", EIO);
+    return Status::IOErrorWithMessage("cannot mount on " + mountpoint + ": " + LastFuseMessage(), EIO);
   server->mounted_ = true;
   return server;
 }

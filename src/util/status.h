@@ -37,6 +37,12 @@ class Status {
   static Status Unsupported(std::string msg) { return {Code::kUnsupported, std::move(msg)}; }
   // An OS error: "what: strerror(err)". Keeps err so callers can map it back.
   static Status IOError(const std::string& what, int err);
+  // An OS error whose message already says why (relayed from another process).
+  static Status IOErrorWithMessage(std::string msg, int err) {
+    Status s(Code::kIOError, std::move(msg));
+    s.errno_ = err;
+    return s;
+  }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }

@@ -79,3 +79,27 @@ expect_ok strata workspace list --json
 json_true 'd[0]["name"] == "team/ws2" and d[0]["mounted_at"] != ""'
 expect_ok strata umount "$MP"
 expect_ok strata workspace end team/ws2 --discard
+
+step "a mount that fails leaves no new workspace behind, and says why"
+# In a private mount namespace /dev/fuse is replaced by /dev/null, so the
+# kernel refuses the FUSE mount itself.
+for mode in "" --foreground; do
+  expect_fail unshare -m sh -c 'mount --bind /dev/null /dev/fuse && exec "$@"' sh \
+    "$STRATA_BIN" --store "$STORE" mount $mode --new --name doomed "$MP"
+  expect_stderr_matches "cannot mount on $MP"
+  expect_ok strata workspace list --json
+  json_true 'all(w["name"] != "doomed" for w in d)'
+done
+
+step "--foreground serves in the calling process until unmounted"
+"$STRATA_BIN" --store "$STORE" mount --foreground --new --name fg "$MP" >"$WORK/fg.out" 2>&1 &
+fg_pid=$!
+BG_PIDS+=("$fg_pid")
+for _ in $(seq 100); do grep -q " $MP fuse" /proc/mounts && break; sleep 0.1; done
+grep -q " $MP fuse" /proc/mounts || fail "the foreground mount never appeared: $(cat "$WORK/fg.out")"
+printf 'served\n' >"$MP/f"
+expect_ok strata umount "$MP"
+wait "$fg_pid" || fail "the foreground daemon exited with $?: $(cat "$WORK/fg.out")"
+expect_ok strata mount --workspace fg "$MP"
+[[ $(cat "$MP/f") == served ]] || fail "a file written to the foreground mount was lost"
+expect_ok strata workspace end fg --discard
