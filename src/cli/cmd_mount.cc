@@ -30,7 +30,7 @@ namespace strata::cli {
 namespace {
 
 struct MountArgs {
-  bool create_new = false, foreground = false;
+  bool create_new = false, foreground = false, writeback_cache = false;
   std::string branch, workspace, name, mountpoint;
 };
 
@@ -79,7 +79,8 @@ bool IsStrataMountpoint(const std::string& path) {
 
 // Runs in the daemon: opens, mounts, reports readiness on ready_fd, serves.
 // *ready tells whether the mount came up (a failure before it changed nothing).
-int Serve(const Globals& g, const std::string& name, const std::string& mountpoint, int ready_fd, bool* ready) {
+int Serve(const Globals& g, const MountArgs& a, const std::string& name, const std::string& mountpoint, int ready_fd,
+          bool* ready) {
   // Best effort: if the parent is gone, nobody is waiting for the answer.
   auto report = [ready_fd](const std::string& msg) {
     if (ready_fd >= 0) (void)!::write(ready_fd, msg.data(), msg.size());
@@ -96,6 +97,7 @@ int Serve(const Globals& g, const std::string& name, const std::string& mountpoi
   options.fsname = "strata:" + name;
   options.allow_other = ::geteuid() == 0;
   options.state_dir = StateDir(**store, name);
+  options.writeback_cache = a.writeback_cache;
   auto server = FuseServer::Mount(ws->get(), mountpoint, options);
   if (!server.ok()) return fail(server.status());
   const std::string record = options.state_dir + "/mounted";
@@ -162,7 +164,7 @@ int RunMount(Globals& g, const MountArgs& a) {
   };
   if (a.foreground) {
     bool ready = false;
-    int rc = Serve(g, name, mountpoint, -1, &ready);
+    int rc = Serve(g, a, name, mountpoint, -1, &ready);
     if (!ready) forget_created();
     return rc;
   }
@@ -188,7 +190,7 @@ int RunMount(Globals& g, const MountArgs& a) {
       ::dup2(logfd, STDERR_FILENO);
     }
     bool ready = false;
-    ::_exit(Serve(g, name, mountpoint, pipefd[1], &ready));
+    ::_exit(Serve(g, a, name, mountpoint, pipefd[1], &ready));
   }
   ::close(pipefd[1]);
   std::string msg;
@@ -388,6 +390,8 @@ void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
   mount->add_option("--workspace", m.workspace, "mount an existing workspace again");
   mount->add_option("--name", m.name, "name of the new workspace (default: the mountpoint's name)");
   mount->add_flag("--foreground", m.foreground, "serve in this process instead of a background daemon");
+  mount->add_flag("--writeback-cache", m.writeback_cache,
+                  "let the kernel buffer writes (faster small writes; a daemon crash loses what was not fsynced)");
   mount->add_option("MOUNTPOINT", m.mountpoint, "an existing directory")->required();
   mount->callback([&g, exit_code] { *exit_code = RunMount(g, m); });
 

@@ -4,15 +4,16 @@
 namespace strata::fs {
 
 namespace {
-void OpInit(void*, fuse_conn_info* conn) {
+void OpInit(void* userdata, fuse_conn_info* conn) {
+  const MountOptions& options = static_cast<Context*>(userdata)->options;
   // Large requests: fewer round trips for sequential I/O.
   conn->max_write = 1 << 20;
   conn->max_readahead = 1 << 20;
   // Kernel-side permission checks are requested at mount (default_permissions).
-  // Writeback caching stays off until measured: with it, data acknowledged to
-  // a writer lives only in the kernel until flushed, which changes what a
-  // daemon crash can lose (docs/workspace.md will record the decision).
-  conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+  if (options.writeback_cache && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
+    conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+  else
+    conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
   if (conn->capable & FUSE_CAP_READDIRPLUS) conn->want |= FUSE_CAP_READDIRPLUS;
   if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 }

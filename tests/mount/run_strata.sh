@@ -22,7 +22,9 @@ cleanup() {
 }
 trap cleanup EXIT
 "$strata" --store "$dir/store" init >/dev/null
-"$strata" --store "$dir/store" mount --new --name conformance "$dir/mnt"
+# STRATA_MOUNT_OPTIONS: extra mount flags, e.g. --writeback-cache
+# shellcheck disable=SC2086 # a list of flags
+"$strata" --store "$dir/store" mount ${STRATA_MOUNT_OPTIONS:-} --new --name conformance "$dir/mnt"
 rc=0
 CONFORMANCE_DIR=$dir/mnt "$bin" "$@" || rc=$?
 if [[ $rc != 0 && -f $dir/store/workspaces/conformance/daemon.log ]]; then
