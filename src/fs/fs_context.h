@@ -16,6 +16,7 @@ struct Context {
   Workspace* ws;
   MountOptions options;
   OpStats* stats = nullptr;
+  fuse_session* session = nullptr;  // for notifications to the kernel
 };
 
 inline Context& Ctx(fuse_req_t req) { return *static_cast<Context*>(fuse_req_userdata(req)); }

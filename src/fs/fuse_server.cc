@@ -120,6 +120,7 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(Workspace* ws, const std::
   server->session_ = fuse_session_new(&fargs, &fs::Operations(), sizeof(fuse_lowlevel_ops), &server->state_->context);
   if (server->session_ == nullptr)
     return Status::IOErrorWithMessage("cannot start a FUSE session: " + LastFuseMessage(), EINVAL);
+  server->state_->context.session = server->session_;
   if (fuse_session_mount(server->session_, mountpoint.c_str()) != 0)
     return Status::IOErrorWithMessage("cannot mount on " + mountpoint + ": " + LastFuseMessage(), EIO);
   server->mounted_ = true;

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 
 #include "fs/fs_context.h"
@@ -84,11 +85,36 @@ void OpFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t l
   ReplyErr(req, ToErrno(s));
 }
 
+namespace {
+// Seeks waiting for the kernel to write dirty pages back (see OpLseek).
+std::atomic<unsigned> seeks_flushing{0};
+}  // namespace
+
 // Only SEEK_DATA and SEEK_HOLE come here; the kernel answers the others itself.
 void OpLseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info*) {
   OpScope scope(req, Op::kLseek);
+  Context& ctx = Ctx(req);
   if (off < 0) return (void)ReplyErr(req, ENXIO);
-  auto pos = Ctx(req).ws->SeekData(ino, static_cast<uint64_t>(off), whence);
+  // The kernel asks without writing back the dirty pages it holds (written
+  // through a shared mapping, or any write with the writeback cache), and a
+  // hole must never hide data. So it is told to write back and drop its pages
+  // from off on first; that blocks until the writes it sends are served by
+  // other threads. Should half the threads be waiting so already, this seek
+  // does not wait but calls everything up to the end of the file data, which
+  // is always a correct answer.
+  bool flushed = false;
+  if (ctx.session != nullptr && seeks_flushing.fetch_add(1) < ctx.options.max_threads / 2) {
+    flushed = fuse_lowlevel_notify_inval_inode(ctx.session, ino, off, 0) == 0;
+  }
+  seeks_flushing.fetch_sub(1);
+  if (!flushed) {
+    auto a = ctx.ws->GetAttr(ino);
+    if (!a.ok()) return (void)ReplyErr(req, ToErrno(a.status()));
+    if (static_cast<uint64_t>(off) >= a->size) return (void)ReplyErr(req, ENXIO);
+    fuse_reply_lseek(req, whence == SEEK_DATA ? off : static_cast<off_t>(a->size));
+    return;
+  }
+  auto pos = ctx.ws->SeekData(ino, static_cast<uint64_t>(off), whence);
   if (!pos.ok()) return (void)ReplyErr(req, ToErrno(pos.status()));
   fuse_reply_lseek(req, static_cast<off_t>(*pos));
 }
