@@ -24,6 +24,7 @@
 #include "cli/cli.h"
 #include "fs/fuse_server.h"
 #include "store/revision.h"
+#include "util/progress.h"
 #include "workspace/workspace.h"
 
 namespace strata::cli {
@@ -55,6 +56,7 @@ std::optional<MountRecord> ReadMountRecord(const Store& store, const std::string
 }
 
 void DetachMount(const std::string& mountpoint);
+Result<nlohmann::ordered_json> DaemonCounters(const Store& store, const std::string& name);
 
 // Whether /proc/mounts shows a strata FUSE mount at path (which may belong to
 // a daemon that died: then the path answers ENOTCONN to everything).
@@ -306,12 +308,21 @@ int RunWorkspaceEnd(Globals& g, const std::string& target, bool discard) {
   if (!list.ok()) return Fail(list.status());
   auto it = std::find_if(list->begin(), list->end(), [&](const WorkspaceInfo& w) { return w.name == name; });
   if (it == list->end()) return Fail(Status::NotFound("no workspace '" + target + "'"));
-  if (it->changed_inodes > 0 && !discard)
+  // A daemon may hold operations it has not committed to the database yet:
+  // its own count is the one that is up to date.
+  uint64_t changed = it->changed_inodes;
+  auto mounted = ReadMountRecord(**store, name);
+  if (mounted) {
+    auto counters = DaemonCounters(**store, name);
+    if (!counters.ok()) return Fail(counters.status().WithContext("cannot tell what workspace '" + name + "' holds"));
+    changed = (*counters)["workspace"]["changed_paths"].get<uint64_t>();
+  }
+  if (changed > 0 && !discard)
     return Fail(Status::InvalidArgument("workspace '" + name + "' has uncommitted changes (" +
-                                        std::to_string(it->changed_inodes) +
+                                        std::to_string(changed) +
                                         " changed paths); use --discard to drop them"));
-  if (auto r = ReadMountRecord(**store, name)) {
-    if (Status s = Unmount(r->mountpoint, r->pid); !s.ok()) return Fail(s);
+  if (mounted) {
+    if (Status s = Unmount(mounted->mountpoint, mounted->pid); !s.ok()) return Fail(s);
   }
   if (Status s = Workspace::Remove(**store, name); !s.ok()) return Fail(s);
   fmt::print("ended workspace '{}'\n", name);
@@ -338,6 +349,25 @@ Result<std::string> QueryDaemon(const std::string& socket_path) {
   return reply;
 }
 
+// The counters of the daemon serving workspace `name`, from its control socket.
+Result<nlohmann::ordered_json> DaemonCounters(const Store& store, const std::string& name) {
+  STRATA_ASSIGN_OR_RETURN(std::string reply, QueryDaemon(StateDir(store, name) + "/control.sock"));
+  auto j = nlohmann::ordered_json::parse(reply, nullptr, false);
+  if (j.is_discarded() || !j.contains("operations") || !j.contains("workspace"))
+    return Status::Corruption("the daemon's counters are not what this strata reads");
+  return j;
+}
+
+// The bucket holding the median of a latency histogram {"<N": count, ...}.
+std::string MedianBucket(const nlohmann::ordered_json& op) {
+  uint64_t count = op["count"].get<uint64_t>(), seen = 0;
+  for (auto& [bucket, n] : op["latency_us"].items()) {
+    seen += n.get<uint64_t>();
+    if (seen * 2 >= count) return bucket + " us";
+  }
+  return "?";
+}
+
 }  // namespace
 
 int RunMountStats(Globals& g, const std::string& mp_arg) {
@@ -348,37 +378,33 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
   if (!store.ok()) return Fail(store.status());
   auto found = FindMounted(**store, mountpoint);
   if (!found) return Fail(Status::NotFound("no strata workspace is mounted at " + mountpoint));
-  auto reply = QueryDaemon(StateDir(**store, found->first) + "/control.sock");
-  if (!reply.ok()) return Fail(reply.status());
-  auto ops = nlohmann::ordered_json::parse(*reply, nullptr, false);
-  if (ops.is_discarded()) return Fail(Status::Corruption("the daemon's counters are not JSON"));
-  auto list = Workspace::List(**store);
-  uint64_t changed = 0;
-  if (list.ok())
-    for (const WorkspaceInfo& w : *list)
-      if (w.name == found->first) changed = w.changed_inodes;
+  auto counters = DaemonCounters(**store, found->first);
+  if (!counters.ok()) return Fail(counters.status());
+  const auto& ops = (*counters)["operations"];
+  const auto& ws = (*counters)["workspace"];
+  const uint64_t changed = ws["changed_paths"].get<uint64_t>();
   if (g.json) {
     nlohmann::ordered_json j{{"workspace", found->first}, {"mountpoint", mountpoint}, {"daemon_pid", found->second.pid},
-                             {"changed_paths", changed}, {"operations", ops}};
+                             {"changed_paths", changed}, {"operations", ops}, {"workspace_counters", ws}};
     PrintJson(j);
     return kExitOk;
   }
   fmt::print("workspace {} at {} (daemon {}), {} changed paths\n", found->first, mountpoint, found->second.pid,
              changed);
   fmt::print("{:<12} {:>10} {:>8}  {}\n", "OPERATION", "COUNT", "ERRORS", "MEDIAN LATENCY");
-  for (auto& [op, v] : ops.items()) {
-    // The median's bucket: the first whose running total passes half the count.
-    uint64_t count = v["count"].get<uint64_t>(), seen = 0;
-    std::string median = "?";
-    for (auto& [bucket, n] : v["latency_us"].items()) {
-      seen += n.get<uint64_t>();
-      if (seen * 2 >= count) {
-        median = bucket + " us";
-        break;
-      }
-    }
-    fmt::print("{:<12} {:>10} {:>8}  {}\n", op, count, v["errors"].get<uint64_t>(), median);
-  }
+  for (auto& [op, v] : ops.items())
+    fmt::print("{:<12} {:>10} {:>8}  {}\n", op, v["count"].get<uint64_t>(), v["errors"].get<uint64_t>(), MedianBucket(v));
+  const uint64_t batches = ws["batches_committed"].get<uint64_t>();
+  fmt::print("\ncommits     {} batches holding {} operations, {:.1f} ms mean, {:.1f} ms max; {} syncs\n", batches,
+             ws["operations_committed"].get<uint64_t>(),
+             batches ? ws["commit_us_total"].get<double>() / batches / 1000 : 0.0,
+             ws["commit_us_max"].get<double>() / 1000, ws["syncs"].get<uint64_t>());
+  fmt::print("data        {} written, {} read\n", HumanBytes(ws["bytes_written"].get<uint64_t>()),
+             HumanBytes(ws["bytes_read"].get<uint64_t>()));
+  const auto& cache = ws["chunk_cache"];
+  fmt::print("base        {} directories loaded; chunk cache {} hits, {} misses, {} waits\n",
+             ws["directories_loaded"].get<uint64_t>(), cache["hits"].get<uint64_t>(),
+             cache["misses"].get<uint64_t>(), cache["waits"].get<uint64_t>());
   return kExitOk;
 }
 

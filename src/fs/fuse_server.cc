@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "fs/fs_context.h"
 
 namespace strata {
@@ -133,7 +135,23 @@ FuseServer::~FuseServer() {
   fuse_session_destroy(session_);
 }
 
-std::string FuseServer::StatsJson() const { return state_->stats.ToJson(); }
+std::string FuseServer::StatsJson() const {
+  const WorkspaceCounters c = state_->context.ws->Counters();
+  nlohmann::ordered_json ws = {
+      {"changed_paths", c.changed_paths},
+      {"batches_committed", c.batches_committed},
+      {"operations_committed", c.operations_committed},
+      {"commit_us_total", c.commit_us_total},
+      {"commit_us_max", c.commit_us_max},
+      {"syncs", c.syncs},
+      {"bytes_written", c.bytes_written},
+      {"bytes_read", c.bytes_read},
+      {"directories_loaded", c.directories_loaded},
+      {"chunk_cache", {{"hits", c.chunk_cache_hits}, {"misses", c.chunk_cache_misses}, {"waits", c.chunk_cache_waits}}}};
+  nlohmann::ordered_json j = {{"operations", nlohmann::ordered_json::parse(state_->stats.ToJson())},
+                              {"workspace", std::move(ws)}};
+  return j.dump();
+}
 
 Status FuseServer::Run() {
   if (fuse_set_signal_handlers(session_) != 0) return Status::IOError("cannot install signal handlers", EIO);

@@ -45,7 +45,8 @@ class FuseServer {
   // <state_dir>/control.sock receives StatsJson() (for `strata stats MOUNTPOINT`).
   Status Run();
 
-  // Counters per operation, as JSON (op_stats.h).
+  // {"operations": counters per FUSE operation (op_stats.h),
+  //  "workspace": the workspace's own counters (WorkspaceCounters)} as JSON.
   std::string StatsJson() const;
 
  private:

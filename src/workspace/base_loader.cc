@@ -78,6 +78,7 @@ Status SqliteWorkspace::EnsureLoaded(InodeRow& dir) {
   // Marked loaded before the entries go in: a hard link to an earlier entry of
   // this same directory then finds that entry instead of loading it again.
   dir.base_tree.reset();
+  counters_.directories_loaded++;
   dir.nlink = 2 + subdirs;
   STRATA_RETURN_IF_ERROR(db_->UpdateInode(dir));
 

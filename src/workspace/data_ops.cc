@@ -45,6 +45,7 @@ Result<size_t> SqliteWorkspace::Read(InodeId ino, uint64_t offset, size_t size, 
     }
   }
   STRATA_RETURN_IF_ERROR(files_.Read(plan, offset, n, out));
+  bytes_read_.fetch_add(n, std::memory_order_relaxed);
   return n;
 }
 
@@ -68,6 +69,7 @@ Result<size_t> SqliteWorkspace::Write(InodeId ino, uint64_t offset, std::string_
   row.changed = true;
   STRATA_RETURN_IF_ERROR(db_->UpdateInode(row));
   STRATA_RETURN_IF_ERROR(txn.Commit());
+  bytes_written_.fetch_add(data.size(), std::memory_order_relaxed);
   return data.size();
 }
 
@@ -76,6 +78,7 @@ Status SqliteWorkspace::Sync(InodeId ino) {
   STRATA_RETURN_IF_ERROR(files_.Sync(ino));
   {
     std::lock_guard lock(mu_);
+    counters_.syncs++;
     STRATA_RETURN_IF_ERROR(CommitPending());
   }
   // With synchronous=NORMAL a committed batch is in the WAL file but not

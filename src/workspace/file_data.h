@@ -67,6 +67,7 @@ class FileData {
   FileData(std::string dir, Store& store, ChunkCache& cache) : dir_(std::move(dir)), store_(store), cache_(cache) {}
 
   const std::string& dir() const { return dir_; }
+  ChunkCache& chunk_cache() { return cache_; }
   std::string PathOf(InodeId ino) const { return dir_ + "/" + std::to_string(ino); }
 
   // The open data file of ino; null (and ok) when it does not exist and

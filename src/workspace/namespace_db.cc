@@ -491,21 +491,28 @@ Status NamespaceDb::EndOperation(bool success) {
   in_operation_ = false;
   Status s = success ? Run("RELEASE op") : Run("ROLLBACK TO op");
   if (!success && s.ok()) s = Run("RELEASE op");
+  if (success && s.ok()) batch_operations_++;
   if (sqlite3_get_autocommit(db_) != 0 && batch_open_) {
     // SQLite rolled the whole transaction back on its own (disk full, I/O
     // error): the batch's earlier operations are lost as in a crash.
     batch_open_ = false;
+    batch_operations_ = 0;
     if (s.ok()) s = Status::IOError("workspace database: uncommitted operations were rolled back", EIO);
   }
   return s;
 }
 
-Status NamespaceDb::CommitBatch() {
+Status NamespaceDb::CommitBatch(uint64_t* operations) {
+  if (operations != nullptr) *operations = 0;
   if (!batch_open_) return Status::Ok();
   Status s = Run("COMMIT");
   // A failed COMMIT may leave the transaction open (it is retried by the next
   // call) or rolled back (its operations are lost, reported here).
   batch_open_ = sqlite3_get_autocommit(db_) == 0;
+  if (!batch_open_) {
+    if (s.ok() && operations != nullptr) *operations = batch_operations_;
+    batch_operations_ = 0;
+  }
   return s;
 }
 

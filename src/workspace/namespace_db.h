@@ -76,7 +76,8 @@ class NamespaceDb {
   // once; until then a kill of the process forgets them, as a power cut
   // forgets a local filesystem's unsynced changes.
   bool HasBatch() const { return batch_open_; }
-  Status CommitBatch();
+  // Commits the batch; *operations (if given) receives how many it held.
+  Status CommitBatch(uint64_t* operations = nullptr);
   // Called (with the owner's lock held) when an operation opens a new batch,
   // so the owner can schedule its commit.
   void OnBatchOpened(std::function<void()> f) { on_batch_opened_ = std::move(f); }
@@ -143,6 +144,7 @@ class NamespaceDb {
   std::unordered_map<const char*, sqlite3_stmt*> stmts_;
   bool batch_open_ = false;     // a write transaction holds uncommitted operations
   bool in_operation_ = false;   // an operation's savepoint is open
+  uint64_t batch_operations_ = 0;  // operations released into the open batch
   std::function<void()> on_batch_opened_;
 };
 

@@ -18,6 +18,7 @@
 // base chunks) after releasing it, so readers never wait for each other's I/O.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -55,6 +56,7 @@ class SqliteWorkspace final : public Workspace {
   Status Recover();
 
   WorkspaceInfo Info() override;
+  WorkspaceCounters Counters() override;
 
   Result<Attr> Lookup(InodeId parent, std::string_view name) override;
   Result<Attr> GetAttr(InodeId ino) override;
@@ -132,6 +134,9 @@ class SqliteWorkspace final : public Workspace {
   // Data files to delete / cut to their inode's size after the next commit. GUARDED_BY(mu_)
   std::vector<InodeId> doomed_files_;
   std::unordered_set<InodeId> shrunk_files_;
+  // Counters: the ones changed under mu_ are plain, the others atomic.
+  WorkspaceCounters counters_;  // commits, syncs, loads: GUARDED_BY(mu_)
+  std::atomic<uint64_t> bytes_read_{0}, bytes_written_{0};
   std::condition_variable commit_cv_;  // a batch was opened, or stopping_
   bool stopping_ = false;              // GUARDED_BY(mu_)
   std::thread committer_;

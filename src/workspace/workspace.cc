@@ -302,7 +302,16 @@ void SqliteWorkspace::CommitLoop() {
 }
 
 Status SqliteWorkspace::CommitPending() {
-  STRATA_RETURN_IF_ERROR(db_->CommitBatch());
+  if (!db_->HasBatch() && doomed_files_.empty() && shrunk_files_.empty()) return Status::Ok();
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t operations = 0;
+  STRATA_RETURN_IF_ERROR(db_->CommitBatch(&operations));
+  const uint64_t us = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+  counters_.batches_committed++;
+  counters_.operations_committed += operations;
+  counters_.commit_us_total += us;
+  counters_.commit_us_max = std::max(counters_.commit_us_max, us);
   for (InodeId ino : doomed_files_) {
     files_.Remove(ino);
     shrunk_files_.erase(ino);
@@ -345,6 +354,23 @@ Status SqliteWorkspace::Recover() {
     if (!row) files_.Remove(ino);
   }
   return Status::Ok();
+}
+
+WorkspaceCounters SqliteWorkspace::Counters() {
+  WorkspaceCounters c;
+  {
+    std::lock_guard lock(mu_);
+    c = counters_;
+    auto changed = db_->CountChanged();
+    if (changed.ok()) c.changed_paths = *changed;
+  }
+  c.bytes_read = bytes_read_.load(std::memory_order_relaxed);
+  c.bytes_written = bytes_written_.load(std::memory_order_relaxed);
+  ChunkCache::Counters cache = files_.chunk_cache().counters();
+  c.chunk_cache_hits = cache.hits;
+  c.chunk_cache_misses = cache.misses;
+  c.chunk_cache_waits = cache.waits;
+  return c;
 }
 
 WorkspaceInfo SqliteWorkspace::Info() {

@@ -92,6 +92,20 @@ struct WorkspaceInfo {
   uint64_t changed_inodes = 0;
 };
 
+// What a workspace has done since it was opened (`strata stats MOUNTPOINT`).
+struct WorkspaceCounters {
+  uint64_t changed_paths = 0;         // inodes that differ from the base, now
+  uint64_t batches_committed = 0;     // group commits of the workspace database
+  uint64_t operations_committed = 0;  // operations those batches held
+  uint64_t commit_us_total = 0, commit_us_max = 0;
+  uint64_t syncs = 0;               // Sync() calls (fsync, fsyncdir)
+  uint64_t bytes_written = 0;       // by Write
+  uint64_t bytes_read = 0;          // by Read, changed and base data alike
+  uint64_t directories_loaded = 0;  // base directories read from the store on first use
+  // The chunk cache of base file data (shared by the process's workspaces).
+  uint64_t chunk_cache_hits = 0, chunk_cache_misses = 0, chunk_cache_waits = 0;
+};
+
 // Rename flags (as renameat2).
 constexpr unsigned kRenameNoReplace = 1;
 constexpr unsigned kRenameExchange = 2;
@@ -120,6 +134,7 @@ class Workspace {
   virtual ~Workspace() = default;
 
   virtual WorkspaceInfo Info() = 0;
+  virtual WorkspaceCounters Counters() = 0;
 
   // ---- namespace
   virtual Result<Attr> Lookup(InodeId parent, std::string_view name) = 0;

@@ -35,6 +35,13 @@ json_true 'd["workspace"] == "ws1" and d["changed_paths"] > 0'
 json_true 'd["operations"]["write"]["count"] >= 2 and d["operations"]["lookup"]["count"] >= 3'
 json_true 'd["operations"]["rmdir"]["errors"] >= 1 and d["operations"]["rename"]["count"] >= 1'
 json_true 'sum(d["operations"]["write"]["latency_us"].values()) == d["operations"]["write"]["count"]'
+# The workspace's own counters: what it wrote and read, how it committed.
+json_true 'd["workspace_counters"]["bytes_written"] >= 9 + 5 and d["workspace_counters"]["bytes_read"] >= 3000000'
+json_true 'd["workspace_counters"]["directories_loaded"] >= 2 and d["workspace_counters"]["chunk_cache"]["misses"] >= 1'
+python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)' "$MP/new.txt"
+expect_ok strata stats "$MP" --json
+json_true 'd["workspace_counters"]["syncs"] >= 1 and d["workspace_counters"]["batches_committed"] >= 1'
+json_true 'd["workspace_counters"]["operations_committed"] >= 5'
 expect_ok strata stats "$MP"
 expect_output_matches "write"
 
