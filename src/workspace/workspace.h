@@ -8,10 +8,11 @@
 // State (docs/format/workspace.md), under STORE/workspaces/<name>/:
 //   workspace.db  SQLite in WAL mode, synchronous=NORMAL: inodes, directory
 //                 entries, xattrs, the extents of changed file data, and meta
-//                 (name, base commit, branch). One transaction per mutating
-//                 operation, so every operation is atomic and a committed one
-//                 survives a kill of the daemon. Sync() makes them survive a
-//                 power cut too (fdatasync of the WAL and of the data file).
+//                 (name, base commit, branch). Every operation is atomic;
+//                 operations are committed in batches (group commit, every
+//                 50 ms), and a committed one survives a kill of the daemon.
+//                 Sync() commits at once and makes everything so far survive
+//                 a power cut too (fdatasync of the WAL and of the data file).
 //   data/<ino>    sparse file holding the bytes written to inode <ino>, at their
 //                 file offsets. Which ranges hold written bytes is recorded in
 //                 the extents table; other ranges read from the base file's
