@@ -77,6 +77,8 @@ Status SqliteWorkspace::EnsureLoaded(InodeRow& dir) {
   }
   // Marked loaded before the entries go in: a hard link to an earlier entry of
   // this same directory then finds that entry instead of loading it again.
+  // The tree it was loaded from stays its id until something under it changes.
+  STRATA_RETURN_IF_ERROR(db_->SetTreeId(dir.ino, dir.base_tree));
   dir.base_tree.reset();
   counters_.directories_loaded++;
   dir.nlink = 2 + subdirs;

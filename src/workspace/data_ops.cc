@@ -50,7 +50,8 @@ Result<size_t> SqliteWorkspace::Read(InodeId ino, uint64_t offset, size_t size, 
 }
 
 Result<size_t> SqliteWorkspace::Write(InodeId ino, uint64_t offset, std::string_view data) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  WaitForCapture(lock, ino);
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
   STRATA_RETURN_IF_ERROR(CheckRegular(row));
   if (data.empty()) return size_t{0};

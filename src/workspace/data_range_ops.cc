@@ -120,7 +120,8 @@ Status SqliteWorkspace::Allocate(InodeId ino, int mode, uint64_t offset, uint64_
   if (length == 0) return Errno(EINVAL, "fallocate of an empty range");
   const uint64_t end = offset + length;
   if (end < offset || end > kMaxOffset) return Errno(EFBIG, "fallocate past the largest offset");
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
+  WaitForCapture(lock, ino);
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
   STRATA_RETURN_IF_ERROR(CheckFile(row, ENODEV));
   // Zeroing stops at the end of the file: everything past it reads as zeros.
@@ -241,7 +242,8 @@ Result<uint64_t> SqliteWorkspace::CopyRange(InodeId in, uint64_t in_offset, Inod
       STRATA_RETURN_IF_ERROR(files_.Read(plan, s.start, s.end - s.start, buf.data() + (s.start - src_pos)));
     }
 
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
+    WaitForCapture(lock, out);
     STRATA_ASSIGN_OR_RETURN(InodeRow dst, Inode(out));
     if (base_shared) {
       STRATA_ASSIGN_OR_RETURN(std::string chunks, db_->GetBaseChunks(out));

@@ -9,7 +9,7 @@
 namespace strata::workspace_internal {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 
 // Names and blobs are stored as BLOBs: file names are bytes, not text.
 const char* kSchema = R"sql(
@@ -20,7 +20,7 @@ CREATE TABLE IF NOT EXISTS inodes(
   atime_ns INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ctime_ns INTEGER NOT NULL,
   nlink INTEGER NOT NULL, target BLOB NOT NULL, base_tree BLOB, base_chunks BLOB NOT NULL,
   base_len INTEGER NOT NULL, changed INTEGER NOT NULL, next_cookie INTEGER NOT NULL,
-  parent INTEGER NOT NULL, origin BLOB);
+  parent INTEGER NOT NULL, origin BLOB, tree_id BLOB);
 CREATE INDEX IF NOT EXISTS inodes_by_origin ON inodes(origin) WHERE origin IS NOT NULL;
 CREATE INDEX IF NOT EXISTS inodes_unlinked ON inodes(nlink) WHERE nlink = 0;
 CREATE INDEX IF NOT EXISTS inodes_changed ON inodes(changed) WHERE changed = 1;
@@ -29,8 +29,19 @@ CREATE TABLE IF NOT EXISTS dentries(parent INTEGER NOT NULL, name BLOB NOT NULL,
 CREATE INDEX IF NOT EXISTS dentries_by_cookie ON dentries(parent, cookie);
 CREATE TABLE IF NOT EXISTS xattrs(ino INTEGER NOT NULL, name BLOB NOT NULL, value BLOB NOT NULL,
   PRIMARY KEY(ino, name)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS dentries_by_ino ON dentries(ino);
 CREATE TABLE IF NOT EXISTS extents(ino INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL,
   PRIMARY KEY(ino, start)) WITHOUT ROWID;
+)sql";
+
+// Version 1 lacked the tree ids of loaded directories (and the index that finds
+// an inode's names). Without a tree id a directory must be rebuilt by the next
+// commit: marking the loaded ones changed makes it so.
+const char* kUpgradeFrom1 = R"sql(
+ALTER TABLE inodes ADD COLUMN tree_id BLOB;
+CREATE INDEX IF NOT EXISTS dentries_by_ino ON dentries(ino);
+UPDATE inodes SET changed = 1 WHERE (mode & 61440) = 16384 AND base_tree IS NULL;
+UPDATE meta SET value = '2' WHERE key = 'schema_version';
 )sql";
 
 }  // namespace
@@ -108,6 +119,12 @@ Result<std::unique_ptr<NamespaceDb>> NamespaceDb::Open(const std::string& path, 
     STRATA_RETURN_IF_ERROR(ndb->SetMeta("schema_version", std::to_string(kSchemaVersion)));
   }
   STRATA_ASSIGN_OR_RETURN(auto version, ndb->GetMeta("schema_version"));
+  if (version && *version == "1") {
+    STRATA_RETURN_IF_ERROR(ndb->Exec("BEGIN IMMEDIATE"));
+    Status s = ndb->Exec(kUpgradeFrom1);
+    STRATA_RETURN_IF_ERROR(s.ok() ? ndb->Exec("COMMIT") : (ndb->Exec("ROLLBACK"), s));
+    STRATA_ASSIGN_OR_RETURN(version, ndb->GetMeta("schema_version"));
+  }
   if (!version) return Status::IOError("workspace database " + path + " has no schema version", EIO);
   if (*version != std::to_string(kSchemaVersion))
     return Status::Unsupported("workspace database " + path + " has schema version " + *version +
@@ -224,6 +241,7 @@ Status NamespaceDb::InsertInode(const InodeRow& r, std::string_view base_chunks,
   }
   q.Int(13, r.base_len).Int(14, r.changed ? 1 : 0).Int(15, r.next_cookie).Int(16, r.parent);
   q.Blob(17, base_chunks);
+  if (r.changed && track_changed_ != nullptr) track_changed_->insert(r.ino);
   if (origin) {
     q.Blob(18, *origin);
   } else {
@@ -245,10 +263,12 @@ Status NamespaceDb::UpdateInode(const InodeRow& r) {
     q.Null(11);
   }
   q.Int(12, r.base_len).Int(13, r.changed ? 1 : 0).Int(14, r.next_cookie).Int(15, r.parent).Int(16, r.ino);
+  if (r.changed && track_changed_ != nullptr) track_changed_->insert(r.ino);
   return q.Run("updating an inode");
 }
 
 Status NamespaceDb::DeleteInode(InodeId ino) {
+  if (track_changed_ != nullptr) track_changed_->insert(ino);
   {
     Query q(*this, "DELETE FROM inodes WHERE ino = ?");
     STRATA_RETURN_IF_ERROR(q.Int(1, ino).Run("deleting an inode"));
@@ -271,6 +291,41 @@ Result<std::string> NamespaceDb::GetBaseChunks(InodeId ino) {
 Status NamespaceDb::SetBaseChunks(InodeId ino, std::string_view base_chunks) {
   Query q(*this, "UPDATE inodes SET base_chunks = ? WHERE ino = ?");
   return q.Blob(1, base_chunks).Int(2, ino).Run("writing base chunks");
+}
+
+Result<std::optional<Hash>> NamespaceDb::GetTreeId(InodeId ino) {
+  Query q(*this, "SELECT tree_id FROM inodes WHERE ino = ?");
+  q.Int(1, ino);
+  if (q.Step() != SQLITE_ROW) return q.Error("reading a tree id");
+  if (q.ColNull(0)) return std::optional<Hash>();
+  std::string t = q.ColBlob(0);
+  if (t.size() != Hash::kSize) return Status::IOError("workspace database: bad tree id", EIO);
+  return std::optional<Hash>(Hash::FromBytes(t.data()));
+}
+
+Status NamespaceDb::SetTreeId(InodeId ino, const std::optional<Hash>& id) {
+  Query q(*this, "UPDATE inodes SET tree_id = ? WHERE ino = ?");
+  if (id) {
+    q.Blob(1, std::string_view(reinterpret_cast<const char*>(id->bytes.data()), Hash::kSize));
+  } else {
+    q.Null(1);
+  }
+  return q.Int(2, ino).Run("writing a tree id");
+}
+
+Status NamespaceDb::ClearChanged(InodeId ino) {
+  Query q(*this, "UPDATE inodes SET changed = 0 WHERE ino = ?");
+  return q.Int(1, ino).Run("clearing changed");
+}
+
+Result<std::vector<std::pair<InodeId, std::string>>> NamespaceDb::NamesOf(InodeId ino) {
+  Query q(*this, "SELECT parent, name FROM dentries WHERE ino = ?");
+  q.Int(1, ino);
+  std::vector<std::pair<InodeId, std::string>> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) out.emplace_back(q.ColInt(0), q.ColBlob(1));
+  if (rc != SQLITE_DONE) return q.Error("finding an inode's names");
+  return out;
 }
 
 Result<std::optional<std::string>> NamespaceDb::GetOrigin(InodeId ino) {
@@ -307,6 +362,11 @@ Result<std::vector<InodeId>> NamespaceDb::InodesWithoutLinks() {
 
 Result<std::vector<InodeId>> NamespaceDb::AllInodes() {
   Query q(*this, "SELECT ino FROM inodes");
+  return CollectIds(q);
+}
+
+Result<std::vector<InodeId>> NamespaceDb::ChangedInodes() {
+  Query q(*this, "SELECT ino FROM inodes WHERE changed = 1");
   return CollectIds(q);
 }
 

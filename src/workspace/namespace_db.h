@@ -17,6 +17,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "util/hash.h"
@@ -102,6 +104,18 @@ class NamespaceDb {
   Result<std::vector<InodeId>> InodesWithoutLinks();
   Result<std::vector<InodeId>> AllInodes();
   Result<uint64_t> CountChanged();
+  Result<std::vector<InodeId>> ChangedInodes();
+  // Directories: the id of the tree they had at the last commit (or when
+  // loaded from the base); only meaningful while they are unchanged.
+  Result<std::optional<Hash>> GetTreeId(InodeId ino);
+  Status SetTreeId(InodeId ino, const std::optional<Hash>& id);
+  Status ClearChanged(InodeId ino);
+  // Every (parent, name) that refers to ino.
+  Result<std::vector<std::pair<InodeId, std::string>>> NamesOf(InodeId ino);
+
+  // While set, every inode written with changed = 1 or deleted is added to
+  // *set (a commit learns what changed after its cut). nullptr stops it.
+  void TrackChanges(std::unordered_set<InodeId>* set) { track_changed_ = set; }
 
   // ---- directory entries
   Result<std::optional<InodeId>> FindEntry(InodeId parent, std::string_view name);
@@ -145,6 +159,7 @@ class NamespaceDb {
   bool batch_open_ = false;     // a write transaction holds uncommitted operations
   bool in_operation_ = false;   // an operation's savepoint is open
   uint64_t batch_operations_ = 0;  // operations released into the open batch
+  std::unordered_set<InodeId>* track_changed_ = nullptr;
   std::function<void()> on_batch_opened_;
 };
 

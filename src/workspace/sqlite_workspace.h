@@ -5,6 +5,7 @@
 //   base_loader.cc    lazy loading of base directories, base hard links
 //   namespace_ops.cc  lookups, creations, unlink, rename, readdir, attrs, xattrs, lifetime
 //   data_ops.cc       Read, Write, Sync
+//   commit_ops.cc     Commit (the commit builder)
 //   data_range_ops.cc Allocate, SeekData, CopyRange
 //
 // Locking: mu_ guards the database and refs_. Every operation that touches
@@ -21,6 +22,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -57,6 +59,7 @@ class SqliteWorkspace final : public Workspace {
 
   WorkspaceInfo Info() override;
   WorkspaceCounters Counters() override;
+  Result<CommitOutcome> Commit(const CommitRequest& request) override;
 
   Result<Attr> Lookup(InodeId parent, std::string_view name) override;
   Result<Attr> GetAttr(InodeId ino) override;
@@ -99,6 +102,18 @@ class SqliteWorkspace final : public Workspace {
   // REQUIRES mu_ held.
   Status CommitPending();
 
+  // ---- commit (commit_ops.cc)
+  struct CommitPlan;
+  Status TakeCut(CommitPlan& plan);          // REQUIRES mu_
+  Status CaptureFiles(CommitPlan& plan);     // takes mu_ between files
+  Status WriteTrees(CommitPlan& plan);       // no lock
+  Status Rebase(CommitPlan& plan, const Hash& commit);  // takes mu_
+  void EndCapture();                         // takes mu_: an aborted commit lets writers go
+  Status RecoverCommit();                    // REQUIRES mu_: a crash between branch move and rebase
+  Result<std::string> PathOfDirectory(InodeId dir, std::map<InodeId, std::string>& cache);  // REQUIRES mu_
+  // A writer to a file being captured waits here (lock holds mu_).
+  void WaitForCapture(std::unique_lock<std::mutex>& lock, InodeId ino);
+
   // ---- helpers; all REQUIRE mu_ held.
   Result<InodeRow> Inode(InodeId ino);  // ENOENT when gone
   // A directory to look into or change: ENOENT, ENOTDIR, loaded from the base.
@@ -126,8 +141,8 @@ class SqliteWorkspace final : public Workspace {
 
   Store& store_;
   const std::string dir_;
-  const WorkspaceInfo info_;
-  const std::optional<Hash> base_root_;  // the base commit's root tree
+  WorkspaceInfo info_;                    // base and branch move with commits, GUARDED_BY(mu_)
+  const std::optional<Hash> base_root_;  // root tree of the first base: base paths (origins) are in it
   std::mutex mu_;
   std::unique_ptr<NamespaceDb> db_;              // GUARDED_BY(mu_)
   std::unordered_map<InodeId, uint64_t> refs_;   // kernel references, GUARDED_BY(mu_)
@@ -137,6 +152,11 @@ class SqliteWorkspace final : public Workspace {
   // Counters: the ones changed under mu_ are plain, the others atomic.
   WorkspaceCounters counters_;  // commits, syncs, loads: GUARDED_BY(mu_)
   std::atomic<uint64_t> bytes_read_{0}, bytes_written_{0};
+  // A commit's capture: the files not captured yet, those a writer waits for,
+  // and every inode changed since the cut. GUARDED_BY(mu_)
+  bool capture_active_ = false;
+  std::unordered_set<InodeId> capturing_, wanted_, modified_since_cut_;
+  std::condition_variable capture_cv_;  // a file was captured
   std::condition_variable commit_cv_;  // a batch was opened, or stopping_
   bool stopping_ = false;              // GUARDED_BY(mu_)
   std::thread committer_;

@@ -312,6 +312,8 @@ Status SqliteWorkspace::CommitPending() {
   counters_.operations_committed += operations;
   counters_.commit_us_total += us;
   counters_.commit_us_max = std::max(counters_.commit_us_max, us);
+  // A commit capturing files may still read data files: cleaning up waits.
+  if (capture_active_) return Status::Ok();
   for (InodeId ino : doomed_files_) {
     files_.Remove(ino);
     shrunk_files_.erase(ino);
@@ -353,7 +355,7 @@ Status SqliteWorkspace::Recover() {
     STRATA_ASSIGN_OR_RETURN(auto row, db_->GetInode(ino));
     if (!row) files_.Remove(ino);
   }
-  return Status::Ok();
+  return RecoverCommit();
 }
 
 WorkspaceCounters SqliteWorkspace::Counters() {

@@ -107,6 +107,31 @@ struct WorkspaceCounters {
   uint64_t chunk_cache_hits = 0, chunk_cache_misses = 0, chunk_cache_waits = 0;
 };
 
+// What Commit() is asked to do.
+struct CommitRequest {
+  std::string message;
+  std::string author;
+  // The branch to move; "" means the workspace's own. A workspace that tracks
+  // no branch yet starts tracking this one.
+  std::string branch;
+};
+
+// What one commit did, for counters and benchmarks.
+struct CommitStats {
+  uint64_t changed_inodes = 0;       // inodes marked changed at the cut
+  uint64_t directories_written = 0;  // trees built (every other one reused by id)
+  uint64_t files_captured = 0;       // regular files whose chunk lists were recomputed
+  uint64_t bytes_hashed = 0;         // file bytes chunked and hashed (not reused chunks)
+  uint64_t objects_written = 0;      // objects new to the store
+  double cut_ms = 0, capture_ms = 0, trees_ms = 0, publish_ms = 0;
+};
+
+struct CommitOutcome {
+  std::optional<Hash> commit;  // nullopt: nothing to commit
+  std::string branch;
+  CommitStats stats;
+};
+
 // Rename flags (as renameat2).
 constexpr unsigned kRenameNoReplace = 1;
 constexpr unsigned kRenameExchange = 2;
@@ -136,6 +161,15 @@ class Workspace {
 
   virtual WorkspaceInfo Info() = 0;
   virtual WorkspaceCounters Counters() = 0;
+
+  // ---- history
+  // Turns the workspace's changes into a commit whose parent is the base, and
+  // moves the branch to it by compare-and-swap; the workspace is then based on
+  // the new commit. The cut is taken at an operation boundary: operations
+  // keep running during the commit; only a writer to a file being captured
+  // waits until that file is captured. Conflict ("head moved") when the branch
+  // no longer points at the base; then nothing changes in the workspace.
+  virtual Result<CommitOutcome> Commit(const CommitRequest& request) = 0;
 
   // ---- namespace
   virtual Result<Attr> Lookup(InodeId parent, std::string_view name) = 0;

@@ -1,0 +1,504 @@
+// Commit: the workspace's changes become a commit (workspace.h, Commit).
+//
+//  1. cut (under mu_): find the directories to write: every changed inode's
+//     ancestors, and every directory holding a name of a hard-linked inode
+//     met there. Copy out what their trees need; for each changed regular
+//     file, a ReadPlan of its bytes as they are now. Those files are marked
+//     capturing: a writer to one of them waits until it is captured; every
+//     other operation goes on.
+//  2. capture (no lock): each such file is re-chunked around its written
+//     ranges (rechunk.h).
+//  3. trees (no lock): directories are stored bottom-up; every directory not
+//     written is reused by its id (its base tree, or its tree of the last commit).
+//  4. publish: the commit object, Flush, compare-and-swap of the branch.
+//  5. rebase (under mu_): what did not change since the cut is marked
+//     unchanged, with its new chunk list or tree id, and the base moves to the
+//     new commit. What changed since the cut stays changed for the next commit.
+//
+// A crash between 4 and 5 leaves meta "committing" naming the new commit and
+// its branch; Recover() then adopts it as the base if the branch points at it
+// (the inodes stay marked changed: the next commit finds them equal and only
+// clears the marks).
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+
+#include "workspace/rechunk.h"
+#include "workspace/sqlite_workspace.h"
+
+namespace strata::workspace_internal {
+
+struct SqliteWorkspace::CommitPlan {
+  struct Entry {
+    TreeEntry entry;
+    InodeId ino = 0;
+    bool captured = false;  // a changed regular file: chunks come from the capture
+    bool subdir = false;    // a directory: its id comes from the plan if it is written
+  };
+  struct Dir {
+    std::string path;  // from the root, "" for the root
+    std::vector<Entry> entries;
+    Hash id;
+  };
+  struct Capture {
+    ReadPlan plan;
+    RechunkInput input;
+    std::vector<ChunkRef> chunks;
+  };
+
+  std::string branch;
+  std::optional<Hash> parent;
+  std::vector<InodeId> changed;         // changed at the cut
+  std::map<InodeId, Dir> dirs;          // the directories to write
+  std::map<InodeId, Capture> captures;  // the files to capture
+  RootMeta root_meta;
+  CommitStats stats;
+};
+
+namespace {
+
+double MsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+EntryKind KindOf(uint32_t mode) {
+  switch (mode & S_IFMT) {
+    case S_IFDIR: return EntryKind::kDirectory;
+    case S_IFLNK: return EntryKind::kSymlink;
+    case S_IFIFO: return EntryKind::kFifo;
+    case S_IFSOCK: return EntryKind::kSocket;
+    case S_IFCHR: return EntryKind::kCharDevice;
+    case S_IFBLK: return EntryKind::kBlockDevice;
+    default: return EntryKind::kFile;
+  }
+}
+
+// Paths compared name by name: the order in which a sorted walk meets them.
+std::vector<std::string> Components(const std::string& path) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string::npos) slash = path.size();
+    out.push_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return out;
+}
+
+std::string Join(const std::string& dir, const std::string& name) { return dir.empty() ? name : dir + "/" + name; }
+
+}  // namespace
+
+void SqliteWorkspace::WaitForCapture(std::unique_lock<std::mutex>& lock, InodeId ino) {
+  if (capturing_.count(ino) == 0) return;
+  wanted_.insert(ino);  // captured next, so this writer waits for its file only
+  capture_cv_.wait(lock, [&] { return capturing_.count(ino) == 0; });
+}
+
+Result<std::string> SqliteWorkspace::PathOfDirectory(InodeId dir, std::map<InodeId, std::string>& cache) {
+  std::vector<std::string> names;
+  InodeId at = dir;
+  for (int depth = 0; at != kRootInode; depth++) {
+    if (auto it = cache.find(at); it != cache.end()) {
+      names.push_back(it->second);
+      break;
+    }
+    if (depth > 4096) return Status::IOError("workspace: directory chain too deep", EIO);
+    STRATA_ASSIGN_OR_RETURN(auto links, db_->NamesOf(at));
+    if (links.empty()) return Status::IOError("workspace: directory " + std::to_string(at) + " has no name", EIO);
+    names.push_back(links.front().second);
+    at = links.front().first;
+  }
+  std::string path;
+  for (auto it = names.rbegin(); it != names.rend(); ++it) path = Join(path, *it);
+  cache[dir] = path;
+  return path;
+}
+
+Status SqliteWorkspace::TakeCut(CommitPlan& plan) {
+  STRATA_ASSIGN_OR_RETURN(plan.changed, db_->ChangedInodes());
+  if (plan.changed.empty()) return Status::Ok();
+  std::vector<InodeId> queue;
+  auto add_with_ancestors = [&](InodeId dir) -> Status {
+    while (plan.dirs.emplace(dir, CommitPlan::Dir{}).second) {
+      queue.push_back(dir);
+      if (dir == kRootInode) break;
+      STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(dir));
+      dir = row.parent;
+    }
+    return Status::Ok();
+  };
+  auto add_parents_of = [&](InodeId ino) -> Status {
+    STRATA_ASSIGN_OR_RETURN(auto names, db_->NamesOf(ino));
+    for (const auto& [parent, name] : names) STRATA_RETURN_IF_ERROR(add_with_ancestors(parent));
+    return Status::Ok();
+  };
+  for (InodeId ino : plan.changed) {
+    STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
+    if (row.nlink == 0) continue;  // unlinked, still open: in no tree
+    STRATA_RETURN_IF_ERROR(S_ISDIR(row.mode) ? add_with_ancestors(ino) : add_parents_of(ino));
+  }
+  plan.stats.changed_inodes = plan.changed.size();
+
+  std::set<InodeId> linked;  // non-directories with several names
+  while (!queue.empty()) {
+    const InodeId dir = queue.back();
+    queue.pop_back();
+    STRATA_ASSIGN_OR_RETURN(InodeRow dir_row, Directory(dir));
+    STRATA_ASSIGN_OR_RETURN(auto rows, db_->ListEntries(dir_row.ino, 0, SIZE_MAX));
+    std::vector<CommitPlan::Entry> entries;
+    for (const DentryRow& d : rows) {
+      STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(d.ino));
+      CommitPlan::Entry e;
+      e.ino = row.ino;
+      e.entry.name = d.name;
+      e.entry.kind = KindOf(row.mode);
+      e.entry.mode = row.mode & 07777;
+      e.entry.uid = row.uid;
+      e.entry.gid = row.gid;
+      e.entry.mtime_sec = row.mtime_ns / 1000000000;
+      e.entry.mtime_nsec = static_cast<uint32_t>(row.mtime_ns % 1000000000);
+      if (row.mtime_ns < 0 && e.entry.mtime_nsec != 0) {  // floor, not truncation, before 1970
+        e.entry.mtime_sec--;
+        e.entry.mtime_nsec = static_cast<uint32_t>(row.mtime_ns % 1000000000 + 1000000000);
+      }
+      STRATA_ASSIGN_OR_RETURN(auto names, db_->ListXattrs(row.ino));
+      std::sort(names.begin(), names.end());
+      for (const std::string& n : names) {
+        STRATA_ASSIGN_OR_RETURN(auto v, db_->GetXattr(row.ino, n));
+        if (v) e.entry.xattrs.emplace_back(n, *v);
+      }
+      switch (e.entry.kind) {
+        case EntryKind::kDirectory:
+          if (row.base_tree) {
+            e.entry.subtree = *row.base_tree;  // never loaded: unchanged
+          } else {
+            STRATA_ASSIGN_OR_RETURN(auto id, db_->GetTreeId(row.ino));
+            if (id) {
+              e.entry.subtree = *id;
+            } else {
+              STRATA_RETURN_IF_ERROR(add_with_ancestors(row.ino));
+            }
+            e.subdir = true;
+          }
+          break;
+        case EntryKind::kSymlink:
+          e.entry.target = row.target;
+          break;
+        case EntryKind::kCharDevice:
+        case EntryKind::kBlockDevice:
+          e.entry.rdev = row.rdev;
+          break;
+        case EntryKind::kFile:
+          e.entry.size = row.size;
+          if (!row.changed && row.base_len == row.size) {
+            STRATA_ASSIGN_OR_RETURN(std::string chunks, db_->GetBaseChunks(row.ino));
+            STRATA_ASSIGN_OR_RETURN(e.entry.chunks, DecodeChunkList(chunks));
+          } else {
+            e.captured = true;
+            if (!plan.captures.count(row.ino)) {
+              CommitPlan::Capture& c = plan.captures[row.ino];
+              c.plan.size = c.input.size = row.size;
+              c.plan.base_len = c.input.base_len = row.base_len;
+              if (row.base_len > 0) {
+                STRATA_ASSIGN_OR_RETURN(std::string chunks, db_->GetBaseChunks(row.ino));
+                STRATA_ASSIGN_OR_RETURN(c.plan.base_chunks, DecodeChunkList(chunks));
+                c.input.old_chunks = c.plan.base_chunks;
+              }
+              STRATA_ASSIGN_OR_RETURN(c.plan.extents, db_->Extents(row.ino, 0, row.size));
+              c.input.written = c.plan.extents;
+              if (!c.plan.extents.empty()) {
+                STRATA_ASSIGN_OR_RETURN(c.plan.file, files_.Get(row.ino, false));
+              }
+            }
+          }
+          break;
+        default:
+          break;
+      }
+      if (e.entry.kind != EntryKind::kDirectory && row.nlink > 1 && linked.insert(row.ino).second)
+        STRATA_RETURN_IF_ERROR(add_parents_of(row.ino));  // every name's directory is written
+      entries.push_back(std::move(e));
+    }
+    plan.dirs[dir].entries = std::move(entries);
+  }
+
+  std::map<InodeId, std::string> paths;
+  for (auto& [ino, d] : plan.dirs) {
+    STRATA_ASSIGN_OR_RETURN(d.path, PathOfDirectory(ino, paths));
+  }
+  // Hard links as the import records them: the name a sorted walk meets first
+  // is an ordinary entry, every other name a link to that path.
+  for (InodeId ino : linked) {
+    STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
+    STRATA_ASSIGN_OR_RETURN(auto names, db_->NamesOf(ino));
+    std::vector<std::string> all;
+    for (const auto& [parent, name] : names) all.push_back(Join(plan.dirs.at(parent).path, name));
+    std::string first;
+    if (row.nlink > names.size()) {
+      // Other names lie in base directories never loaded; they name the base
+      // path, which must therefore stay the first name.
+      STRATA_ASSIGN_OR_RETURN(auto origin, db_->GetOrigin(ino));
+      if (!origin || std::find(all.begin(), all.end(), *origin) == all.end())
+        return Status::Unsupported("cannot commit yet: the first name of a hard-linked base file moved ('" +
+                                   (origin ? *origin : std::string("?")) + "'); its other names are in " +
+                                   "directories this workspace never opened");
+      first = *origin;
+    } else {
+      first = *std::min_element(all.begin(), all.end(), [](const std::string& a, const std::string& b) {
+        return Components(a) < Components(b);
+      });
+    }
+    for (const auto& [parent, name] : names) {
+      if (Join(plan.dirs.at(parent).path, name) == first) continue;
+      for (CommitPlan::Entry& e : plan.dirs.at(parent).entries) {
+        if (e.ino != ino || e.entry.name != name) continue;
+        e.entry.kind = EntryKind::kHardlink;
+        e.entry.target = first;
+        e.entry.size = 0;
+        e.entry.chunks.clear();
+        e.captured = false;
+      }
+    }
+  }
+
+  STRATA_ASSIGN_OR_RETURN(InodeRow root, Inode(kRootInode));
+  plan.root_meta.mode = root.mode & 07777;
+  plan.root_meta.uid = root.uid;
+  plan.root_meta.gid = root.gid;
+  plan.root_meta.mtime_sec = root.mtime_ns / 1000000000;
+  plan.root_meta.mtime_nsec = static_cast<uint32_t>(root.mtime_ns % 1000000000);
+  STRATA_ASSIGN_OR_RETURN(auto root_xattrs, db_->ListXattrs(kRootInode));
+  std::sort(root_xattrs.begin(), root_xattrs.end());
+  for (const std::string& n : root_xattrs) {
+    STRATA_ASSIGN_OR_RETURN(auto v, db_->GetXattr(kRootInode, n));
+    if (v) plan.root_meta.xattrs.emplace_back(n, *v);
+  }
+  return Status::Ok();
+}
+
+Status SqliteWorkspace::CaptureFiles(CommitPlan& plan) {
+  const Chunker chunker(store_.config().chunker);
+  for (;;) {
+    InodeId ino = 0;
+    {
+      std::lock_guard lock(mu_);
+      if (capturing_.empty()) return Status::Ok();
+      auto wanted = std::find_if(wanted_.begin(), wanted_.end(), [&](InodeId i) { return capturing_.count(i); });
+      ino = wanted != wanted_.end() ? *wanted : *capturing_.begin();
+    }
+    CommitPlan::Capture& c = plan.captures.at(ino);
+    auto read = [&](uint64_t offset, size_t n, char* out) { return files_.Read(c.plan, offset, n, out); };
+    auto put = [&](std::string_view data) -> Result<Hash> {
+      STRATA_ASSIGN_OR_RETURN(PutResult r, store_.Put(ObjectType::kChunk, data));
+      if (r.stored) plan.stats.objects_written++;
+      return r.id;
+    };
+    uint64_t hashed = 0;
+    auto chunks = Rechunk(chunker, c.input, read, put, &hashed);
+    {
+      std::lock_guard lock(mu_);
+      capturing_.erase(ino);
+      wanted_.erase(ino);
+    }
+    capture_cv_.notify_all();
+    if (!chunks.ok()) return AsEio(chunks.status(), "capturing inode " + std::to_string(ino));
+    c.chunks = std::move(*chunks);
+    plan.stats.bytes_hashed += hashed;
+    plan.stats.files_captured++;
+  }
+}
+
+Status SqliteWorkspace::WriteTrees(CommitPlan& plan) {
+  // Deepest first, so every written subdirectory has its id before its parent.
+  std::vector<std::pair<size_t, InodeId>> order;
+  for (const auto& [ino, d] : plan.dirs)
+    order.emplace_back(d.path.empty() ? 0 : std::count(d.path.begin(), d.path.end(), '/') + 1, ino);
+  std::sort(order.rbegin(), order.rend());
+  for (const auto& [depth, ino] : order) {
+    CommitPlan::Dir& d = plan.dirs.at(ino);
+    Tree tree;
+    for (CommitPlan::Entry& e : d.entries) {
+      if (e.subdir && plan.dirs.count(e.ino)) e.entry.subtree = plan.dirs.at(e.ino).id;
+      if (e.captured) e.entry.chunks = plan.captures.at(e.ino).chunks;
+      tree.entries.push_back(e.entry);
+    }
+    std::sort(tree.entries.begin(), tree.entries.end(),
+              [](const TreeEntry& a, const TreeEntry& b) { return a.name < b.name; });
+    STRATA_ASSIGN_OR_RETURN(PutResult r, store_.Put(ObjectType::kTree, EncodeTree(tree)));
+    if (r.stored) plan.stats.objects_written++;
+    plan.stats.directories_written++;
+    d.id = r.id;
+  }
+  return Status::Ok();
+}
+
+void SqliteWorkspace::EndCapture() {
+  {
+    std::lock_guard lock(mu_);
+    capturing_.clear();
+    wanted_.clear();
+    capture_active_ = false;
+    db_->TrackChanges(nullptr);
+  }
+  capture_cv_.notify_all();
+}
+
+Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request) {
+  CommitPlan plan;
+  CommitOutcome outcome;
+  auto start = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(mu_);
+    if (capture_active_) return Errno(EBUSY, "another commit of this workspace is running");
+    if (!request.branch.empty() && !info_.branch.empty() && request.branch != info_.branch)
+      return Status::InvalidArgument("workspace '" + info_.name + "' tracks branch '" + info_.branch + "', not '" +
+                                     request.branch + "'");
+    plan.branch = info_.branch.empty() ? request.branch : info_.branch;
+    if (plan.branch.empty())
+      return Status::InvalidArgument("workspace '" + info_.name + "' tracks no branch; name one to commit to");
+    if (!IsValidRefName(plan.branch)) return Status::InvalidArgument("invalid branch name '" + plan.branch + "'");
+    plan.parent = info_.base;
+    outcome.branch = plan.branch;
+    STRATA_RETURN_IF_ERROR(TakeCut(plan));
+    if (plan.changed.empty()) return outcome;  // nothing to commit
+    for (const auto& [ino, c] : plan.captures) capturing_.insert(ino);
+    capture_active_ = true;
+    modified_since_cut_.clear();
+    db_->TrackChanges(&modified_since_cut_);
+  }
+  plan.stats.cut_ms = MsSince(start);
+  start = std::chrono::steady_clock::now();
+  Status s = CaptureFiles(plan);
+  plan.stats.capture_ms = MsSince(start);
+  start = std::chrono::steady_clock::now();
+  if (s.ok()) s = WriteTrees(plan);
+  plan.stats.trees_ms = MsSince(start);
+  if (!s.ok()) {
+    EndCapture();
+    return s;
+  }
+
+  start = std::chrono::steady_clock::now();
+  const Hash root = plan.dirs.at(kRootInode).id;
+  std::optional<Hash> new_commit;
+  bool same_tree = false;
+  if (plan.parent) {
+    auto parent = store_.GetCommit(*plan.parent);
+    if (!parent.ok()) s = AsEio(parent.status(), "reading the base commit");
+    // The same tree as the parent (changes undone): no commit, only the flags go.
+    if (s.ok() && parent->root == root && parent->root_meta == plan.root_meta) {
+      new_commit = *plan.parent;
+      same_tree = true;
+    }
+  }
+  if (s.ok() && !new_commit) {
+    strata::Commit c;
+    c.root = root;
+    c.root_meta = plan.root_meta;
+    if (plan.parent) c.parents.push_back(*plan.parent);
+    c.author = request.author;
+    c.time_ns = NowNs();
+    c.message = request.message;
+    auto put = store_.Put(ObjectType::kCommit, EncodeCommit(c));
+    if (!put.ok()) s = put.status();
+    if (s.ok() && put->stored) plan.stats.objects_written++;
+    if (s.ok()) s = store_.Flush();
+    if (s.ok()) {
+      // Recorded before the branch moves: a crash right after the move is
+      // recognised by Recover() instead of looking like "head moved".
+      std::lock_guard lock(mu_);
+      Transaction txn(*db_);
+      s = txn.status();
+      if (s.ok()) s = db_->SetMeta("committing", put->id.ToHex() + " " + plan.branch);
+      if (s.ok()) s = txn.Commit();
+      if (s.ok()) s = CommitPending();
+    }
+    if (s.ok()) s = store_.CompareAndSwapRef(plan.branch, plan.parent, put->id);
+    if (s.ok()) new_commit = put->id;
+  }
+  plan.stats.publish_ms = MsSince(start);
+  if (!s.ok()) {
+    EndCapture();
+    std::lock_guard lock(mu_);
+    (void)db_->SetMeta("committing", "");
+    if (s.IsConflict())
+      return Status::Conflict("head moved: branch '" + plan.branch + "' no longer points at this workspace's base " +
+                              (plan.parent ? plan.parent->ToHex().substr(0, 12) : std::string("(none)")) +
+                              "; rebase the workspace onto it, then commit again");
+    return s;
+  }
+  STRATA_RETURN_IF_ERROR(Rebase(plan, *new_commit));
+  if (!same_tree) outcome.commit = *new_commit;
+  outcome.stats = plan.stats;
+  return outcome;
+}
+
+Status SqliteWorkspace::Rebase(CommitPlan& plan, const Hash& commit) {
+  std::unique_lock lock(mu_);
+  Status s = [&]() -> Status {
+    Transaction txn(*db_);
+    STRATA_RETURN_IF_ERROR(txn.status());
+    auto unchanged_since_cut = [&](InodeId ino) { return modified_since_cut_.count(ino) == 0; };
+    for (auto& [ino, c] : plan.captures) {
+      if (!unchanged_since_cut(ino)) continue;
+      STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
+      row.base_len = row.size;
+      row.changed = false;
+      STRATA_RETURN_IF_ERROR(db_->UpdateInode(row));
+      STRATA_RETURN_IF_ERROR(db_->SetBaseChunks(ino, EncodeChunkList(c.chunks)));
+      STRATA_RETURN_IF_ERROR(db_->ClipExtents(ino, 0));
+      doomed_files_.push_back(ino);  // its bytes are in the store now
+    }
+    for (auto& [ino, d] : plan.dirs) {
+      if (!unchanged_since_cut(ino)) continue;
+      STRATA_RETURN_IF_ERROR(db_->SetTreeId(ino, d.id));
+      STRATA_RETURN_IF_ERROR(db_->ClearChanged(ino));
+    }
+    for (InodeId ino : plan.changed)
+      if (unchanged_since_cut(ino) && !plan.captures.count(ino) && !plan.dirs.count(ino))
+        STRATA_RETURN_IF_ERROR(db_->ClearChanged(ino));
+    STRATA_RETURN_IF_ERROR(db_->SetMeta("base", commit.ToHex()));
+    STRATA_RETURN_IF_ERROR(db_->SetMeta("branch", plan.branch));
+    STRATA_RETURN_IF_ERROR(db_->SetMeta("committing", ""));
+    return txn.Commit();
+  }();
+  db_->TrackChanges(nullptr);
+  capture_active_ = false;
+  if (s.ok()) {
+    info_.base = commit;
+    info_.branch = plan.branch;
+    s = CommitPending();
+  }
+  lock.unlock();
+  capture_cv_.notify_all();
+  return s;
+}
+
+Status SqliteWorkspace::RecoverCommit() {
+  STRATA_ASSIGN_OR_RETURN(auto committing, db_->GetMeta("committing"));
+  if (!committing || committing->empty()) return Status::Ok();
+  const size_t space = committing->find(' ');
+  auto id = Hash::FromHex(committing->substr(0, space));
+  const std::string branch = space == std::string::npos ? std::string() : committing->substr(space + 1);
+  if (!id || branch.empty()) return Status::IOError("workspace database: bad 'committing' record", EIO);
+  auto head = store_.GetRef(branch);
+  if (!head.ok()) return AsEio(head.status(), "reading branch " + branch);
+  Transaction txn(*db_);
+  STRATA_RETURN_IF_ERROR(txn.status());
+  if (*head == *id) {  // the branch moved: the commit happened
+    STRATA_RETURN_IF_ERROR(db_->SetMeta("base", id->ToHex()));
+    STRATA_RETURN_IF_ERROR(db_->SetMeta("branch", branch));
+    info_.base = *id;
+    info_.branch = branch;
+  }
+  STRATA_RETURN_IF_ERROR(db_->SetMeta("committing", ""));
+  STRATA_RETURN_IF_ERROR(txn.Commit());
+  return CommitPending();
+}
+
+}  // namespace strata::workspace_internal

@@ -1,0 +1,228 @@
+// Commit: a workspace's changes become a commit, costing what changed.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <thread>
+
+#include "store/revision.h"
+#include "store/test_util.h"
+#include "workspace/workspace.h"
+
+namespace strata {
+namespace {
+
+constexpr Credentials kWho{1000, 1000};
+
+class CommitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(Store::Init(dir_.path() + "/s", StoreConfig()).ok());
+    store_ = std::move(Store::Open(dir_.path() + "/s")).value();
+  }
+
+  std::unique_ptr<Workspace> Open(const std::optional<Hash>& base, const std::string& name, const std::string& branch) {
+    EXPECT_TRUE(Workspace::Create(*store_, name, base, branch).ok());
+    auto ws = Workspace::Open(*store_, name);
+    EXPECT_TRUE(ws.ok()) << ws.status().ToString();
+    return ws.ok() ? std::move(ws).value() : nullptr;
+  }
+
+  static Attr Mk(Workspace& ws, InodeId parent, const std::string& name, const std::string& data) {
+    auto a = ws.MakeNode(parent, name, S_IFREG | 0644, 0, kWho);
+    EXPECT_TRUE(a.ok()) << a.status().ToString();
+    if (!data.empty()) {
+      EXPECT_TRUE(ws.Write(a->ino, 0, data).ok());
+    }
+    return *a;
+  }
+  static Attr L(Workspace& ws, InodeId parent, const std::string& name) {
+    auto a = ws.Lookup(parent, name);
+    EXPECT_TRUE(a.ok()) << name;
+    return a.ok() ? *a : Attr();
+  }
+
+  CommitOutcome CommitOk(Workspace& ws, const std::string& message, const std::string& branch = "") {
+    auto out = ws.Commit(CommitRequest{message, "tester", branch});
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    return out.ok() ? *out : CommitOutcome();
+  }
+
+  // The bytes of the file at path in a commit.
+  std::string FileOf(const Hash& commit, const std::string& path) {
+    auto c = store_->GetCommit(commit);
+    EXPECT_TRUE(c.ok());
+    auto e = LookupPath(*store_, c->root, path);
+    EXPECT_TRUE(e.ok()) << path << ": " << e.status().ToString();
+    if (!e.ok()) return "<missing>";
+    EXPECT_EQ(e->kind, EntryKind::kFile) << path;
+    std::string out;
+    for (const ChunkRef& ref : e->chunks) out += *store_->Get(ref.id, ObjectType::kChunk);
+    return out;
+  }
+  TreeEntry EntryOf(const Hash& commit, const std::string& path) {
+    auto e = LookupPath(*store_, store_->GetCommit(commit)->root, path);
+    EXPECT_TRUE(e.ok()) << path;
+    return e.ok() ? *e : TreeEntry();
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_F(CommitTest, ANewWorkspaceBecomesACommitWithEverythingInIt) {
+  auto ws = Open(std::nullopt, "ws", "");
+  ASSERT_TRUE(ws);
+  Attr d = *ws->MakeDirectory(kRootInode, "dir", 0750, kWho);
+  Attr f = Mk(*ws, d.ino, "file", "hello world");
+  ASSERT_TRUE(ws->MakeSymlink(kRootInode, "sym", "dir/file", kWho).ok());
+  ASSERT_TRUE(ws->SetXattr(f.ino, "user.k", "v", 0).ok());
+  ASSERT_TRUE(ws->Link(f.ino, kRootInode, "zlink").ok());  // sorts after dir/file
+  ASSERT_TRUE(ws->MakeNode(kRootInode, "fifo", S_IFIFO | 0600, 0, kWho).ok());
+
+  EXPECT_FALSE(ws->Commit(CommitRequest{"m", "a", ""}).ok()) << "no branch to commit to";
+  CommitOutcome out = CommitOk(*ws, "first", "main");
+  ASSERT_TRUE(out.commit);
+  EXPECT_EQ(*store_->GetRef("main"), out.commit);
+  Commit c = *store_->GetCommit(*out.commit);
+  EXPECT_TRUE(c.parents.empty());
+  EXPECT_EQ(c.message, "first");
+  EXPECT_EQ(FileOf(*out.commit, "dir/file"), "hello world");
+  TreeEntry file = EntryOf(*out.commit, "dir/file");
+  EXPECT_EQ(file.mode, 0644u);
+  EXPECT_EQ(file.uid, 1000u);
+  EXPECT_EQ(file.xattrs, (std::vector<std::pair<std::string, std::string>>{{"user.k", "v"}}));
+  EXPECT_EQ(EntryOf(*out.commit, "dir").mode, 0750u);
+  EXPECT_EQ(EntryOf(*out.commit, "sym").target, "dir/file");
+  TreeEntry link = EntryOf(*out.commit, "zlink");
+  EXPECT_EQ(link.kind, EntryKind::kHardlink);
+  EXPECT_EQ(link.target, "dir/file");
+  EXPECT_EQ(EntryOf(*out.commit, "fifo").kind, EntryKind::kFifo);
+
+  EXPECT_EQ(ws->Counters().changed_paths, 0u) << "committed changes are no longer changes";
+  EXPECT_EQ(ws->Info().base, out.commit);
+  EXPECT_EQ(ws->Info().branch, "main");
+  EXPECT_FALSE(CommitOk(*ws, "again").commit) << "nothing to commit";
+  // The workspace still reads the same, now from the store.
+  std::string buf(11, '\0');
+  ASSERT_EQ(*ws->Read(f.ino, 0, 11, buf.data()), 11u);
+  EXPECT_EQ(buf, "hello world");
+}
+
+TEST_F(CommitTest, ASecondCommitWritesOnlyTheChangedDirectories) {
+  auto ws = Open(std::nullopt, "ws", "main");
+  Attr a = *ws->MakeDirectory(kRootInode, "a", 0755, kWho);
+  Attr b = *ws->MakeDirectory(kRootInode, "b", 0755, kWho);
+  Attr deep = *ws->MakeDirectory(b.ino, "deep", 0755, kWho);
+  for (int i = 0; i < 50; i++) {
+    Mk(*ws, a.ino, "a" + std::to_string(i), "data a " + std::to_string(i));
+    Mk(*ws, deep.ino, "b" + std::to_string(i), "data b " + std::to_string(i));
+  }
+  Hash first = *CommitOk(*ws, "first").commit;
+  Attr target = L(*ws, a.ino, "a7");
+  ASSERT_TRUE(ws->Write(target.ino, 0, "DATA").ok());
+  CommitOutcome out = CommitOk(*ws, "second");
+  ASSERT_TRUE(out.commit);
+  EXPECT_EQ(out.stats.directories_written, 2u) << "the root and a; b is reused by id";
+  EXPECT_EQ(out.stats.files_captured, 1u);
+  EXPECT_EQ(out.stats.changed_inodes, 1u);
+  EXPECT_EQ(store_->GetCommit(*out.commit)->parents, std::vector<Hash>{first});
+  EXPECT_EQ(EntryOf(*out.commit, "b").subtree, EntryOf(first, "b").subtree);
+  EXPECT_EQ(FileOf(*out.commit, "a/a7"), "DATA a 7");
+  EXPECT_EQ(FileOf(*out.commit, "a/a8"), "data a 8");
+
+  // Removing and renaming are changes of the directories that hold the names.
+  ASSERT_TRUE(ws->Unlink(a.ino, "a1").ok());
+  ASSERT_TRUE(ws->Rename(deep.ino, "b3", a.ino, "moved", 0).ok());
+  CommitOutcome third = CommitOk(*ws, "third");
+  ASSERT_TRUE(third.commit);
+  EXPECT_FALSE(LookupPath(*store_, store_->GetCommit(*third.commit)->root, "a/a1").ok());
+  EXPECT_EQ(FileOf(*third.commit, "a/moved"), "data b 3");
+  EXPECT_FALSE(LookupPath(*store_, store_->GetCommit(*third.commit)->root, "b/deep/b3").ok());
+}
+
+TEST_F(CommitTest, ASmallChangeInALargeFileHashesAFewChunks) {
+  auto ws = Open(std::nullopt, "ws", "main");
+  const std::string big = testing::RandomBytes(24 << 20, 9);
+  Attr f = Mk(*ws, kRootInode, "big", big);
+  CommitOutcome first = CommitOk(*ws, "big file");
+  EXPECT_EQ(first.stats.bytes_hashed, big.size());
+  ASSERT_TRUE(ws->Write(f.ino, 12 << 20, "a small change").ok());
+  CommitOutcome second = CommitOk(*ws, "small change");
+  ASSERT_TRUE(second.commit);
+  EXPECT_LE(second.stats.bytes_hashed, 3u * (2u << 20)) << "only the chunks around the change";
+  std::string expect = big;
+  expect.replace(12 << 20, 14, "a small change");
+  EXPECT_EQ(FileOf(*second.commit, "big"), expect);
+  // Growing it appends chunks; truncating it re-chunks the new tail only.
+  SetAttrRequest cut;
+  cut.size = 5 << 20;
+  ASSERT_TRUE(ws->SetAttr(f.ino, cut).ok());
+  CommitOutcome third = CommitOk(*ws, "cut");
+  EXPECT_LE(third.stats.bytes_hashed, 2u * (2u << 20));
+  EXPECT_EQ(FileOf(*third.commit, "big"), expect.substr(0, 5 << 20));
+}
+
+TEST_F(CommitTest, TwoWorkspacesOnOneBranchTheSecondIsToldHeadMoved) {
+  auto one = Open(std::nullopt, "one", "main");
+  Mk(*one, kRootInode, "f", "base");
+  Hash base = *CommitOk(*one, "base").commit;
+  auto two = Open(base, "two", "main");
+  Mk(*one, kRootInode, "from-one", "1");
+  Mk(*two, kRootInode, "from-two", "2");
+  ASSERT_TRUE(CommitOk(*one, "one wins").commit);
+  auto lost = two->Commit(CommitRequest{"two loses", "tester", ""});
+  ASSERT_FALSE(lost.ok());
+  EXPECT_TRUE(lost.status().IsConflict()) << lost.status().ToString();
+  EXPECT_NE(lost.status().message().find("head moved"), std::string::npos);
+  EXPECT_EQ(two->Info().base, base) << "a refused commit changes nothing";
+  EXPECT_GT(two->Counters().changed_paths, 0u);
+  EXPECT_TRUE(two->Lookup(kRootInode, "from-two").ok());
+  // A commit to another branch than the one tracked is refused as well.
+  EXPECT_FALSE(two->Commit(CommitRequest{"x", "tester", "other"}).ok());
+}
+
+TEST_F(CommitTest, WritesDuringACommitLandInTheNextOne) {
+  auto ws = Open(std::nullopt, "ws", "main");
+  const std::string big = testing::RandomBytes(16 << 20, 3);
+  Attr f = Mk(*ws, kRootInode, "big", big);
+  Attr log = Mk(*ws, kRootInode, "log", "");
+  // A writer appends numbered records while commits are taken.
+  std::atomic<bool> stop{false};
+  std::atomic<int> written{0};
+  std::thread writer([&] {
+    for (int i = 0; !stop; i++) {
+      std::string rec = "record " + std::to_string(i) + "\n";
+      auto size = ws->GetAttr(log.ino)->size;
+      if (!ws->Write(log.ino, size, rec).ok()) break;
+      written = i + 1;
+    }
+  });
+  std::vector<Hash> commits;
+  for (int i = 0; i < 3; i++) {
+    ASSERT_TRUE(ws->Write(f.ino, static_cast<uint64_t>(i) << 20, "change").ok());
+    auto out = CommitOk(*ws, "c" + std::to_string(i));
+    if (out.commit) commits.push_back(*out.commit);
+  }
+  stop = true;
+  writer.join();
+  ASSERT_FALSE(commits.empty());
+  EXPECT_GT(written.load(), 0) << "the writer ran during the commits";
+  for (const Hash& c : commits) {
+    // Every commit holds an exact prefix of the records: whole lines, in order.
+    std::string data = FileOf(c, "log");
+    size_t n = 0, pos = 0;
+    while (pos < data.size()) {
+      std::string want = "record " + std::to_string(n) + "\n";
+      ASSERT_EQ(data.compare(pos, want.size(), want), 0) << "at record " << n;
+      pos += want.size();
+      n++;
+    }
+  }
+  CommitOutcome last = CommitOk(*ws, "rest");
+  std::string expect;
+  for (int i = 0; i < written; i++) expect += "record " + std::to_string(i) + "\n";
+  EXPECT_EQ(FileOf(last.commit ? *last.commit : commits.back(), "log"), expect);
+}
+
+}  // namespace
+}  // namespace strata
