@@ -38,7 +38,7 @@ std::string FormatTime(int64_t sec, uint32_t nsec);
 // of a subcommand stores its exit code in *exit_code.
 void RegisterStoreCommands(CLI::App& app, Globals& g, int* exit_code);     // init, verify, stats
 void RegisterSnapshotCommands(CLI::App& app, Globals& g, int* exit_code);  // import, export
-void RegisterHistoryCommands(CLI::App& app, Globals& g, int* exit_code);   // log, ls, cat
+void RegisterHistoryCommands(CLI::App& app, Globals& g, int* exit_code);   // log, ls, cat, show, diff, branch, fork
 void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code);     // mount, umount, workspace
 // `strata stats MOUNTPOINT`: the counters of the daemon serving a mount.
 int RunMountStats(Globals& g, const std::string& mountpoint);

@@ -1,4 +1,5 @@
-// log, ls, cat: reading commits and the trees inside them.
+// log, ls, cat: reading commits and the trees inside them. The rest of the
+// family (show, diff, branch, fork) is in cmd_diff.cc and cmd_branch.cc.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -6,7 +7,7 @@
 #include <deque>
 #include <set>
 
-#include "cli/cli.h"
+#include "cli/history.h"
 #include "store/revision.h"
 
 namespace strata::cli {
@@ -14,7 +15,37 @@ namespace {
 
 struct LogArgs {
   std::string rev;
+  bool graph = false;
 };
+
+// `log --graph`: children before parents, and a line of history kept together
+// (git's --topo-order): a commit is shown once all its children are; of those
+// ready, the one that became ready last goes first, tips newest first.
+void PrintGraph(const std::vector<std::pair<Hash, Commit>>& commits,
+                std::map<Hash, std::vector<std::string>>& names) {
+  std::map<Hash, const Commit*> by_id;
+  std::map<Hash, int> children;
+  for (const auto& [id, c] : commits) by_id[id] = &c;
+  for (const auto& [id, c] : commits)
+    for (const Hash& p : c.parents) children[p]++;
+  std::vector<Hash> ready;  // a stack
+  // commits is sorted newest first: push the tips oldest first.
+  for (auto it = commits.rbegin(); it != commits.rend(); ++it)
+    if (children[it->first] == 0) ready.push_back(it->first);
+  LogGraph graph;
+  while (!ready.empty()) {
+    Hash id = ready.back();
+    ready.pop_back();
+    const Commit& c = *by_id[id];
+    LogGraph::Row row = graph.Add(id, c.parents);
+    std::string branches;
+    if (names.count(id)) branches = fmt::format(" ({})", fmt::join(names[id], ", "));
+    fmt::print("{}{}{} {}\n", row.prefix, ShortId(id), branches, Subject(c.message));
+    for (const std::string& line : row.after) fmt::print("{}\n", line);
+    for (const Hash& p : c.parents)
+      if (--children[p] == 0) ready.push_back(p);
+  }
+}
 struct PathArgs {
   std::string spec;
 };
@@ -48,6 +79,10 @@ int RunLog(Globals& g, const LogArgs& a) {
   }
   std::stable_sort(commits.begin(), commits.end(),
                    [](const auto& x, const auto& y) { return x.second.time_ns > y.second.time_ns; });
+  if (a.graph) {
+    PrintGraph(commits, names);
+    return kExitOk;
+  }
 
   if (g.json) {
     nlohmann::ordered_json j = nlohmann::ordered_json::array();
@@ -188,7 +223,9 @@ void RegisterHistoryCommands(CLI::App& app, Globals& g, int* exit_code) {
   static LogArgs log_args;  // option storage must outlive parsing: the app lives for the process
   auto* log = app.add_subcommand("log", "list commits, newest first (all branches when no REV)");
   log->add_option("REV", log_args.rev, "start from this revision");
-  log->add_flag("--json", g.json, "machine-readable output");
+  auto* json = log->add_flag("--json", g.json, "machine-readable output");
+  log->add_flag("--graph", log_args.graph, "one line per commit, with the lines of history drawn beside it")
+      ->excludes(json);
   log->callback([&g, exit_code] { *exit_code = RunLog(g, log_args); });
 
   static PathArgs ls_args;
@@ -201,6 +238,9 @@ void RegisterHistoryCommands(CLI::App& app, Globals& g, int* exit_code) {
   auto* cat = app.add_subcommand("cat", "write a file of a commit to standard output");
   cat->add_option("REV:PATH", cat_args.spec, "revision and path of a file")->required();
   cat->callback([&g, exit_code] { *exit_code = RunCat(g, cat_args); });
+
+  RegisterDiffCommands(app, g, exit_code);
+  RegisterBranchCommands(app, g, exit_code);
 }
 
 }  // namespace strata::cli

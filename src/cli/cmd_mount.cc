@@ -33,6 +33,7 @@ namespace {
 struct MountArgs {
   bool create_new = false, foreground = false, writeback_cache = false;
   std::string branch, workspace, name, mountpoint;
+  std::string read_only;  // --read-only REV
 };
 
 std::string StateDir(const Store& store, const std::string& name) { return Workspace::StateDir(store, name); }
@@ -100,6 +101,7 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
   options.allow_other = ::geteuid() == 0;
   options.state_dir = StateDir(**store, name);
   options.writeback_cache = a.writeback_cache;
+  options.read_only = !a.read_only.empty();
   auto server = FuseServer::Mount(ws->get(), mountpoint, options);
   if (!server.ok()) return fail(server.status());
   const std::string record = options.state_dir + "/mounted";
@@ -113,8 +115,34 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
   Status s = (*server)->Run();
   server->reset();
   std::filesystem::remove(record);
+  if (options.read_only) {  // its workspace served this mount only
+    ws->reset();
+    if (Status r = Workspace::Remove(**store, name); !r.ok()) Fail(r.WithContext("removing the read-only workspace"));
+  }
   if (!s.ok()) return Fail(s);
   return kExitOk;
+}
+
+// A read-only mount serves a workspace of its own on the commit, named
+// kReadOnlyPrefix + the pid of the command that created it; the kernel mount
+// is 'ro', and the daemon removes the workspace when the mount ends. Such
+// names are reserved, and `workspace list` does not show them.
+constexpr std::string_view kReadOnlyPrefix = "read-only/";
+bool IsReadOnlyName(const std::string& name) { return name.starts_with(kReadOnlyPrefix); }
+
+// Removes the workspaces of read-only mounts whose daemon was killed: the
+// command that created one is gone, no daemon serves it, and nothing holds it
+// open (Remove refuses one that is open).
+void RemoveStaleReadOnly(Store& store) {
+  auto list = Workspace::List(store);
+  if (!list.ok()) return;
+  for (const WorkspaceInfo& w : *list) {
+    if (!IsReadOnlyName(w.name)) continue;
+    int creator = std::atoi(w.name.c_str() + kReadOnlyPrefix.size());
+    if (creator > 0 && creator != ::getpid() && (::kill(creator, 0) == 0 || errno == EPERM)) continue;
+    if (ReadMountRecord(store, w.name)) continue;
+    (void)Workspace::Remove(store, w.name);
+  }
 }
 
 int RunMount(Globals& g, const MountArgs& a) {
@@ -130,16 +158,29 @@ int RunMount(Globals& g, const MountArgs& a) {
   if (!std::filesystem::is_directory(mountpoint, ec))
     return Fail(Status::InvalidArgument("mountpoint " + a.mountpoint + " is not a directory"));
   mountpoint = std::filesystem::canonical(mountpoint, ec).string();
-  int modes = a.create_new + !a.branch.empty() + !a.workspace.empty();
-  if (modes != 1) return Fail(Status::InvalidArgument("give exactly one of --new, --branch B, --workspace NAME"));
+  int modes = a.create_new + !a.branch.empty() + !a.workspace.empty() + !a.read_only.empty();
+  if (modes != 1)
+    return Fail(Status::InvalidArgument("give exactly one of --new, --branch B, --workspace NAME, --read-only REV"));
+  if (!a.read_only.empty() && !a.name.empty())
+    return Fail(Status::InvalidArgument("--name does not apply to --read-only (its workspace is hidden)"));
+  if (IsReadOnlyName(a.name) || IsReadOnlyName(a.workspace))
+    return Fail(Status::InvalidArgument("workspace names starting with '" + std::string(kReadOnlyPrefix) +
+                                        "' are reserved for read-only mounts"));
 
   std::string name;
   bool created = false;  // by this command: removed again if it cannot be mounted
   {
     auto store = OpenStore(g);
     if (!store.ok()) return Fail(store.status());
+    RemoveStaleReadOnly(**store);
     if (!a.workspace.empty()) {
       name = a.workspace;
+    } else if (!a.read_only.empty()) {
+      auto commit = ResolveRevision(**store, a.read_only);
+      if (!commit.ok()) return Fail(commit.status());
+      name = std::string(kReadOnlyPrefix) + std::to_string(::getpid());
+      if (Status s = Workspace::Create(**store, name, *commit, ""); !s.ok()) return Fail(s);
+      created = true;
     } else {
       name = a.name.empty() ? std::filesystem::path(mountpoint).filename().string() : a.name;
       if (!IsValidRefName(name))
@@ -210,7 +251,10 @@ int RunMount(Globals& g, const MountArgs& a) {
     if (msg.empty()) return Fail(Status::IOError("the daemon exited before the mount was ready", EIO));
     return Fail(Status::IOErrorWithMessage(msg.substr(7), EIO));
   }
-  fmt::print("mounted workspace '{}' at {}\n", name, mountpoint);
+  if (!a.read_only.empty())
+    fmt::print("mounted {} read-only at {}\n", a.read_only, mountpoint);
+  else
+    fmt::print("mounted workspace '{}' at {}\n", name, mountpoint);
   return kExitOk;
 }
 
@@ -276,6 +320,7 @@ int RunWorkspaceList(Globals& g) {
   if (!list.ok()) return Fail(list.status());
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
   for (const WorkspaceInfo& w : *list) {
+    if (IsReadOnlyName(w.name)) continue;  // a read-only mount's own
     auto r = ReadMountRecord(**store, w.name);
     j.push_back({{"name", w.name},
                  {"base", w.base ? w.base->ToHex() : ""},
@@ -414,6 +459,7 @@ void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
   mount->add_flag("--new", m.create_new, "a new, empty workspace");
   mount->add_option("--branch", m.branch, "a new workspace on the head of this branch");
   mount->add_option("--workspace", m.workspace, "mount an existing workspace again");
+  mount->add_option("--read-only", m.read_only, "mount this commit (REV) read-only: every write fails with EROFS");
   mount->add_option("--name", m.name, "name of the new workspace (default: the mountpoint's name)");
   mount->add_flag("--foreground", m.foreground, "serve in this process instead of a background daemon");
   mount->add_flag("--writeback-cache", m.writeback_cache,

@@ -115,6 +115,7 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(Workspace* ws, const std::
   std::vector<std::string> args = {"strata", "-o", "default_permissions", "-o", "fsname=" + options.fsname,
                                    "-o", "subtype=strata"};
   if (options.allow_other) args.insert(args.end(), {"-o", "allow_other"});
+  if (options.read_only) args.insert(args.end(), {"-o", "ro"});
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   fuse_args fargs = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());

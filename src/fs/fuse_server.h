@@ -28,6 +28,7 @@ struct MountOptions {
   // the daemon then loses written data not yet fsynced, as a crash of a local
   // filesystem does; without it, a write is in the workspace when it returns.
   bool writeback_cache = false;
+  bool read_only = false;          // mounted with the kernel's 'ro': every write fails with EROFS
   std::string state_dir;           // where the workspace keeps its state (for statfs)
 };
 

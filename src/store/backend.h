@@ -44,6 +44,9 @@ class Backend {
   // Conflict ("head moved") when it is elsewhere.
   virtual Status CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected,
                                    const Hash& target) = 0;
+  // Removes `name` if it points at `expected`; Conflict ("head moved") when it
+  // is elsewhere or gone.
+  virtual Status DeleteRef(const std::string& name, const Hash& expected) = 0;
 
   // Where packs live, for messages ("/srv/store/packs").
   virtual std::string PackLocation(const std::string& name) const = 0;

@@ -308,6 +308,26 @@ Status Index::CompareAndSwapRef(const std::string& name, const std::optional<Has
   return txn.Commit();
 }
 
+Status Index::DeleteRef(const std::string& name, const Hash& expected) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction txn(db_);
+  if (!txn.ok()) return PrepareError(db_);
+  Stmt get(db_, "SELECT oid FROM refs WHERE name = ?");
+  if (!get.ok()) return PrepareError(db_);
+  int rc = get.Bind(1, name).Step();
+  std::optional<Hash> current;
+  if (rc == SQLITE_ROW) current = get.HashCol(0);
+  else if (rc != SQLITE_DONE) return get.Error("reading ref " + name);
+  if (current != expected) {
+    return Status::Conflict("head moved: branch '" + name + "' is at " +
+                            (current ? current->ToHex().substr(0, 12) : std::string("nothing")) + ", expected " +
+                            expected.ToHex().substr(0, 12));
+  }
+  Stmt del(db_, "DELETE FROM refs WHERE name = ?");
+  if (!del.ok() || del.Bind(1, name).Step() != SQLITE_DONE) return del.Error("deleting ref " + name);
+  return txn.Commit();
+}
+
 Status Index::AddCounter(const std::string& name, uint64_t delta) {
   std::lock_guard<std::mutex> lock(mu_);
   Stmt st(db_,

@@ -59,6 +59,8 @@ class Index {
   Result<std::optional<Hash>> GetRef(const std::string& name);
   Result<std::map<std::string, Hash>> ListRefs();
   Status CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected, const Hash& target);
+  // Removes name if it still points at expected; Conflict otherwise.
+  Status DeleteRef(const std::string& name, const Hash& expected);
 
   Status AddCounter(const std::string& name, uint64_t delta);
   Result<uint64_t> GetCounter(const std::string& name);

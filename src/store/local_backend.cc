@@ -37,6 +37,9 @@ class LocalBackend : public Backend {
                            const Hash& target) override {
     return index_->CompareAndSwapRef(name, expected, target);
   }
+  Status DeleteRef(const std::string& name, const Hash& expected) override {
+    return index_->DeleteRef(name, expected);
+  }
 
   std::string PackLocation(const std::string& name) const override { return packs_dir_ + "/" + name; }
 

@@ -253,6 +253,11 @@ Status Store::CompareAndSwapRef(const std::string& name, const std::optional<Has
   return backend_->CompareAndSwapRef(name, expected, target);
 }
 
+Status Store::DeleteRef(const std::string& name, const Hash& expected) {
+  if (!IsValidRefName(name)) return Status::InvalidArgument("'" + name + "' is not a valid branch name");
+  return backend_->DeleteRef(name, expected);
+}
+
 Result<StoreStats> Store::Stats() {
   StoreStats s;
   STRATA_ASSIGN_OR_RETURN(auto totals, index_->TotalsByType());

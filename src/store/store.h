@@ -118,6 +118,9 @@ class Store {
   // Moves name from `expected` (nullopt: must not exist) to `target`.
   // A ref that moved meanwhile is Conflict ("head moved"), never overwritten.
   Status CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected, const Hash& target);
+  // Deletes name if it still points at `expected` (the value the caller read);
+  // Conflict ("head moved") if it moved or went meanwhile. The commits stay.
+  Status DeleteRef(const std::string& name, const Hash& expected);
 
   Result<StoreStats> Stats();
 

@@ -163,6 +163,30 @@ TEST_F(StoreTest, RefsMoveOnlyByCompareAndSwap) {
   EXPECT_EQ(store_->CompareAndSwapRef("a..b", std::nullopt, h1).code(), Status::Code::kInvalidArgument);
 }
 
+TEST_F(StoreTest, RefsAreDeletedOnlyFromTheirCurrentValue) {
+  Commit c1;
+  c1.message = "one";
+  Hash h1 = store_->Put(ObjectType::kCommit, EncodeCommit(c1))->id;
+  Commit c2 = c1;
+  c2.parents = {h1};
+  Hash h2 = store_->Put(ObjectType::kCommit, EncodeCommit(c2))->id;
+  ASSERT_TRUE(store_->Flush().ok());
+  ASSERT_TRUE(store_->CompareAndSwapRef("topic", std::nullopt, h2).ok());
+
+  Status stale = store_->DeleteRef("topic", h1);  // it moved on to h2 meanwhile
+  EXPECT_TRUE(stale.IsConflict());
+  EXPECT_NE(stale.message().find("head moved"), std::string::npos);
+  EXPECT_EQ(**store_->GetRef("topic"), h2);
+  ASSERT_TRUE(store_->DeleteRef("topic", h2).ok());
+  EXPECT_FALSE(store_->GetRef("topic")->has_value());
+  EXPECT_TRUE(store_->ListRefs()->empty());
+  EXPECT_TRUE(store_->DeleteRef("topic", h2).IsConflict());  // already gone
+  EXPECT_EQ(store_->DeleteRef("-x", h2).code(), Status::Code::kInvalidArgument);
+  // The commits stay; the name can be created again.
+  EXPECT_TRUE(*store_->Contains(h2));
+  EXPECT_TRUE(store_->CompareAndSwapRef("topic", std::nullopt, h1).ok());
+}
+
 TEST(StoreOpenTest, MissingStoreAndUnknownVersionAreClearErrors) {
   testing::TempDir dir;
   auto missing = Store::Open(dir.path() + "/nope");

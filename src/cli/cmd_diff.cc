@@ -1,0 +1,280 @@
+// show and diff: what changed between commits, through store/tree_diff.h.
+//
+// Paths are shown relative to what is compared: the commits' top directories
+// (or the directories named by REV:PATH). "." is the compared directory
+// itself (its own metadata), and a directory's path ends in '/'.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "cli/history.h"
+#include "store/revision.h"
+#include "store/tree_diff.h"
+
+namespace strata::cli {
+namespace {
+
+// What the listing needs of one change; TreeChange keeps whole entries.
+struct ChangeRow {
+  char letter = 'M';
+  std::string path;  // as displayed
+  EntryKind old_kind = EntryKind::kFile, new_kind = EntryKind::kFile;
+  uint64_t old_size = 0, new_size = 0;  // 0 for what is absent or not a file
+  unsigned fields = 0;
+};
+
+ChangeRow ToRow(const TreeChange& c) {
+  ChangeRow r;
+  r.letter = ChangeLetter(c.type);
+  const TreeEntry& shown = c.new_entry ? *c.new_entry : *c.old_entry;
+  r.path = c.path.empty() ? "." : c.path;
+  if (shown.kind == EntryKind::kDirectory && !c.path.empty()) r.path += '/';
+  if (c.old_entry) {
+    r.old_kind = c.old_entry->kind;
+    r.old_size = c.old_entry->kind == EntryKind::kFile ? c.old_entry->size : 0;
+  }
+  if (c.new_entry) {
+    r.new_kind = c.new_entry->kind;
+    r.new_size = c.new_entry->kind == EntryKind::kFile ? c.new_entry->size : 0;
+  }
+  if (!c.old_entry) r.old_kind = r.new_kind;
+  if (!c.new_entry) r.new_kind = r.old_kind;
+  r.fields = c.fields;
+  return r;
+}
+
+nlohmann::ordered_json RowJson(const ChangeRow& r) {
+  nlohmann::ordered_json j{{"status", std::string(1, r.letter)}, {"path", r.path}, {"kind", EntryKindName(r.new_kind)}};
+  if (r.letter == 'T') {
+    j["old_kind"] = EntryKindName(r.old_kind);
+    j["new_kind"] = EntryKindName(r.new_kind);
+  }
+  if (r.letter == 'M') j["changed"] = ChangedFieldNames(r.fields);
+  j["old_size"] = r.old_size;
+  j["new_size"] = r.new_size;
+  return j;
+}
+
+void PrintNameStatus(const std::vector<ChangeRow>& rows) {
+  for (const ChangeRow& r : rows) fmt::print("{}\t{}\n", r.letter, r.path);
+}
+
+// --stat: the size of each path before and after, and a summary. Sizes, not
+// an edit distance: a file rewritten in place at the same size shows 0.
+void PrintStat(const std::vector<ChangeRow>& rows) {
+  if (rows.empty()) return;
+  size_t width = 0;
+  for (const ChangeRow& r : rows) width = std::max(width, r.path.size());
+  uint64_t added = 0, removed = 0;
+  size_t counts[4] = {0, 0, 0, 0};  // A D M T
+  for (const ChangeRow& r : rows) {
+    bool sized = r.old_kind == EntryKind::kFile || r.new_kind == EntryKind::kFile;
+    std::string sizes = sized ? fmt::format("{} -> {} bytes", r.old_size, r.new_size) : "";
+    if (r.new_size > r.old_size) {
+      added += r.new_size - r.old_size;
+      sizes += fmt::format(" (+{})", r.new_size - r.old_size);
+    } else if (r.new_size < r.old_size) {
+      removed += r.old_size - r.new_size;
+      sizes += fmt::format(" (-{})", r.old_size - r.new_size);
+    }
+    fmt::print(" {} {:<{}} |{}{}\n", r.letter, r.path, width, sizes.empty() ? "" : " ", sizes);
+    counts[std::string_view("ADMT").find(r.letter)]++;
+  }
+  std::vector<std::string> parts;
+  const char* names[4] = {"added", "deleted", "modified", "type changed"};
+  for (int i = 0; i < 4; i++)
+    if (counts[i]) parts.push_back(fmt::format("{} {}", counts[i], names[i]));
+  fmt::print(" {} {} changed ({}), {} bytes added, {} bytes removed\n", rows.size(),
+             rows.size() == 1 ? "path" : "paths", fmt::join(parts, ", "), added, removed);
+}
+
+Status Collect(Store& store, const TreeEntry* a, const TreeEntry* b, const std::string& path,
+               std::vector<ChangeRow>* rows) {
+  return DiffEntries(store, a, b, path, [rows](const TreeChange& c) {
+    rows->push_back(ToRow(c));
+    return Status::Ok();
+  });
+}
+
+// The entry at `path` of a commit; nullopt when there is none (absent, or
+// below something that is not a directory). The top directory is RootEntry.
+Result<std::optional<TreeEntry>> EntryAt(Store& store, const Commit& c, const std::string& path) {
+  STRATA_ASSIGN_OR_RETURN(std::vector<std::string> names, SplitPath(path));
+  if (names.empty()) return std::optional<TreeEntry>(RootEntry(c));
+  auto e = LookupPath(store, c.root, path);
+  if (e.ok()) return std::optional<TreeEntry>(std::move(e).value());
+  if (e.status().IsNotFound() || e.status().code() == Status::Code::kInvalidArgument)
+    return std::optional<TreeEntry>();
+  return e.status();
+}
+
+std::string JoinPath(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : "/") + n;
+  return out;
+}
+
+struct DiffArgs {
+  std::string from, to;
+  std::vector<std::string> paths;
+  bool stat = false, name_status = false;
+};
+
+int RunDiff(Globals& g, const DiffArgs& a) {
+  auto store = OpenStore(g);
+  if (!store.ok()) return Fail(store.status());
+  RevPath from = SplitRevPath(a.from), to = SplitRevPath(a.to);
+  Commit commits[2];
+  Hash ids[2];
+  for (int i = 0; i < 2; i++) {
+    auto id = ResolveRevision(**store, i == 0 ? from.rev : to.rev);
+    if (!id.ok()) return Fail(id.status());
+    auto c = (*store)->GetCommit(*id);
+    if (!c.ok()) return Fail(c.status());
+    ids[i] = *id;
+    commits[i] = std::move(c).value();
+  }
+  // The paths to compare, below REV:PATH; none means everything. A path
+  // inside another one given is already covered.
+  std::vector<std::string> filters;
+  for (const std::string& p : a.paths) {
+    auto names = SplitPath(p);
+    if (!names.ok()) return Fail(names.status());
+    filters.push_back(JoinPath(*names));
+  }
+  if (filters.empty()) filters.push_back("");
+  std::sort(filters.begin(), filters.end());
+  std::vector<std::string> kept;
+  for (const std::string& f : filters) {
+    bool covered = std::any_of(kept.begin(), kept.end(), [&](const std::string& k) {
+      return k.empty() || f == k || (f.size() > k.size() && f.compare(0, k.size(), k) == 0 && f[k.size()] == '/');
+    });
+    if (!covered) kept.push_back(f);
+  }
+
+  std::vector<ChangeRow> rows;
+  for (const std::string& f : kept) {
+    auto join = [&](const std::string& base) { return base.empty() ? f : f.empty() ? base : base + "/" + f; };
+    auto old_entry = EntryAt(**store, commits[0], join(from.path));
+    if (!old_entry.ok()) return Fail(old_entry.status());
+    auto new_entry = EntryAt(**store, commits[1], join(to.path));
+    if (!new_entry.ok()) return Fail(new_entry.status());
+    if (!*old_entry && !*new_entry) {
+      std::string where = f.empty() ? "" : " '" + f + "'";
+      return Fail(Status::NotFound("no path" + where + " in " + a.from + " or in " + a.to));
+    }
+    // Two files (links, ...) compared directly are named by the path given.
+    std::string label = f;
+    bool dir = (*old_entry && (*old_entry)->kind == EntryKind::kDirectory) ||
+               (*new_entry && (*new_entry)->kind == EntryKind::kDirectory);
+    if (label.empty() && !dir) label = !to.path.empty() ? to.path : from.path;
+    Status s = Collect(**store, old_entry->has_value() ? &**old_entry : nullptr,
+                       new_entry->has_value() ? &**new_entry : nullptr, label, &rows);
+    if (!s.ok()) return Fail(s);
+  }
+
+  if (g.json) {
+    nlohmann::ordered_json changes = nlohmann::ordered_json::array();
+    for (const ChangeRow& r : rows) changes.push_back(RowJson(r));
+    PrintJson({{"from", ids[0].ToHex()}, {"to", ids[1].ToHex()}, {"changes", changes}});
+    return kExitOk;
+  }
+  if (a.stat) {
+    PrintStat(rows);
+  } else {
+    PrintNameStatus(rows);
+  }
+  return kExitOk;
+}
+
+int RunShow(Globals& g, const std::string& rev) {
+  auto store = OpenStore(g);
+  if (!store.ok()) return Fail(store.status());
+  auto id = ResolveRevision(**store, rev);
+  if (!id.ok()) return Fail(id.status());
+  auto c = (*store)->GetCommit(*id);
+  if (!c.ok()) return Fail(c.status());
+  std::vector<ChangeRow> rows;
+  if (c->parents.empty()) {  // the first commit: everything in it is new
+    Status s = DiffTrees(**store, std::nullopt, c->root, [&rows](const TreeChange& ch) {
+      rows.push_back(ToRow(ch));
+      return Status::Ok();
+    });
+    if (!s.ok()) return Fail(s);
+  } else {
+    auto parent = (*store)->GetCommit(c->parents[0]);
+    if (!parent.ok()) return Fail(parent.status());
+    TreeEntry before = RootEntry(*parent), after = RootEntry(*c);
+    if (Status s = Collect(**store, &before, &after, "", &rows); !s.ok()) return Fail(s);
+  }
+  auto refs = (*store)->ListRefs();
+  if (!refs.ok()) return Fail(refs.status());
+  std::vector<std::string> branches;
+  for (const auto& [name, target] : *refs)
+    if (target == *id) branches.push_back(name);
+
+  if (g.json) {
+    nlohmann::ordered_json parents = nlohmann::ordered_json::array();
+    for (const Hash& p : c->parents) parents.push_back(p.ToHex());
+    nlohmann::ordered_json changes = nlohmann::ordered_json::array();
+    for (const ChangeRow& r : rows) changes.push_back(RowJson(r));
+    PrintJson({{"id", id->ToHex()},
+               {"parents", parents},
+               {"root", c->root.ToHex()},
+               {"author", c->author},
+               {"time", c->time_ns},
+               {"message", c->message},
+               {"branches", branches},
+               {"changes", changes}});
+    return kExitOk;
+  }
+  std::string decoration = branches.empty() ? "" : fmt::format(" ({})", fmt::join(branches, ", "));
+  fmt::print("commit {}{}\n", id->ToHex(), decoration);
+  if (c->parents.size() == 1) fmt::print("Parent: {}\n", c->parents[0].ToHex());
+  if (c->parents.size() > 1) {
+    std::vector<std::string> hex;
+    for (const Hash& p : c->parents) hex.push_back(p.ToHex());
+    fmt::print("Merge:  {}\n", fmt::join(hex, " "));
+  }
+  fmt::print("Author: {}\n", c->author);
+  fmt::print("Date:   {}\n\n", FormatTime(c->time_ns / 1000000000, static_cast<uint32_t>(c->time_ns % 1000000000)));
+  std::string_view msg = c->message;
+  while (!msg.empty()) {
+    size_t nl = msg.find('\n');
+    fmt::print("    {}\n", msg.substr(0, nl));
+    msg = nl == std::string_view::npos ? std::string_view() : msg.substr(nl + 1);
+  }
+  if (c->parents.size() > 1) fmt::print("\n    (changes against the first parent)\n");
+  fmt::print("\n");
+  PrintNameStatus(rows);
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterDiffCommands(CLI::App& app, Globals& g, int* exit_code) {
+  static std::string show_rev;  // option storage must outlive parsing: the app lives for the process
+  auto* show = app.add_subcommand("show", "a commit: id, parents, author, time, message, and what it changed");
+  show->add_option("REV", show_rev, "the commit")->required();
+  show->add_flag("--json", g.json, "machine-readable output");
+  show->callback([&g, exit_code] { *exit_code = RunShow(g, show_rev); });
+
+  static DiffArgs d;
+  auto* diff = app.add_subcommand(
+      "diff",
+      "paths that differ between two commits: A added, D deleted, M modified (content, mode, owner, mtime or "
+      "xattrs), T type changed");
+  diff->add_option("A", d.from, "the old side: REV or REV:PATH")->required();
+  diff->add_option("B", d.to, "the new side: REV or REV:PATH")->required();
+  diff->add_option("PATH", d.paths, "only these paths (after --), relative to what is compared");
+  auto* stat = diff->add_flag("--stat", d.stat,
+                              "per path its size before and after (size differences, not an edit distance), "
+                              "then a summary");
+  auto* name_status = diff->add_flag("--name-status", d.name_status, "a status letter and a path per line (default)");
+  stat->excludes(name_status);
+  diff->add_flag("--json", g.json, "machine-readable output");
+  diff->callback([&g, exit_code] { *exit_code = RunDiff(g, d); });
+}
+
+}  // namespace strata::cli
