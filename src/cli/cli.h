@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -33,6 +34,15 @@ int Fail(const Status& s);
 void PrintJson(const nlohmann::ordered_json& j);
 std::string ShortId(const Hash& h);
 std::string FormatTime(int64_t sec, uint32_t nsec);
+std::string DefaultAuthor();  // user@host
+
+// The workspace a daemon serves, found by its mountpoint or its name.
+struct MountedWorkspace {
+  std::string name;
+  int pid = 0;
+  std::string mountpoint;
+};
+std::optional<MountedWorkspace> FindMountedWorkspace(Store& store, const std::string& mountpoint_or_name);
 
 // Each family of commands registers its subcommands on the app. The callback
 // of a subcommand stores its exit code in *exit_code.
@@ -40,6 +50,7 @@ void RegisterStoreCommands(CLI::App& app, Globals& g, int* exit_code);     // in
 void RegisterSnapshotCommands(CLI::App& app, Globals& g, int* exit_code);  // import, export
 void RegisterHistoryCommands(CLI::App& app, Globals& g, int* exit_code);   // log, ls, cat, show, diff, branch, fork
 void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code);     // mount, umount, workspace
+void RegisterCommitCommands(CLI::App& app, Globals& g, int* exit_code);    // commit
 // `strata stats MOUNTPOINT`: the counters of the daemon serving a mount.
 int RunMountStats(Globals& g, const std::string& mountpoint);
 

@@ -8,9 +8,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +20,7 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "fs/control.h"
 #include "fs/fuse_server.h"
 #include "store/revision.h"
 #include "util/progress.h"
@@ -374,31 +373,10 @@ int RunWorkspaceEnd(Globals& g, const std::string& target, bool discard) {
   return kExitOk;
 }
 
-// Asks the daemon serving a mount for its counters (control.sock).
-Result<std::string> QueryDaemon(const std::string& socket_path) {
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Status::IOError("socket", errno);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", socket_path.c_str());
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    int err = errno;
-    ::close(fd);
-    return Status::IOError("asking the daemon for its counters (" + socket_path + ")", err);
-  }
-  std::string reply;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof(buf))) > 0) reply.append(buf, static_cast<size_t>(n));
-  ::close(fd);
-  return reply;
-}
-
 // The counters of the daemon serving workspace `name`, from its control socket.
 Result<nlohmann::ordered_json> DaemonCounters(const Store& store, const std::string& name) {
-  STRATA_ASSIGN_OR_RETURN(std::string reply, QueryDaemon(StateDir(store, name) + "/control.sock"));
-  auto j = nlohmann::ordered_json::parse(reply, nullptr, false);
-  if (j.is_discarded() || !j.contains("operations") || !j.contains("workspace"))
+  STRATA_ASSIGN_OR_RETURN(auto j, fs::ControlRequest(StateDir(store, name) + "/control.sock", {{"op", "stats"}}));
+  if (!j.contains("operations") || !j.contains("workspace"))
     return Status::Corruption("the daemon's counters are not what this strata reads");
   return j;
 }
@@ -483,6 +461,17 @@ void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
   end->add_option("NAME|MOUNTPOINT", end_target)->required();
   end->add_flag("--discard", end_discard, "drop uncommitted changes");
   end->callback([&g, exit_code] { *exit_code = RunWorkspaceEnd(g, end_target, end_discard); });
+}
+
+std::optional<MountedWorkspace> FindMountedWorkspace(Store& store, const std::string& mountpoint_or_name) {
+  std::error_code ec;
+  std::string as_path = std::filesystem::canonical(mountpoint_or_name, ec).string();
+  if (!ec) {
+    if (auto found = FindMounted(store, as_path)) return MountedWorkspace{found->first, found->second.pid, as_path};
+  }
+  if (!IsValidRefName(mountpoint_or_name)) return std::nullopt;
+  if (auto r = ReadMountRecord(store, mountpoint_or_name)) return MountedWorkspace{mountpoint_or_name, r->pid, r->mountpoint};
+  return std::nullopt;
 }
 
 }  // namespace strata::cli

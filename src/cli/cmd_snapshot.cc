@@ -1,6 +1,5 @@
 // import and export: moving trees between plain directories and the store.
 #include <fmt/format.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -22,14 +21,6 @@ struct ImportArgs {
 struct ExportArgs {
   std::string rev, dir;
 };
-
-std::string DefaultAuthor() {
-  std::string user = "unknown";
-  if (struct passwd* pw = ::getpwuid(::geteuid()); pw && pw->pw_name) user = pw->pw_name;
-  char host[256] = "localhost";
-  ::gethostname(host, sizeof(host) - 1);
-  return user + "@" + host;
-}
 
 // $XDG_CACHE_HOME/strata (else ~/.cache/strata)/import-<id>.db, one file per
 // store: the cache speaks of this machine's paths, so it stays out of the store.

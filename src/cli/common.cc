@@ -1,4 +1,6 @@
 #include <fmt/format.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +48,14 @@ std::string FormatTime(int64_t sec, uint32_t nsec) {
   char zone[16];
   std::strftime(zone, sizeof(zone), "%z", &tm);
   return fmt::format("{}.{:09d} {}", buf, nsec, zone);
+}
+
+std::string DefaultAuthor() {
+  std::string user = "unknown";
+  if (struct passwd* pw = ::getpwuid(::geteuid()); pw && pw->pw_name) user = pw->pw_name;
+  char host[256] = "localhost";
+  ::gethostname(host, sizeof(host) - 1);
+  return user + "@" + host;
 }
 
 }  // namespace strata::cli

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   RegisterSnapshotCommands(app, globals, &exit_code);
   RegisterHistoryCommands(app, globals, &exit_code);
   RegisterMountCommands(app, globals, &exit_code);
+  RegisterCommitCommands(app, globals, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

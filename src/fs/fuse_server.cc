@@ -1,21 +1,14 @@
 #include "fs/fuse_server.h"
 
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <unistd.h>
-
 #include <csignal>
 #include <cstdarg>
 #include <cstdio>
-#include <cstring>
-#include <functional>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "fs/control.h"
 #include "fs/fs_context.h"
 
 namespace strata {
@@ -46,61 +39,6 @@ std::string LastFuseMessage() {
   return last_fuse_message.empty() ? "libfuse gave no reason" : last_fuse_message;
 }
 
-// Answers every connection to the control socket with the counters, until
-// the listening socket is shut down.
-class ControlSocket {
- public:
-  ControlSocket(std::string path, std::function<std::string()> answer)
-      : path_(std::move(path)), answer_(std::move(answer)) {}
-  ~ControlSocket() { Stop(); }
-
-  Status Start() {
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    if (path_.size() >= sizeof(addr.sun_path)) return Status::InvalidArgument("control socket path too long: " + path_);
-    std::memcpy(addr.sun_path, path_.c_str(), path_.size() + 1);
-    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) return Status::IOError("control socket", errno);
-    ::unlink(path_.c_str());
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::chmod(path_.c_str(), 0600) != 0 ||
-        ::listen(fd_, 8) != 0)
-      return Status::IOError("control socket " + path_, errno);
-    thread_ = std::thread([this] { Serve(); });
-    return Status::Ok();
-  }
-
-  void Stop() {
-    if (fd_ < 0) return;
-    ::shutdown(fd_, SHUT_RDWR);  // wakes accept()
-    if (thread_.joinable()) thread_.join();
-    ::close(fd_);
-    ::unlink(path_.c_str());
-    fd_ = -1;
-  }
-
- private:
-  void Serve() {
-    for (;;) {
-      int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (c < 0) {
-        if (errno == EINTR) continue;
-        return;  // shut down
-      }
-      std::string reply = answer_() + "\n";
-      for (size_t done = 0; done < reply.size();) {
-        ssize_t n = ::send(c, reply.data() + done, reply.size() - done, MSG_NOSIGNAL);
-        if (n <= 0) break;
-        done += static_cast<size_t>(n);
-      }
-      ::close(c);
-    }
-  }
-
-  std::string path_;
-  std::function<std::string()> answer_;
-  int fd_ = -1;
-  std::thread thread_;
-};
 }  // namespace
 
 Result<std::unique_ptr<FuseServer>> FuseServer::Mount(Workspace* ws, const std::string& mountpoint,
@@ -136,7 +74,7 @@ FuseServer::~FuseServer() {
   fuse_session_destroy(session_);
 }
 
-std::string FuseServer::StatsJson() const {
+nlohmann::ordered_json FuseServer::StatsJson() const {
   const WorkspaceCounters c = state_->context.ws->Counters();
   nlohmann::ordered_json ws = {
       {"changed_paths", c.changed_paths},
@@ -149,17 +87,30 @@ std::string FuseServer::StatsJson() const {
       {"bytes_read", c.bytes_read},
       {"directories_loaded", c.directories_loaded},
       {"chunk_cache", {{"hits", c.chunk_cache_hits}, {"misses", c.chunk_cache_misses}, {"waits", c.chunk_cache_waits}}}};
-  nlohmann::ordered_json j = {{"operations", nlohmann::ordered_json::parse(state_->stats.ToJson())},
-                              {"workspace", std::move(ws)}};
-  return j.dump();
+  return {{"operations", nlohmann::ordered_json::parse(state_->stats.ToJson())}, {"workspace", std::move(ws)}};
+}
+
+nlohmann::ordered_json FuseServer::Control(const nlohmann::ordered_json& request) {
+  const std::string op = request.value("op", "");
+  if (op == "stats") return StatsJson();
+  if (op == "commit") {
+    CommitRequest r;
+    r.message = request.value("message", "");
+    r.author = request.value("author", "");
+    r.branch = request.value("branch", "");
+    auto outcome = state_->context.ws->Commit(r);
+    if (!outcome.ok()) return fs::ErrorReplyJson(outcome.status());
+    return fs::CommitReplyJson(*outcome);
+  }
+  return fs::ErrorReplyJson(Status::InvalidArgument("unknown request '" + op + "'"));
 }
 
 Status FuseServer::Run() {
   if (fuse_set_signal_handlers(session_) != 0) return Status::IOError("cannot install signal handlers", EIO);
-  std::unique_ptr<ControlSocket> control;
+  std::unique_ptr<fs::ControlSocket> control;
   if (!state_->context.options.state_dir.empty()) {
-    control = std::make_unique<ControlSocket>(state_->context.options.state_dir + "/control.sock",
-                                              [this] { return StatsJson(); });
+    control = std::make_unique<fs::ControlSocket>(state_->context.options.state_dir + "/control.sock",
+                                                  [this](const nlohmann::ordered_json& r) { return Control(r); });
     if (Status s = control->Start(); !s.ok()) std::fprintf(stderr, "strata: no counters: %s\n", s.message().c_str());
   }
   fuse_loop_config* config = fuse_loop_cfg_create();

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "util/status.h"
@@ -42,16 +43,17 @@ class FuseServer {
   FuseServer& operator=(const FuseServer&) = delete;
 
   // Serves requests until the file system is unmounted or SIGINT/SIGTERM/SIGHUP
-  // arrives. Meanwhile, anyone connecting to the Unix socket
-  // <state_dir>/control.sock receives StatsJson() (for `strata stats MOUNTPOINT`).
+  // arrives. Meanwhile the control socket <state_dir>/control.sock answers
+  // `strata stats` and `strata commit` (control.h).
   Status Run();
 
   // {"operations": counters per FUSE operation (op_stats.h),
-  //  "workspace": the workspace's own counters (WorkspaceCounters)} as JSON.
-  std::string StatsJson() const;
+  //  "workspace": the workspace's own counters (WorkspaceCounters)}.
+  nlohmann::ordered_json StatsJson() const;
 
  private:
   FuseServer() = default;
+  nlohmann::ordered_json Control(const nlohmann::ordered_json& request);  // a control socket request
   struct State;
   std::unique_ptr<State> state_;
   fuse_session* session_ = nullptr;

@@ -432,7 +432,9 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request) {
                               "; rebase the workspace onto it, then commit again");
     return s;
   }
+  start = std::chrono::steady_clock::now();
   STRATA_RETURN_IF_ERROR(Rebase(plan, *new_commit));
+  plan.stats.rebase_ms = MsSince(start);
   if (!same_tree) outcome.commit = *new_commit;
   outcome.stats = plan.stats;
   return outcome;

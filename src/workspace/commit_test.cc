@@ -102,7 +102,14 @@ TEST_F(CommitTest, ANewWorkspaceBecomesACommitWithEverythingInIt) {
   EXPECT_EQ(ws->Info().base, out.commit);
   EXPECT_EQ(ws->Info().branch, "main");
   EXPECT_FALSE(CommitOk(*ws, "again").commit) << "nothing to commit";
-  // The workspace still reads the same, now from the store.
+  // Opened again, it is based on the commit and reads the same, now from the store.
+  ws.reset();
+  ws = std::move(Workspace::Open(*store_, "ws")).value();
+  EXPECT_EQ(ws->Info().base, out.commit);
+  auto listed = Workspace::List(*store_);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_EQ((*listed)[0].base, out.commit);
+  EXPECT_EQ((*listed)[0].changed_inodes, 0u);
   std::string buf(11, '\0');
   ASSERT_EQ(*ws->Read(f.ino, 0, 11, buf.data()), 11u);
   EXPECT_EQ(buf, "hello world");
@@ -222,6 +229,35 @@ TEST_F(CommitTest, WritesDuringACommitLandInTheNextOne) {
   std::string expect;
   for (int i = 0; i < written; i++) expect += "record " + std::to_string(i) + "\n";
   EXPECT_EQ(FileOf(last.commit ? *last.commit : commits.back(), "log"), expect);
+}
+
+// Punched and zeroed ranges commit as the zeros they read; a file copied with
+// CopyRange from offset 0 into an empty one shares the source's chunks, so
+// committing it hashes only around its own changes.
+TEST_F(CommitTest, PunchedRangesAndSharedCopiesCommitAsTheyRead) {
+  auto ws = Open(std::nullopt, "ws", "main");
+  const std::string big = testing::RandomBytes(24 << 20, 21);
+  Attr f = Mk(*ws, kRootInode, "big", big);
+  CommitOk(*ws, "big file");
+  std::string expect = big;
+  ASSERT_TRUE(ws->Allocate(f.ino, kAllocPunchHole | kAllocKeepSize, 1 << 20, 100000).ok());
+  expect.replace(1 << 20, 100000, 100000, '\0');
+  Attr c = Mk(*ws, kRootInode, "copy", "");
+  auto n = ws->CopyRange(f.ino, 0, c.ino, 0, big.size());
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  ASSERT_EQ(*n, big.size());
+  std::string copy = expect;
+  ASSERT_TRUE(ws->Write(c.ino, 5 << 20, "patched").ok());
+  copy.replace(5 << 20, 7, "patched");
+  ASSERT_TRUE(ws->Allocate(c.ino, kAllocZeroRange | kAllocKeepSize, 9 << 20, 5000).ok());
+  copy.replace(9 << 20, 5000, 5000, '\0');
+  ASSERT_TRUE(ws->Allocate(c.ino, kAllocPunchHole | kAllocKeepSize, 20 << 20, 8 << 20).ok());  // the tail
+  copy.replace(20 << 20, copy.size() - (20 << 20), copy.size() - (20 << 20), '\0');
+  CommitOutcome out = CommitOk(*ws, "holes and a copy");
+  ASSERT_TRUE(out.commit);
+  EXPECT_TRUE(FileOf(*out.commit, "big") == expect) << "punched file differs in the commit";
+  EXPECT_TRUE(FileOf(*out.commit, "copy") == copy) << "copied file differs in the commit";
+  EXPECT_LT(out.stats.bytes_hashed, big.size()) << "the copy was hashed whole instead of sharing chunks";
 }
 
 }  // namespace

@@ -143,10 +143,15 @@ Result<MetaInfo> ReadMeta(NamespaceDb& db) {
   STRATA_ASSIGN_OR_RETURN(m.info.branch, get("branch"));
   STRATA_ASSIGN_OR_RETURN(std::string base, get("base"));
   STRATA_ASSIGN_OR_RETURN(std::string base_root, get("base_root"));
+  // base moves with every commit; base_root stays the root of the first base
+  // (empty for a workspace that started empty): base paths are paths in it.
   if (!base.empty()) {
     m.info.base = Hash::FromHex(base);
+    if (!m.info.base) return Status::IOError("workspace database: bad base commit id", EIO);
+  }
+  if (!base_root.empty()) {
     m.base_root = Hash::FromHex(base_root);
-    if (!m.info.base || !m.base_root) return Status::IOError("workspace database: bad base commit id", EIO);
+    if (!m.base_root) return Status::IOError("workspace database: bad base root id", EIO);
   }
   STRATA_ASSIGN_OR_RETURN(m.info.changed_inodes, db.CountChanged());
   return m;

@@ -123,7 +123,7 @@ struct CommitStats {
   uint64_t files_captured = 0;       // regular files whose chunk lists were recomputed
   uint64_t bytes_hashed = 0;         // file bytes chunked and hashed (not reused chunks)
   uint64_t objects_written = 0;      // objects new to the store
-  double cut_ms = 0, capture_ms = 0, trees_ms = 0, publish_ms = 0;
+  double cut_ms = 0, capture_ms = 0, trees_ms = 0, publish_ms = 0, rebase_ms = 0;
 };
 
 struct CommitOutcome {

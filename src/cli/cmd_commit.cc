@@ -1,0 +1,87 @@
+// strata commit: a workspace's changes become a commit on its branch.
+//
+// A mounted workspace is committed by its daemon (the only process that may
+// open it), asked over the control socket after a syncfs of the mount has
+// pushed the kernel's dirty pages (shared mmap, write-back cache) to it. A
+// workspace that is not mounted is opened and committed right here.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "fs/control.h"
+#include "util/progress.h"
+#include "workspace/workspace.h"
+
+namespace strata::cli {
+namespace {
+
+struct CommitArgs {
+  std::string target, message, branch;
+};
+
+Status SyncMount(const std::string& mountpoint) {
+  int fd = ::open(mountpoint.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Status::IOError("opening " + mountpoint, errno);
+  int rc = ::syncfs(fd);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0) return Status::IOError("syncfs " + mountpoint, err);
+  return Status::Ok();
+}
+
+Result<nlohmann::ordered_json> CommitWorkspace(Store& store, const CommitArgs& a, const CommitRequest& request) {
+  if (auto mounted = FindMountedWorkspace(store, a.target)) {
+    STRATA_RETURN_IF_ERROR(SyncMount(mounted->mountpoint));
+    nlohmann::ordered_json req = {
+        {"op", "commit"}, {"message", request.message}, {"author", request.author}, {"branch", request.branch}};
+    return fs::ControlRequest(Workspace::StateDir(store, mounted->name) + "/control.sock", req);
+  }
+  if (!IsValidRefName(a.target))
+    return Status::NotFound("'" + a.target + "' is neither a strata mount nor a workspace name");
+  auto ws = Workspace::Open(store, a.target);
+  if (!ws.ok()) return ws.status();
+  STRATA_ASSIGN_OR_RETURN(CommitOutcome outcome, (*ws)->Commit(request));
+  return fs::CommitReplyJson(outcome);
+}
+
+int RunCommit(Globals& g, const CommitArgs& a) {
+  if (a.message.empty()) return Fail(Status::InvalidArgument("a commit needs a message (-m MESSAGE)"));
+  auto store = OpenStore(g);
+  if (!store.ok()) return Fail(store.status());
+  CommitRequest request{a.message, DefaultAuthor(), a.branch};
+  auto reply = CommitWorkspace(**store, a, request);
+  if (!reply.ok()) return Fail(reply.status());
+  const auto& j = *reply;
+  if (g.json) {
+    PrintJson(j);
+    return kExitOk;
+  }
+  if (j["commit"].is_null()) {
+    fmt::print("nothing to commit\n");
+    return kExitOk;
+  }
+  const auto& s = j["stats"];
+  fmt::print("{} on branch {}\n", j["commit"].get<std::string>(), j["branch"].get<std::string>());
+  fmt::print("  {} changed paths; {} directories and {} files written, {} hashed, {} new objects; {:.0f} ms\n",
+             s["changed_inodes"].get<uint64_t>(), s["directories_written"].get<uint64_t>(),
+             s["files_captured"].get<uint64_t>(), HumanBytes(s["bytes_hashed"].get<uint64_t>()),
+             s["objects_written"].get<uint64_t>(),
+             s["cut_ms"].get<double>() + s["capture_ms"].get<double>() + s["trees_ms"].get<double>() +
+                 s["publish_ms"].get<double>() + s["rebase_ms"].get<double>());
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterCommitCommands(CLI::App& app, Globals& g, int* exit_code) {
+  static CommitArgs a;  // option storage must outlive parsing
+  auto* commit = app.add_subcommand("commit", "turn a workspace's changes into a commit on its branch");
+  commit->add_option("TARGET", a.target, "a mountpoint of a workspace, or a workspace's name")->required();
+  commit->add_option("-m,--message", a.message, "the commit message")->required();
+  commit->add_option("--branch", a.branch, "the branch, for a workspace that tracks none yet");
+  commit->add_flag("--json", g.json, "print the result as JSON");
+  commit->callback([&g, exit_code] { *exit_code = RunCommit(g, a); });
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,51 @@
+// The control socket: how strata commands talk to the daemon serving a mount.
+//
+// A Unix stream socket at <state_dir>/control.sock (mode 0600). A client
+// connects, sends one request as a JSON object on one line, and reads one JSON
+// reply until the daemon closes the connection:
+//   {"op": "stats"}                         → {"operations": ..., "workspace": ...}
+//   {"op": "commit", "message": M, "author": A, "branch": B}
+//                                           → CommitReplyJson(...)
+// Any failure is {"error": message, "code": "conflict" | "invalid" | "failed"}.
+// Requests are served one at a time, in the order they arrive.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "util/status.h"
+#include "workspace/workspace.h"
+
+namespace strata::fs {
+
+class ControlSocket {
+ public:
+  using Handler = std::function<nlohmann::ordered_json(const nlohmann::ordered_json& request)>;
+  ControlSocket(std::string path, Handler handler) : path_(std::move(path)), handler_(std::move(handler)) {}
+  ~ControlSocket() { Stop(); }
+  ControlSocket(const ControlSocket&) = delete;
+  ControlSocket& operator=(const ControlSocket&) = delete;
+
+  Status Start();  // binds and serves on a thread of its own
+  void Stop();     // waits for the request being served
+
+ private:
+  void Serve();
+  std::string path_;
+  Handler handler_;
+  int fd_ = -1;
+  std::thread thread_;
+};
+
+// Client side: sends request to the daemon at socket_path and returns its
+// reply; a reply carrying "error" comes back as a Status (Conflict for "conflict").
+Result<nlohmann::ordered_json> ControlRequest(const std::string& socket_path, const nlohmann::ordered_json& request);
+
+// The reply to a commit, also printed by `strata commit --json`.
+nlohmann::ordered_json CommitReplyJson(const CommitOutcome& outcome);
+// The error reply for a failed request.
+nlohmann::ordered_json ErrorReplyJson(const Status& s);
+
+}  // namespace strata::fs
