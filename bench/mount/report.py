@@ -236,7 +236,7 @@ def main():
         "date_utc": meta.get("date_utc"),
         "environment": {k: meta.get(k) for k in [
             "kernel", "cpu_model", "nproc", "mem_total_kb", "loadavg_start", "loadavg_end", "scratch_dir",
-            "scratch_fs", "disk", "strata_commit", "strata_bin", "strata_version", "libfuse_version",
+            "scratch_fs", "scratch_mount_options", "disk", "strata_commit", "strata_bin", "strata_version", "libfuse_version",
             "fio_version", "fuse_overlayfs_version"]},
         "method": {
             "rounds": int(meta.get("rounds", "0")),
@@ -264,7 +264,9 @@ def main():
     md.append(f"- {meta.get('date_utc')}; strata commit `{meta.get('strata_commit')}`; {n_rounds} round(s), "
               "arms interleaved, order rotated each round; every measurement on a fresh, empty filesystem")
     md.append(f"- machine: {meta.get('cpu_model')}, {meta.get('nproc')} CPUs, kernel {meta.get('kernel')}; "
-              f"all arms on {meta.get('scratch_fs')} ({meta.get('disk')}); load average at start "
+              f"all arms on {meta.get('scratch_fs')} ({meta.get('disk')}"
+              + (f"; mounted {meta['scratch_mount_options']}" if meta.get("scratch_mount_options") else "")
+              + "); load average at start "
               f"{meta.get('loadavg_start')}, at end {meta.get('loadavg_end', '?')}")
     md.append(f"- versions: libfuse {meta.get('libfuse_version')}; fuse-overlayfs "
               f"{meta.get('fuse_overlayfs_version', '—')}; {meta.get('fio_version', 'fio: not run')}")

@@ -244,6 +244,8 @@ meta mem_total_kb "$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)"
 meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
 meta scratch_dir "${SCRATCH}"
 meta scratch_fs "$(df -T "${SCRATCH}" | awk 'NR == 2 { print $2 " on " $1 }')"
+# e.g. "discard" makes every freed block (an rmdir) a discard request: it shows in dir-remove.
+meta scratch_mount_options "$(findmnt -n -o OPTIONS --target "${SCRATCH}")"
 scratch_dev=$(df --output=source "${SCRATCH}" | tail -n 1)
 scratch_disk=$(lsblk -no PKNAME "${scratch_dev}" 2>/dev/null | head -n 1 || true)
 scratch_disk=/dev/${scratch_disk:-$(basename "${scratch_dev}")}
