@@ -14,6 +14,11 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
     conn->want |= FUSE_CAP_WRITEBACK_CACHE;
   else
     conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+  // Only this daemon changes the files, so the kernel's cached pages stay
+  // valid: they must not be dropped each time a file's mtime, refreshed after
+  // a write, differs from the one the kernel saw before (libfuse's default).
+  // What changes a file behind the kernel's back invalidates it explicitly.
+  conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
   if (conn->capable & FUSE_CAP_READDIRPLUS) conn->want |= FUSE_CAP_READDIRPLUS;
   if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 }

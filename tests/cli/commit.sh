@@ -105,4 +105,25 @@ expect_ok strata cat other:f
 expect_fail strata commit nosuch -m x
 expect_fail strata commit "$MP" -m ""
 
+step "kill -9 of the daemon in the middle of a commit: the workspace and the store stay whole"
+head -c 150000000 /dev/urandom >"$WORK/big-new.bin"
+cp "$WORK/big-new.bin" "$MP/big-new.bin"
+printf 'small\n' >"$MP/small-new"
+strata commit "$MP" -m "interrupted" >"$WORK/interrupted.out" 2>&1 &
+committer=$!
+sleep 0.7
+pid=$(awk 'NR==1' "$STORE/workspaces/ws1/mounted")
+kill -9 "$pid"
+wait "$committer" && echo "note: the commit finished before the kill" >&2
+expect_ok strata mount --workspace ws1 "$MP"
+cmp "$WORK/big-new.bin" "$MP/big-new.bin" || fail "the file being committed was damaged by the crash"
+[[ $(cat "$MP/small-new") == small ]] || fail "a change was lost by the crash"
+expect_ok strata verify
+expect_ok strata commit "$MP" -m "after the crash" --json
+after=$(json 'd["commit"] or ""')
+expect_ok strata log main --json
+head_now=$(json 'd[0]["id"]')
+[[ -z $after || $after == "$head_now" ]] || fail "the branch is not at the commit made after the crash"
+expect_ok strata cat "main:big-new.bin"
+cmp "$WORK/big-new.bin" "$OUT" || fail "the committed file differs from what was written"
 expect_ok strata umount "$MP"

@@ -33,7 +33,11 @@ PY
 writer 1 & w1=$!
 writer 2 & w2=$!
 BG_PIDS+=("$w1" "$w2")
-sleep 2
+# Kill once the writers are well under way (however slow the machine is).
+for _ in $(seq 600); do
+  (($(cat "$WORK"/acked-* 2>/dev/null | wc -l) >= 40)) && break
+  sleep 0.1
+done
 pid=$(awk 'NR==1' "$STORE/workspaces/crashme/mounted")
 kill -9 "$pid"
 wait "$w1" "$w2" 2>/dev/null || true
