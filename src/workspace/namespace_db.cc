@@ -106,14 +106,16 @@ Result<std::unique_ptr<NamespaceDb>> NamespaceDb::Open(const std::string& path, 
     sqlite3_close(db);
     return Status::IOError("opening workspace database " + path + ": " + msg, EIO);
   }
-  std::unique_ptr<NamespaceDb> ndb(new NamespaceDb(db));
+  std::unique_ptr<NamespaceDb> ndb(new NamespaceDb(db, path));
   sqlite3_busy_timeout(db, 10000);
   // NORMAL: a committed transaction survives a crash of the process; Sync()
   // fdatasyncs the WAL when the user asks for more.
   // A larger page cache keeps a batch's dirty pages in memory until it commits.
   STRATA_RETURN_IF_ERROR(
       ndb->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32768; "
-                "PRAGMA temp_store=MEMORY;"));
+                "PRAGMA temp_store=MEMORY; PRAGMA journal_size_limit=16777216;"));
+  // Replaces SQLite's automatic checkpoints (which are this same hook): see CheckpointAside.
+  sqlite3_wal_hook(db, &NamespaceDb::OnWalCommit, ndb.get());
   if (create) {
     STRATA_RETURN_IF_ERROR(ndb->Exec(kSchema));
     STRATA_RETURN_IF_ERROR(ndb->SetMeta("schema_version", std::to_string(kSchemaVersion)));
@@ -135,7 +137,38 @@ Result<std::unique_ptr<NamespaceDb>> NamespaceDb::Open(const std::string& path, 
 NamespaceDb::~NamespaceDb() {
   if (batch_open_) (void)Run("COMMIT");  // the owner normally committed already
   for (auto& [sql, st] : stmts_) sqlite3_finalize(st);
-  sqlite3_close(db_);
+  sqlite3_close(checkpointer_);
+  sqlite3_close(db_);  // the last connection to close checkpoints the whole WAL
+}
+
+Status NamespaceDb::CheckpointHere() {
+  int log = 0, done = 0;
+  if (sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &done) != SQLITE_OK)
+    return Error("checkpoint");
+  return Status::Ok();
+}
+
+int NamespaceDb::OnWalCommit(void* self, sqlite3*, const char*, int pages) {
+  static_cast<NamespaceDb*>(self)->wal_pages_.store(pages, std::memory_order_relaxed);
+  return SQLITE_OK;
+}
+
+Status NamespaceDb::CheckpointAside() {
+  if (checkpointer_ == nullptr) {
+    if (sqlite3_open_v2(path_.c_str(), &checkpointer_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
+        SQLITE_OK) {
+      std::string msg = checkpointer_ ? sqlite3_errmsg(checkpointer_) : "out of memory";
+      sqlite3_close(checkpointer_);
+      checkpointer_ = nullptr;
+      return Status::IOError("workspace database: opening a checkpoint connection: " + msg, EIO);
+    }
+    sqlite3_busy_timeout(checkpointer_, 1000);
+  }
+  // PASSIVE: copies what it can without waiting for readers or the writer.
+  int log = 0, done = 0;
+  if (sqlite3_wal_checkpoint_v2(checkpointer_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &done) != SQLITE_OK)
+    return Status::IOError(std::string("workspace database: checkpoint: ") + sqlite3_errmsg(checkpointer_), EIO);
+  return Status::Ok();
 }
 
 Status NamespaceDb::Error(const std::string& what) const {

@@ -10,6 +10,7 @@
 // Thread-safety: none. The owner serialises all calls (one mutex per workspace).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -113,6 +114,16 @@ class NamespaceDb {
   // Every (parent, name) that refers to ino.
   Result<std::vector<std::pair<InodeId, std::string>>> NamesOf(InodeId ino);
 
+  // ---- checkpoints
+  // The connection never copies its WAL into the database file by itself:
+  // that would stall an operation for the length of a checkpoint. Instead the
+  // owner calls CheckpointAside() from a thread of its own, without its lock,
+  // when WalPages() (the WAL's size after the last commit) has grown; it runs
+  // on a second connection, concurrently with this one.
+  int WalPages() const { return wal_pages_.load(std::memory_order_relaxed); }
+  Status CheckpointAside();  // REQUIRES: one caller at a time
+  Status CheckpointHere();   // on this connection, between batches: lets the WAL start over
+
   // While set, every inode written with changed = 1 or deleted is added to
   // *set (a commit learns what changed after its cut). nullptr stops it.
   void TrackChanges(std::unordered_set<InodeId>* set) { track_changed_ = set; }
@@ -145,7 +156,8 @@ class NamespaceDb {
  private:
   friend class Query;
   friend class Transaction;
-  explicit NamespaceDb(sqlite3* db) : db_(db) {}
+  NamespaceDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  static int OnWalCommit(void* self, sqlite3* db, const char* name, int pages);
   // Opens the batch if needed and starts an operation's savepoint; *outer is
   // false when an operation is already running (nested calls join it).
   Status BeginOperation(bool* outer);
@@ -155,6 +167,9 @@ class NamespaceDb {
   Status Error(const std::string& what) const;
 
   sqlite3* db_;
+  const std::string path_;
+  sqlite3* checkpointer_ = nullptr;  // CheckpointAside's own connection, opened on first use
+  std::atomic<int> wal_pages_{0};
   std::unordered_map<const char*, sqlite3_stmt*> stmts_;
   bool batch_open_ = false;     // a write transaction holds uncommitted operations
   bool in_operation_ = false;   // an operation's savepoint is open

@@ -97,6 +97,7 @@ class SqliteWorkspace final : public Workspace {
  private:
   // ---- group commit (workspace.cc)
   static constexpr std::chrono::milliseconds kCommitDelay{50};
+  static constexpr int kCheckpointPages = 1000;  // WAL pages that call for a checkpoint
   void CommitLoop();
   // Commits the batch, then removes and shortens the data files it released.
   // REQUIRES mu_ held.

@@ -303,6 +303,20 @@ void SqliteWorkspace::CommitLoop() {
       // Retried at the next batch; back off so a full disk is not hammered.
       commit_cv_.wait_for(lock, kCommitDelay * 10, [this] { return stopping_; });
     }
+    if (db_->WalPages() >= kCheckpointPages) {
+      // Copying the WAL into the database file runs beside the operations...
+      lock.unlock();
+      if (Status s = db_->CheckpointAside(); !s.ok())
+        std::fprintf(stderr, "strata: workspace %s: %s\n", info_.name.c_str(), s.message().c_str());
+      lock.lock();
+      // ...but it always lags the batch that was open meanwhile, and the WAL
+      // starts over only once all of it is copied. When it has grown anyway,
+      // the little that is left is copied here, between two batches.
+      if (db_->WalPages() >= 4 * kCheckpointPages && !db_->HasBatch()) {
+        if (Status s = db_->CheckpointHere(); !s.ok())
+          std::fprintf(stderr, "strata: workspace %s: %s\n", info_.name.c_str(), s.message().c_str());
+      }
+    }
   }
 }
 
