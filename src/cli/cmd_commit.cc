@@ -30,8 +30,13 @@ Status SyncMount(const std::string& mountpoint) {
   return Status::Ok();
 }
 
+// Workspaces of read-only mounts (cmd_mount.cc) hold no changes of anyone's.
+bool IsReadOnlyMount(const std::string& name) { return name.starts_with("read-only/"); }
+
 Result<nlohmann::ordered_json> CommitWorkspace(Store& store, const CommitArgs& a, const CommitRequest& request) {
   if (auto mounted = FindMountedWorkspace(store, a.target)) {
+    if (IsReadOnlyMount(mounted->name))
+      return Status::InvalidArgument(mounted->mountpoint + " is a read-only mount: there is nothing to commit");
     STRATA_RETURN_IF_ERROR(SyncMount(mounted->mountpoint));
     nlohmann::ordered_json req = {
         {"op", "commit"}, {"message", request.message}, {"author", request.author}, {"branch", request.branch}};
@@ -39,6 +44,7 @@ Result<nlohmann::ordered_json> CommitWorkspace(Store& store, const CommitArgs& a
   }
   if (!IsValidRefName(a.target))
     return Status::NotFound("'" + a.target + "' is neither a strata mount nor a workspace name");
+  if (IsReadOnlyMount(a.target)) return Status::InvalidArgument("'" + a.target + "' serves a read-only mount");
   auto ws = Workspace::Open(store, a.target);
   if (!ws.ok()) return ws.status();
   STRATA_ASSIGN_OR_RETURN(CommitOutcome outcome, (*ws)->Commit(request));

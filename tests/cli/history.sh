@@ -202,6 +202,8 @@ if bad:
 EOF
 assert_same_content "$v1" "$MP"
 assert_same_metadata "$v1" "$MP"
+expect_fail strata commit "$MP" -m "nothing to see"
+expect_stderr_matches "read-only mount"
 
 step "two read-only mounts at once; unmount removes their workspaces"
 mkdir -p "$WORK/mnt2"
