@@ -64,18 +64,6 @@ double MsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-EntryKind KindOf(uint32_t mode) {
-  switch (mode & S_IFMT) {
-    case S_IFDIR: return EntryKind::kDirectory;
-    case S_IFLNK: return EntryKind::kSymlink;
-    case S_IFIFO: return EntryKind::kFifo;
-    case S_IFSOCK: return EntryKind::kSocket;
-    case S_IFCHR: return EntryKind::kCharDevice;
-    case S_IFBLK: return EntryKind::kBlockDevice;
-    default: return EntryKind::kFile;
-  }
-}
-
 // Paths compared name by name: the order in which a sorted walk meets them.
 std::vector<std::string> Components(const std::string& path) {
   std::vector<std::string> out;
@@ -156,7 +144,7 @@ Status SqliteWorkspace::TakeCut(CommitPlan& plan) {
       CommitPlan::Entry e;
       e.ino = row.ino;
       e.entry.name = d.name;
-      e.entry.kind = KindOf(row.mode);
+      e.entry.kind = EntryKindOfMode(row.mode);
       e.entry.mode = row.mode & 07777;
       e.entry.uid = row.uid;
       e.entry.gid = row.gid;
@@ -211,9 +199,8 @@ Status SqliteWorkspace::TakeCut(CommitPlan& plan) {
               }
               STRATA_ASSIGN_OR_RETURN(c.plan.extents, db_->Extents(row.ino, 0, row.size));
               c.input.written = c.plan.extents;
-              if (!c.plan.extents.empty()) {
-                STRATA_ASSIGN_OR_RETURN(c.plan.file, files_.Get(row.ino, false));
-              }
+              // Its data file is opened when it is captured: a commit of many
+              // files must not hold a descriptor for each of them.
             }
           }
           break;
@@ -292,6 +279,15 @@ Status SqliteWorkspace::CaptureFiles(CommitPlan& plan) {
       ino = wanted != wanted_.end() ? *wanted : *capturing_.begin();
     }
     CommitPlan::Capture& c = plan.captures.at(ino);
+    // The bytes its extents name are still those of the cut: writers wait,
+    // and data files are neither removed nor shortened while a capture runs.
+    // (No data file behind extents means they only hold punched zeros.)
+    Status opened = Status::Ok();
+    if (!c.plan.extents.empty()) {
+      auto file = files_.Get(ino, false);
+      if (file.ok()) c.plan.file = *file;
+      opened = file.status();
+    }
     auto read = [&](uint64_t offset, size_t n, char* out) { return files_.Read(c.plan, offset, n, out); };
     auto put = [&](std::string_view data) -> Result<Hash> {
       STRATA_ASSIGN_OR_RETURN(PutResult r, store_.Put(ObjectType::kChunk, data));
@@ -299,7 +295,9 @@ Status SqliteWorkspace::CaptureFiles(CommitPlan& plan) {
       return r.id;
     };
     uint64_t hashed = 0;
-    auto chunks = Rechunk(chunker, c.input, read, put, &hashed);
+    Result<std::vector<ChunkRef>> chunks = opened;
+    if (opened.ok()) chunks = Rechunk(chunker, c.input, read, put, &hashed);
+    c.plan.file.reset();  // one descriptor at a time
     {
       std::lock_guard lock(mu_);
       capturing_.erase(ino);

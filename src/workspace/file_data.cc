@@ -55,7 +55,7 @@ Result<std::shared_ptr<DataFile>> FileData::Get(InodeId ino, bool create) {
   int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
   if (fd < 0) {
     if (errno == ENOENT && !create) return std::shared_ptr<DataFile>();
-    return Status::IOError("opening " + path, EIO);
+    return Status::IOError("opening " + path + " (" + std::strerror(errno) + ")", EIO);
   }
   if (create) dir_dirty_ = true;  // maybe created: data/ needs a sync before it is durable
   if (open_.size() >= kMaxOpenFiles) open_.erase(open_.begin());  // users keep theirs alive
