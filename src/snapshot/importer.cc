@@ -26,19 +26,6 @@ struct Node {
   std::vector<std::unique_ptr<Node>> children;  // directories
 };
 
-EntryKind KindOf(mode_t mode) {
-  switch (mode & S_IFMT) {
-    case S_IFREG: return EntryKind::kFile;
-    case S_IFDIR: return EntryKind::kDirectory;
-    case S_IFLNK: return EntryKind::kSymlink;
-    case S_IFIFO: return EntryKind::kFifo;
-    case S_IFSOCK: return EntryKind::kSocket;
-    case S_IFCHR: return EntryKind::kCharDevice;
-    case S_IFBLK: return EntryKind::kBlockDevice;
-  }
-  return EntryKind::kFile;
-}
-
 double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
@@ -157,7 +144,7 @@ class Importer {
       }
       TreeEntry& e = node->entry;
       e.name = name;
-      e.kind = KindOf(node->st.mode);
+      e.kind = EntryKindOfMode(node->st.mode);
       e.mode = node->st.mode & 07777u;
       e.uid = node->st.uid;
       e.gid = node->st.gid;

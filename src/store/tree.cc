@@ -1,5 +1,7 @@
 #include "store/tree.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 
 #include "util/coding.h"
@@ -27,6 +29,32 @@ const char* EntryKindName(EntryKind k) {
     case EntryKind::kBlockDevice: return "blockdev";
   }
   return "unknown";
+}
+
+EntryKind EntryKindOfMode(uint32_t mode) {
+  switch (mode & S_IFMT) {
+    case S_IFDIR: return EntryKind::kDirectory;
+    case S_IFLNK: return EntryKind::kSymlink;
+    case S_IFIFO: return EntryKind::kFifo;
+    case S_IFSOCK: return EntryKind::kSocket;
+    case S_IFCHR: return EntryKind::kCharDevice;
+    case S_IFBLK: return EntryKind::kBlockDevice;
+    default: return EntryKind::kFile;
+  }
+}
+
+uint32_t ModeTypeOf(EntryKind kind) {
+  switch (kind) {
+    case EntryKind::kFile: return S_IFREG;
+    case EntryKind::kDirectory: return S_IFDIR;
+    case EntryKind::kSymlink: return S_IFLNK;
+    case EntryKind::kFifo: return S_IFIFO;
+    case EntryKind::kSocket: return S_IFSOCK;
+    case EntryKind::kCharDevice: return S_IFCHR;
+    case EntryKind::kBlockDevice: return S_IFBLK;
+    case EntryKind::kHardlink: return 0;
+  }
+  return 0;
 }
 
 bool IsValidEntryName(std::string_view name) {

@@ -31,6 +31,10 @@ enum class EntryKind : uint8_t {
 };
 
 const char* EntryKindName(EntryKind k);
+// The kind of an inode with this st_mode (its S_IFMT bits); unknown types are files.
+EntryKind EntryKindOfMode(uint32_t mode);
+// The S_IFMT bits of a kind; 0 for kHardlink, which is a name, not an inode.
+uint32_t ModeTypeOf(EntryKind kind);
 
 struct ChunkRef {
   Hash id;

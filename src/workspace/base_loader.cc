@@ -28,28 +28,6 @@
 namespace strata::workspace_internal {
 namespace {
 
-uint32_t TypeBits(EntryKind k) {
-  switch (k) {
-    case EntryKind::kFile:
-      return S_IFREG;
-    case EntryKind::kDirectory:
-      return S_IFDIR;
-    case EntryKind::kSymlink:
-      return S_IFLNK;
-    case EntryKind::kFifo:
-      return S_IFIFO;
-    case EntryKind::kSocket:
-      return S_IFSOCK;
-    case EntryKind::kCharDevice:
-      return S_IFCHR;
-    case EntryKind::kBlockDevice:
-      return S_IFBLK;
-    case EntryKind::kHardlink:
-      break;
-  }
-  return 0;
-}
-
 // Recursion guard against a hostile base whose links send the loader in circles.
 constexpr int kMaxDepth = 4096;
 
@@ -104,7 +82,7 @@ Status SqliteWorkspace::EnsureLoaded(InodeRow& dir) {
 }
 
 Status SqliteWorkspace::InsertBaseEntry(const TreeEntry& e, const std::string& path, InodeId parent, InodeId ino) {
-  uint32_t type = TypeBits(e.kind);
+  uint32_t type = ModeTypeOf(e.kind);
   if (type == 0) return Status::IOError("workspace: base entry '" + path + "' has no file type", EIO);
   InodeRow row;
   row.ino = ino;
