@@ -1,5 +1,6 @@
 // Commit: a workspace's changes become a commit, costing what changed.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <thread>
@@ -167,6 +168,23 @@ TEST_F(CommitTest, ASmallChangeInALargeFileHashesAFewChunks) {
   CommitOutcome third = CommitOk(*ws, "cut");
   EXPECT_LE(third.stats.bytes_hashed, 2u * (2u << 20));
   EXPECT_EQ(FileOf(*third.commit, "big"), expect.substr(0, 5 << 20));
+}
+
+// A commit holds no descriptor per file: more changed files than the process
+// may open at once still commit.
+TEST_F(CommitTest, MoreChangedFilesThanOpenDescriptors) {
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &old), 0);
+  rlimit low = old;
+  low.rlim_cur = 400;  // the workspace itself keeps up to 256 data files open
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  auto ws = Open(std::nullopt, "ws", "main");
+  for (int i = 0; i < 1000; i++) Mk(*ws, kRootInode, "f" + std::to_string(i), "data " + std::to_string(i));
+  auto out = ws->Commit(CommitRequest{"many", "tester", ""});
+  ::setrlimit(RLIMIT_NOFILE, &old);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->stats.files_captured, 1000u);
+  EXPECT_EQ(FileOf(*out->commit, "f999"), "data 999");
 }
 
 TEST_F(CommitTest, TwoWorkspacesOnOneBranchTheSecondIsToldHeadMoved) {
