@@ -312,7 +312,8 @@ void SqliteWorkspace::CommitLoop() {
       // ...but it always lags the batch that was open meanwhile, and the WAL
       // starts over only once all of it is copied. When it has grown anyway,
       // the little that is left is copied here, between two batches.
-      if (db_->WalPages() >= 4 * kCheckpointPages && !db_->HasBatch()) {
+      // Not while a commit captures: its rebase would wait for the lock.
+      if (db_->WalPages() >= 4 * kCheckpointPages && !db_->HasBatch() && !capture_active_) {
         if (Status s = db_->CheckpointHere(); !s.ok())
           std::fprintf(stderr, "strata: workspace %s: %s\n", info_.name.c_str(), s.message().c_str());
       }
