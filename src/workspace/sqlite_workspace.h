@@ -5,7 +5,8 @@
 //   base_loader.cc    lazy loading of base directories, base hard links
 //   namespace_ops.cc  lookups, creations, unlink, rename, readdir, attrs, xattrs, lifetime
 //   data_ops.cc       Read, Write, Sync
-//   commit_ops.cc     Commit (the commit builder)
+//   commit_cut.cc     Commit: the cut (which directories and files, what they hold)
+//   commit_ops.cc     Commit: capture, trees, publish, rebase (the commit builder)
 //   data_range_ops.cc Allocate, SeekData, CopyRange
 //
 // Locking: mu_ guards the database and refs_. Every operation that touches
@@ -103,7 +104,7 @@ class SqliteWorkspace final : public Workspace {
   // REQUIRES mu_ held.
   Status CommitPending();
 
-  // ---- commit (commit_ops.cc)
+  // ---- commit (commit_cut.cc, commit_ops.cc)
   struct CommitPlan;
   Status TakeCut(CommitPlan& plan);          // REQUIRES mu_
   Status CaptureFiles(CommitPlan& plan);     // takes mu_ between files
