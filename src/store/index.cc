@@ -288,21 +288,24 @@ Result<std::map<std::string, Hash>> Index::ListRefs() {
   return out;
 }
 
-Status Index::CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected, const Hash& target) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Transaction txn(db_);
-  if (!txn.ok()) return PrepareError(db_);
+Status Index::CheckRef(const std::string& name, const std::optional<Hash>& expected) {
   Stmt get(db_, "SELECT oid FROM refs WHERE name = ?");
   if (!get.ok()) return PrepareError(db_);
   int rc = get.Bind(1, name).Step();
   std::optional<Hash> current;
   if (rc == SQLITE_ROW) current = get.HashCol(0);
   else if (rc != SQLITE_DONE) return get.Error("reading ref " + name);
-  if (current != expected) {
-    return Status::Conflict("head moved: branch '" + name + "' is at " +
-                            (current ? current->ToHex().substr(0, 12) : std::string("nothing")) + ", expected " +
-                            (expected ? expected->ToHex().substr(0, 12) : std::string("no branch")));
-  }
+  if (current == expected) return Status::Ok();
+  return Status::Conflict("head moved: branch '" + name + "' is at " +
+                          (current ? current->ToHex().substr(0, 12) : std::string("nothing")) + ", expected " +
+                          (expected ? expected->ToHex().substr(0, 12) : std::string("no branch")));
+}
+
+Status Index::CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected, const Hash& target) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction txn(db_);
+  if (!txn.ok()) return PrepareError(db_);
+  STRATA_RETURN_IF_ERROR(CheckRef(name, expected));
   Stmt put(db_, "INSERT INTO refs(name, oid) VALUES(?, ?) ON CONFLICT(name) DO UPDATE SET oid = excluded.oid");
   if (!put.ok() || put.Bind(1, name).Bind(2, target).Step() != SQLITE_DONE) return put.Error("updating ref " + name);
   return txn.Commit();
@@ -312,17 +315,7 @@ Status Index::DeleteRef(const std::string& name, const Hash& expected) {
   std::lock_guard<std::mutex> lock(mu_);
   Transaction txn(db_);
   if (!txn.ok()) return PrepareError(db_);
-  Stmt get(db_, "SELECT oid FROM refs WHERE name = ?");
-  if (!get.ok()) return PrepareError(db_);
-  int rc = get.Bind(1, name).Step();
-  std::optional<Hash> current;
-  if (rc == SQLITE_ROW) current = get.HashCol(0);
-  else if (rc != SQLITE_DONE) return get.Error("reading ref " + name);
-  if (current != expected) {
-    return Status::Conflict("head moved: branch '" + name + "' is at " +
-                            (current ? current->ToHex().substr(0, 12) : std::string("nothing")) + ", expected " +
-                            expected.ToHex().substr(0, 12));
-  }
+  STRATA_RETURN_IF_ERROR(CheckRef(name, expected));
   Stmt del(db_, "DELETE FROM refs WHERE name = ?");
   if (!del.ok() || del.Bind(1, name).Step() != SQLITE_DONE) return del.Error("deleting ref " + name);
   return txn.Commit();

@@ -66,6 +66,9 @@ class Index {
   Result<uint64_t> GetCounter(const std::string& name);
 
  private:
+  // Conflict ("head moved") unless ref name points at expected (nullopt: absent).
+  // REQUIRES: mu_ held, inside a transaction.
+  Status CheckRef(const std::string& name, const std::optional<Hash>& expected);
   explicit Index(sqlite3* db) : db_(db) {}
   Status Exec(const char* sql);
 
