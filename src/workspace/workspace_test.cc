@@ -457,6 +457,52 @@ TEST_F(WorkspaceTest, ACrashForgetsUncommittedOperationsButBreaksNoFile) {
   EXPECT_EQ(kept.ok(), !ws->Lookup(kRootInode, "new").ok());
 }
 
+// A workspace database of schema version 1 (no tree ids) is upgraded when
+// opened; its loaded directories are marked changed, so the next commit writes
+// them instead of trusting an id they never had.
+TEST_F(WorkspaceTest, AVersion1DatabaseIsUpgradedWhenOpened) {
+  Hash base = MakeBase();
+  auto ws = CreateAndOpen(base);
+  ASSERT_TRUE(ws);
+  Attr a = L(*ws, kRootInode, "a");
+  L(*ws, a.ino, "small");  // loads the root and a
+  ws.reset();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((WsDir() + "/workspace.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "DROP INDEX dentries_by_ino; ALTER TABLE inodes DROP COLUMN tree_id; "
+                         "UPDATE meta SET value = '1' WHERE key = 'schema_version';",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+
+  auto reopened = Workspace::Open(*store_, "ws");
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  ws = std::move(reopened).value();
+  EXPECT_EQ(ws->Counters().changed_paths, 2u) << "the root and a, the loaded directories";
+  EXPECT_EQ(ReadAll(*ws, L(*ws, a.ino, "small").ino), "hello");
+  auto out = ws->Commit(CommitRequest{"after the upgrade", "tester", ""});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_FALSE(out->commit) << "the same tree as the base: nothing to commit";
+  EXPECT_EQ(ws->Counters().changed_paths, 0u);
+  ws.reset();
+  ASSERT_EQ(sqlite3_open((WsDir() + "/workspace.db").c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), "2");
+  sqlite3_finalize(st);
+  // A version this strata does not know is refused, saying which.
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = '99' WHERE key = 'schema_version'", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto refused = Workspace::Open(*store_, "ws");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Status::Code::kUnsupported);
+  EXPECT_NE(refused.status().message().find("schema version 99"), std::string::npos) << refused.status().message();
+}
+
 TEST_F(WorkspaceTest, EverythingSurvivesCloseAndReopen) {
   Hash base = MakeBase();
   auto ws = CreateAndOpen(base);
