@@ -7,6 +7,7 @@
 //   data_ops.cc       Read, Write, Sync
 //   commit_cut.cc     Commit: the cut (which directories and files, what they hold)
 //   commit_ops.cc     Commit: capture, trees, publish, rebase (the commit builder)
+//   snapshot_ops.cc   Snapshot: the commit builder's cut, capture and trees, nothing published
 //   data_range_ops.cc Allocate, SeekData, CopyRange
 //
 // Locking: mu_ guards the database and refs_. Every operation that touches
@@ -61,6 +62,7 @@ class SqliteWorkspace final : public Workspace {
   WorkspaceInfo Info() override;
   WorkspaceCounters Counters() override;
   Result<CommitOutcome> Commit(const CommitRequest& request) override;
+  Result<WorkspaceSnapshot> Snapshot() override;
 
   Result<Attr> Lookup(InodeId parent, std::string_view name) override;
   Result<Attr> GetAttr(InodeId ino) override;
@@ -113,6 +115,11 @@ class SqliteWorkspace final : public Workspace {
   void EndCapture();                         // takes mu_: an aborted commit lets writers go
   Status RecoverCommit();                    // REQUIRES mu_: a crash between branch move and rebase
   Result<std::string> PathOfDirectory(InodeId dir, std::map<InodeId, std::string>& cache);  // REQUIRES mu_
+  // ---- snapshot (snapshot_ops.cc)
+  // Cut, capture and trees without publishing. Leaves the capture active (and
+  // every inode changed since the cut tracked in modified_since_cut_): the
+  // caller ends it with EndCapture(), after using the tracking if it wants to.
+  Result<WorkspaceSnapshot> BuildSnapshot(CommitPlan& plan);  // takes mu_
   // A writer to a file being captured waits here (lock holds mu_).
   void WaitForCapture(std::unique_lock<std::mutex>& lock, InodeId ino);
 

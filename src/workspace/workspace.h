@@ -132,6 +132,16 @@ struct CommitOutcome {
   CommitStats stats;
 };
 
+// What the workspace's next commit would hold (Snapshot()): its top
+// directory, as a commit would record it, without a commit.
+struct WorkspaceSnapshot {
+  std::optional<Hash> base;  // the base commit at the cut (nullopt: started empty, never committed)
+  Hash root;                 // the root tree; every tree and chunk below it is in the store
+  RootMeta root_meta;        // the top directory's own metadata
+  bool differs = false;      // root or root_meta differ from the base commit's
+  CommitStats stats;         // what building it cost (no commit object, no branch move)
+};
+
 // Rename flags (as renameat2).
 constexpr unsigned kRenameNoReplace = 1;
 constexpr unsigned kRenameExchange = 2;
@@ -170,6 +180,15 @@ class Workspace {
   // waits until that file is captured. Conflict ("head moved") when the branch
   // no longer points at the base; then nothing changes in the workspace.
   virtual Result<CommitOutcome> Commit(const CommitRequest& request) = 0;
+  // The trees the next commit would hold, written to the store and flushed,
+  // without a commit object or a branch move. Taken as a commit's cut is (at
+  // an operation boundary, costing what changed; only a writer to a file
+  // being captured waits) and leaves the workspace as it was: its changes
+  // stay changes for the next commit. Waits while a commit or another
+  // snapshot of this workspace runs.
+  // The trees are not reachable from any ref: a caller that keeps using them
+  // holds a store write session (against garbage collection) until done.
+  virtual Result<WorkspaceSnapshot> Snapshot() = 0;
 
   // ---- namespace
   virtual Result<Attr> Lookup(InodeId parent, std::string_view name) = 0;
