@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/workspace_target.h"
 #include "fs/control.h"
 #include "util/progress.h"
 #include "workspace/workspace.h"
@@ -20,32 +21,18 @@ struct CommitArgs {
   std::string target, message, branch;
 };
 
-Status SyncMount(const std::string& mountpoint) {
-  int fd = ::open(mountpoint.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Status::IOError("opening " + mountpoint, errno);
-  int rc = ::syncfs(fd);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0) return Status::IOError("syncfs " + mountpoint, err);
-  return Status::Ok();
-}
-
-// Workspaces of read-only mounts (cmd_mount.cc) hold no changes of anyone's.
-bool IsReadOnlyMount(const std::string& name) { return name.starts_with("read-only/"); }
-
 Result<nlohmann::ordered_json> CommitWorkspace(Store& store, const CommitArgs& a, const CommitRequest& request) {
-  if (auto mounted = FindMountedWorkspace(store, a.target)) {
-    if (IsReadOnlyMount(mounted->name))
-      return Status::InvalidArgument(mounted->mountpoint + " is a read-only mount: there is nothing to commit");
-    STRATA_RETURN_IF_ERROR(SyncMount(mounted->mountpoint));
+  STRATA_ASSIGN_OR_RETURN(WorkspaceTarget target, ResolveWorkspace(store, a.target));
+  if (target.mounted) {
+    if (IsReadOnlyMount(target.name))
+      return Status::InvalidArgument(target.mounted->mountpoint + " is a read-only mount: there is nothing to commit");
+    STRATA_RETURN_IF_ERROR(SyncMount(target.mounted->mountpoint));
     nlohmann::ordered_json req = {
         {"op", "commit"}, {"message", request.message}, {"author", request.author}, {"branch", request.branch}};
-    return fs::ControlRequest(Workspace::StateDir(store, mounted->name) + "/control.sock", req);
+    return fs::ControlRequest(ControlSocketPath(store, target), req);
   }
-  if (!IsValidRefName(a.target))
-    return Status::NotFound("'" + a.target + "' is neither a strata mount nor a workspace name");
-  if (IsReadOnlyMount(a.target)) return Status::InvalidArgument("'" + a.target + "' serves a read-only mount");
-  auto ws = Workspace::Open(store, a.target);
+  if (IsReadOnlyMount(target.name)) return Status::InvalidArgument("'" + a.target + "' serves a read-only mount");
+  auto ws = Workspace::Open(store, target.name);
   if (!ws.ok()) return ws.status();
   STRATA_ASSIGN_OR_RETURN(CommitOutcome outcome, (*ws)->Commit(request));
   return fs::CommitReplyJson(outcome);

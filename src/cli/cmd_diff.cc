@@ -1,4 +1,6 @@
 // show and diff: what changed between commits, through store/tree_diff.h.
+// A side of a diff may also be a workspace: what its next commit would hold
+// (Workspace::Snapshot, asked of the daemon when it is mounted).
 //
 // Paths are shown relative to what is compared: the commits' top directories
 // (or the directories named by REV:PATH). "." is the compared directory
@@ -9,6 +11,7 @@
 #include <cstdio>
 
 #include "cli/history.h"
+#include "cli/workspace_target.h"
 #include "store/revision.h"
 #include "store/tree_diff.h"
 
@@ -98,8 +101,11 @@ Status Collect(Store& store, const TreeEntry* a, const TreeEntry* b, const std::
 }
 
 // The entry at `path` of a commit; nullopt when there is none (absent, or
-// below something that is not a directory). The top directory is RootEntry.
-Result<std::optional<TreeEntry>> EntryAt(Store& store, const Commit& c, const std::string& path) {
+// below something that is not a directory, or no commit at all: the base of a
+// workspace never committed). The top directory is RootEntry.
+Result<std::optional<TreeEntry>> EntryAt(Store& store, const std::optional<Commit>& side, const std::string& path) {
+  if (!side) return std::optional<TreeEntry>();
+  const Commit& c = *side;
   STRATA_ASSIGN_OR_RETURN(std::vector<std::string> names, SplitPath(path));
   if (names.empty()) return std::optional<TreeEntry>(RootEntry(c));
   auto e = LookupPath(store, c.root, path);
@@ -121,20 +127,88 @@ struct DiffArgs {
   bool stat = false, name_status = false;
 };
 
+// One side of a diff: a commit (REV or REV:PATH), or what a workspace's next
+// commit would hold (its snapshot's trees, as a commit without parents).
+struct Side {
+  std::optional<Commit> commit;  // nullopt: nothing (the base of a workspace never committed)
+  std::string path;              // REV:PATH's path; "" for everything
+  std::string id;                // for --json: the commit id, or "ws:NAME"
+};
+
+Result<Side> CommitSide(Store& store, const std::string& spec) {
+  RevPath rp = SplitRevPath(spec);
+  STRATA_ASSIGN_OR_RETURN(Hash id, ResolveRevision(store, rp.rev));
+  STRATA_ASSIGN_OR_RETURN(Commit c, store.GetCommit(id));
+  return Side{std::move(c), rp.path, id.ToHex()};
+}
+
+Result<Side> WorkspaceSide(Store& store, const WorkspaceTarget& target, WorkspaceSnapshot* snap_out) {
+  STRATA_ASSIGN_OR_RETURN(WorkspaceSnapshot snap, SnapshotWorkspace(store, target));
+  Commit c;
+  c.root = snap.root;
+  c.root_meta = snap.root_meta;
+  if (snap_out) *snap_out = snap;
+  return Side{std::move(c), "", "ws:" + target.name};
+}
+
+// `diff A` alone: A can only be a workspace, so a plain name or mountpoint
+// will do too. nullopt when it is none.
+Result<std::optional<WorkspaceTarget>> WorkspaceAlone(Store& store, const std::string& spec) {
+  STRATA_ASSIGN_OR_RETURN(auto ws, FindWorkspaceSide(store, spec));
+  if (ws) return ws;
+  auto named = ResolveWorkspace(store, spec);
+  if (named.ok() && (named->mounted || WorkspaceExists(store, named->name)))
+    return std::optional<WorkspaceTarget>(std::move(named).value());
+  return std::optional<WorkspaceTarget>();
+}
+
+// The sides of `diff A B`, or of `diff WORKSPACE` (its base, then it).
+Result<std::pair<Side, Side>> ResolveSides(Store& store, const DiffArgs& a, const std::optional<WorkspaceTarget>& alone) {
+  if (alone) {
+    WorkspaceSnapshot snap;
+    STRATA_ASSIGN_OR_RETURN(Side ws, WorkspaceSide(store, *alone, &snap));
+    Side base;
+    if (snap.base) {
+      STRATA_ASSIGN_OR_RETURN(base, CommitSide(store, snap.base->ToHex()));
+    }
+    return std::make_pair(std::move(base), std::move(ws));
+  }
+  STRATA_ASSIGN_OR_RETURN(auto from_ws, FindWorkspaceSide(store, a.from));
+  STRATA_ASSIGN_OR_RETURN(auto to_ws, FindWorkspaceSide(store, a.to));
+  Side sides[2];
+  for (int i = 0; i < 2; i++) {
+    const auto& ws = i == 0 ? from_ws : to_ws;
+    if (ws) {
+      STRATA_ASSIGN_OR_RETURN(sides[i], WorkspaceSide(store, *ws, nullptr));
+    } else {
+      STRATA_ASSIGN_OR_RETURN(sides[i], CommitSide(store, i == 0 ? a.from : a.to));
+    }
+  }
+  return std::make_pair(std::move(sides[0]), std::move(sides[1]));
+}
+
 int RunDiff(Globals& g, const DiffArgs& a) {
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(store.status());
-  RevPath from = SplitRevPath(a.from), to = SplitRevPath(a.to);
-  Commit commits[2];
-  Hash ids[2];
-  for (int i = 0; i < 2; i++) {
-    auto id = ResolveRevision(**store, i == 0 ? from.rev : to.rev);
-    if (!id.ok()) return Fail(id.status());
-    auto c = (*store)->GetCommit(*id);
-    if (!c.ok()) return Fail(c.status());
-    ids[i] = *id;
-    commits[i] = std::move(c).value();
+  // gc: a Store::WriteSession (store->BeginWrite()) is taken here and held to the
+  // end: a workspace side's trees are reachable from no ref.
+  std::optional<WorkspaceTarget> alone;
+  if (a.to.empty()) {
+    auto ws = WorkspaceAlone(**store, a.from);
+    if (!ws.ok()) return Fail(ws.status());
+    if (!*ws) {
+      std::fprintf(stderr,
+                   "strata: '%s' is not a workspace (a name, ws:NAME or a mountpoint); compare two revisions "
+                   "with: strata diff A B\n",
+                   a.from.c_str());
+      return kExitUsage;
+    }
+    alone = std::move(*ws);
   }
+  auto sides = ResolveSides(**store, a, alone);
+  if (!sides.ok()) return Fail(sides.status());
+  const Side& from = sides->first;
+  const Side& to = sides->second;
   // The paths to compare, below REV:PATH; none means everything. A path
   // inside another one given is already covered.
   std::vector<std::string> filters;
@@ -156,13 +230,23 @@ int RunDiff(Globals& g, const DiffArgs& a) {
   std::vector<ChangeRow> rows;
   for (const std::string& f : kept) {
     auto join = [&](const std::string& base) { return base.empty() ? f : f.empty() ? base : base + "/" + f; };
-    auto old_entry = EntryAt(**store, commits[0], join(from.path));
+    auto old_entry = EntryAt(**store, from.commit, join(from.path));
     if (!old_entry.ok()) return Fail(old_entry.status());
-    auto new_entry = EntryAt(**store, commits[1], join(to.path));
+    auto new_entry = EntryAt(**store, to.commit, join(to.path));
     if (!new_entry.ok()) return Fail(new_entry.status());
     if (!*old_entry && !*new_entry) {
       std::string where = f.empty() ? "" : " '" + f + "'";
-      return Fail(Status::NotFound("no path" + where + " in " + a.from + " or in " + a.to));
+      return Fail(Status::NotFound("no path" + where + " in " + a.from + " or in " + (a.to.empty() ? "its base" : a.to)));
+    }
+    if (!from.commit && f.empty()) {
+      // A workspace never committed against nothing: everything in it is
+      // new, listed as `show` lists a first commit.
+      Status s = DiffTrees(**store, std::nullopt, to.commit->root, [&rows](const TreeChange& ch) {
+        rows.push_back(ToRow(ch));
+        return Status::Ok();
+      });
+      if (!s.ok()) return Fail(s);
+      continue;
     }
     // Two files (links, ...) compared directly are named by the path given.
     std::string label = f;
@@ -177,7 +261,9 @@ int RunDiff(Globals& g, const DiffArgs& a) {
   if (g.json) {
     nlohmann::ordered_json changes = nlohmann::ordered_json::array();
     for (const ChangeRow& r : rows) changes.push_back(RowJson(r));
-    PrintJson({{"from", ids[0].ToHex()}, {"to", ids[1].ToHex()}, {"changes", changes}});
+    PrintJson({{"from", from.commit ? nlohmann::ordered_json(from.id) : nlohmann::ordered_json()},
+               {"to", to.id},
+               {"changes", changes}});
     return kExitOk;
   }
   if (a.stat) {
@@ -263,10 +349,27 @@ void RegisterDiffCommands(CLI::App& app, Globals& g, int* exit_code) {
   static DiffArgs d;
   auto* diff = app.add_subcommand(
       "diff",
-      "paths that differ between two commits: A added, D deleted, M modified (content, mode, owner, mtime or "
-      "xattrs), T type changed");
-  diff->add_option("A", d.from, "the old side: REV or REV:PATH")->required();
-  diff->add_option("B", d.to, "the new side: REV or REV:PATH")->required();
+      "paths that differ between two commits or workspaces: A added, D deleted, M modified (content, mode, owner, "
+      "mtime or xattrs), T type changed");
+  diff->add_option("A", d.from, "the old side: REV, REV:PATH, ws:WORKSPACE or a mountpoint")->required();
+  auto* b = diff->add_option("B", d.to,
+                             "the new side: REV, REV:PATH, ws:WORKSPACE or a mountpoint; without B, A is a "
+                             "workspace compared with its base");
+  // B is optional, so in `diff WORKSPACE -- PATH` CLI11 would hand PATH to B.
+  // Positionals are validated as they are parsed: B refuses a value that
+  // comes after "--" (CLI11 has recorded the "--" by then), which then goes
+  // to PATH. The first verdict is kept for the validation after parsing.
+  static bool b_accepted = false;
+  diff->validate_positionals();
+  b->check(CLI::Validator(
+      [diff](std::string&) -> std::string {
+        if (b_accepted) return "";
+        auto seen = diff->remaining();
+        if (std::find(seen.begin(), seen.end(), "--") != seen.end()) return "a path after --, not a side";
+        b_accepted = true;
+        return "";
+      },
+      "", "SIDE"));
   diff->add_option("PATH", d.paths, "only these paths (after --), relative to what is compared");
   auto* stat = diff->add_flag("--stat", d.stat,
                               "per path its size before and after (size differences, not an edit distance), "

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 namespace strata::fs {
 namespace {
@@ -129,6 +130,82 @@ nlohmann::ordered_json CommitReplyJson(const CommitOutcome& outcome) {
             {"trees_ms", s.trees_ms},
             {"publish_ms", s.publish_ms},
             {"rebase_ms", s.rebase_ms}}}};
+}
+
+namespace {
+
+std::string BytesToHex(std::string_view bytes) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
+std::optional<std::string> HexToBytes(std::string_view hex) {
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  if (hex.size() % 2 != 0) return std::nullopt;
+  std::string out;
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    int hi = digit(hex[i]), lo = digit(hex[i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out += static_cast<char>(hi * 16 + lo);
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::ordered_json SnapshotReplyJson(const WorkspaceSnapshot& snap) {
+  nlohmann::ordered_json xattrs = nlohmann::ordered_json::array();
+  for (const auto& [name, value] : snap.root_meta.xattrs) xattrs.push_back({BytesToHex(name), BytesToHex(value)});
+  const RootMeta& m = snap.root_meta;
+  return {{"base", snap.base ? nlohmann::ordered_json(snap.base->ToHex()) : nlohmann::ordered_json()},
+          {"root", snap.root.ToHex()},
+          {"root_meta",
+           {{"mode", m.mode},
+            {"uid", m.uid},
+            {"gid", m.gid},
+            {"mtime_sec", m.mtime_sec},
+            {"mtime_nsec", m.mtime_nsec},
+            {"xattrs", xattrs}}},
+          {"differs", snap.differs}};
+}
+
+Result<WorkspaceSnapshot> SnapshotFromJson(const nlohmann::ordered_json& j) {
+  const Status bad = Status::Corruption("the daemon's snapshot reply is not what this strata reads");
+  try {
+    WorkspaceSnapshot snap;
+    if (!j.at("base").is_null()) {
+      snap.base = Hash::FromHex(j.at("base").get<std::string>());
+      if (!snap.base) return bad;
+    }
+    auto root = Hash::FromHex(j.at("root").get<std::string>());
+    if (!root) return bad;
+    snap.root = *root;
+    const auto& m = j.at("root_meta");
+    snap.root_meta.mode = m.at("mode").get<uint32_t>();
+    snap.root_meta.uid = m.at("uid").get<uint32_t>();
+    snap.root_meta.gid = m.at("gid").get<uint32_t>();
+    snap.root_meta.mtime_sec = m.at("mtime_sec").get<int64_t>();
+    snap.root_meta.mtime_nsec = m.at("mtime_nsec").get<uint32_t>();
+    for (const auto& x : m.at("xattrs")) {
+      auto name = HexToBytes(x.at(0).get<std::string>());
+      auto value = HexToBytes(x.at(1).get<std::string>());
+      if (!name || !value) return bad;
+      snap.root_meta.xattrs.emplace_back(*name, *value);
+    }
+    snap.differs = j.at("differs").get<bool>();
+    return snap;
+  } catch (const nlohmann::json::exception&) {
+    return bad;
+  }
 }
 
 nlohmann::ordered_json ErrorReplyJson(const Status& s) {

@@ -6,6 +6,8 @@
 //   {"op": "stats"}                         → {"operations": ..., "workspace": ...}
 //   {"op": "commit", "message": M, "author": A, "branch": B}
 //                                           → CommitReplyJson(...)
+//   {"op": "snapshot"}                      → SnapshotReplyJson(...): the trees the next
+//                                             commit would hold (Workspace::Snapshot)
 // Any failure is {"error": message, "code": "conflict" | "invalid" | "failed"}.
 // Requests are served one at a time, in the order they arrive.
 #pragma once
@@ -45,6 +47,12 @@ Result<nlohmann::ordered_json> ControlRequest(const std::string& socket_path, co
 
 // The reply to a commit, also printed by `strata commit --json`.
 nlohmann::ordered_json CommitReplyJson(const CommitOutcome& outcome);
+// The reply to a snapshot: {"base": hex | null, "root": hex, "root_meta":
+// {"mode", "uid", "gid", "mtime_sec", "mtime_nsec", "xattrs": [[name, value]]
+// with names and values in hex (they are bytes)}, "differs": bool}, and
+// what the client reads back from it.
+nlohmann::ordered_json SnapshotReplyJson(const WorkspaceSnapshot& snap);
+Result<WorkspaceSnapshot> SnapshotFromJson(const nlohmann::ordered_json& j);
 // The error reply for a failed request.
 nlohmann::ordered_json ErrorReplyJson(const Status& s);
 

@@ -102,6 +102,11 @@ nlohmann::ordered_json FuseServer::Control(const nlohmann::ordered_json& request
     if (!outcome.ok()) return fs::ErrorReplyJson(outcome.status());
     return fs::CommitReplyJson(*outcome);
   }
+  if (op == "snapshot") {
+    auto snap = state_->context.ws->Snapshot();
+    if (!snap.ok()) return fs::ErrorReplyJson(snap.status());
+    return fs::SnapshotReplyJson(*snap);
+  }
   return fs::ErrorReplyJson(Status::InvalidArgument("unknown request '" + op + "'"));
 }
 

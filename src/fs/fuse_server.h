@@ -44,7 +44,7 @@ class FuseServer {
 
   // Serves requests until the file system is unmounted or SIGINT/SIGTERM/SIGHUP
   // arrives. Meanwhile the control socket <state_dir>/control.sock answers
-  // `strata stats` and `strata commit` (control.h).
+  // `strata stats`, `strata commit` and snapshots for `strata diff` (control.h).
   Status Run();
 
   // {"operations": counters per FUSE operation (op_stats.h),

@@ -1,0 +1,50 @@
+// Naming a workspace on the command line, and asking it for what it holds.
+//
+// A workspace is named by its name or by the mountpoint of its mount. While
+// it is mounted only its daemon may open it, so requests go through the
+// daemon's control socket (fs/control.h), after a syncfs of the mount that
+// pushes the kernel's dirty pages to it; otherwise the workspace is opened in
+// this process.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "cli/cli.h"
+#include "workspace/workspace.h"
+
+namespace strata::cli {
+
+struct WorkspaceTarget {
+  std::string name;
+  std::optional<MountedWorkspace> mounted;  // nullopt: not mounted, open it here
+};
+
+// For commands whose argument is always a workspace (commit, reset, rebase):
+// a mountpoint or a name. NotFound when it is neither.
+Result<WorkspaceTarget> ResolveWorkspace(Store& store, const std::string& mountpoint_or_name);
+
+// For commands that also take revisions (diff): "ws:NAME", or the mountpoint
+// of a mounted workspace given as a path (containing a '/', or "."). nullopt
+// when spec is neither, i.e. a revision. The "ws:" prefix always means a
+// workspace; a branch named "ws" is still reached as "ws~0:PATH".
+Result<std::optional<WorkspaceTarget>> FindWorkspaceSide(Store& store, const std::string& spec);
+
+// Whether a workspace of that name exists (mounted or not).
+bool WorkspaceExists(Store& store, const std::string& name);
+
+// Workspaces of read-only mounts (cmd_mount.cc) hold no changes of anyone's.
+bool IsReadOnlyMount(const std::string& name);
+
+// syncfs on the mount: dirty pages (shared mappings, write-back cache) reach the daemon.
+Status SyncMount(const std::string& mountpoint);
+
+// The path of a mounted workspace's control socket.
+std::string ControlSocketPath(Store& store, const WorkspaceTarget& target);
+
+// Workspace::Snapshot of the target, through its daemon when mounted. The
+// trees are reachable from no ref: the caller holds a store write session
+// from before this call until it has read them.
+Result<WorkspaceSnapshot> SnapshotWorkspace(Store& store, const WorkspaceTarget& target);
+
+}  // namespace strata::cli
