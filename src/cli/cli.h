@@ -51,6 +51,7 @@ void RegisterSnapshotCommands(CLI::App& app, Globals& g, int* exit_code);  // im
 void RegisterHistoryCommands(CLI::App& app, Globals& g, int* exit_code);   // log, ls, cat, show, diff, branch, fork
 void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code);     // mount, umount, workspace
 void RegisterCommitCommands(CLI::App& app, Globals& g, int* exit_code);    // commit
+void RegisterGcCommands(CLI::App& app, Globals& g, int* exit_code);        // gc, fsck
 // `strata stats MOUNTPOINT`: the counters of the daemon serving a mount.
 int RunMountStats(Globals& g, const std::string& mountpoint);
 

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   RegisterHistoryCommands(app, globals, &exit_code);
   RegisterMountCommands(app, globals, &exit_code);
   RegisterCommitCommands(app, globals, &exit_code);
+  RegisterGcCommands(app, globals, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

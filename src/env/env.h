@@ -40,6 +40,16 @@ class RandomAccessFile {
   virtual uint64_t Size() const = 0;
 };
 
+// A lock on a file (flock), held until destroyed. Shared locks coexist;
+// an exclusive one excludes every other lock on the file, in this process too.
+// The kernel drops it when its process dies, so a crash never leaves it held.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
+enum class LockMode { kShared, kExclusive };
+
 class Env {
  public:
   virtual ~Env() = default;
@@ -65,6 +75,10 @@ class Env {
   // Whether a process with this pid exists; used to tell the temp files of a
   // live writer from those a crashed one left behind.
   virtual bool ProcessAlive(int pid) = 0;
+
+  // Locks path (created if missing). With wait, blocks until granted;
+  // without, a lock held elsewhere is Conflict at once.
+  virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, LockMode mode, bool wait) = 0;
 };
 
 }  // namespace strata

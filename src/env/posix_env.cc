@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,15 @@
 
 namespace strata {
 namespace {
+
+class PosixFileLock : public FileLock {
+ public:
+  explicit PosixFileLock(int fd) : fd_(fd) {}
+  ~PosixFileLock() override { ::close(fd_); }  // closing the descriptor drops the flock
+
+ private:
+  const int fd_;
+};
 
 class FdHolder {
  public:
@@ -212,6 +222,20 @@ class PosixEnv : public Env {
   }
 
   bool ProcessAlive(int pid) override { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, LockMode mode, bool wait) override {
+    FdHolder fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    if (fd.get() < 0) return Status::IOError("opening lock file " + path, errno);
+    int op = (mode == LockMode::kShared ? LOCK_SH : LOCK_EX) | (wait ? 0 : LOCK_NB);
+    int rc;
+    do rc = ::flock(fd.get(), op);
+    while (rc != 0 && errno == EINTR);
+    if (rc != 0) {
+      if (errno == EWOULDBLOCK) return Status::Conflict(path + " is locked by another process");
+      return Status::IOError("locking " + path, errno);
+    }
+    return std::unique_ptr<FileLock>(new PosixFileLock(fd.release()));
+  }
 };
 
 }  // namespace

@@ -36,6 +36,9 @@ class Importer {
       : store_(store), options_(options), chunker_(store.config().chunker), progress_("import", 0, 0) {}
 
   Result<ImportStats> Run(const std::string& source) {
+    // Chunks found already stored (and the import cache's chunk lists) are
+    // counted on until the branch points at the new commit: gc must wait.
+    STRATA_ASSIGN_OR_RETURN(Store::WriteSession session, store_.BeginWrite());
     auto start = std::chrono::steady_clock::now();
     STRATA_ASSIGN_OR_RETURN(FileStat root_st, LstatPath(source));
     if (!S_ISDIR(root_st.mode)) return Status::InvalidArgument(source + " is not a directory");

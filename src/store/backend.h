@@ -35,6 +35,8 @@ class Backend {
   // harmless: equal names mean equal bytes.
   virtual Status PublishPack(const std::string& local_path, const std::string& name) = 0;
   virtual Result<std::shared_ptr<RandomAccessFile>> OpenPack(const std::string& name) = 0;
+  // Removes a pack for good (gc, after the index stopped naming it).
+  virtual Status DeletePack(const std::string& name) = 0;
   // Names of every published pack.
   virtual Result<std::vector<std::string>> ListPacks() = 0;
 

@@ -261,6 +261,86 @@ Result<std::map<int, TypeTotals>> Index::TotalsByType() {
   return out;
 }
 
+Result<std::vector<std::pair<Hash, uint64_t>>> Index::ListObjects() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st(db_, "SELECT oid, stored_len FROM objects ORDER BY oid");
+  if (!st.ok()) return PrepareError(db_);
+  std::vector<std::pair<Hash, uint64_t>> out;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    auto h = st.HashCol(0);
+    if (!h) return Status::Corruption("index row with a malformed object id");
+    out.emplace_back(*h, static_cast<uint64_t>(st.Int(1)));
+  }
+  if (rc != SQLITE_DONE) return st.Error("listing objects");
+  return out;
+}
+
+Status Index::DeleteObjects(const std::vector<Hash>& ids) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction txn(db_);
+  if (!txn.ok()) return PrepareError(db_);
+  Stmt del(db_, "DELETE FROM objects WHERE oid = ?");
+  if (!del.ok()) return PrepareError(db_);
+  for (const Hash& id : ids) {
+    if (del.Bind(1, id).Step() != SQLITE_DONE) return del.Error("deleting object " + id.ToHex());
+    del.Reset();
+  }
+  return txn.Commit();
+}
+
+Result<std::vector<PackUsage>> Index::ListPackUsage() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st(db_,
+          "SELECT p.name, p.size, count(o.oid), coalesce(sum(o.stored_len), 0) FROM packs p "
+          "LEFT JOIN objects o ON o.pack = p.id GROUP BY p.id ORDER BY p.name");
+  if (!st.ok()) return PrepareError(db_);
+  std::vector<PackUsage> out;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW)
+    out.push_back({st.Text(0), static_cast<uint64_t>(st.Int(1)), static_cast<uint64_t>(st.Int(2)),
+                   static_cast<uint64_t>(st.Int(3))});
+  if (rc != SQLITE_DONE) return st.Error("pack usage");
+  return out;
+}
+
+Status Index::ReplacePacks(const std::optional<NewPack>& added, const std::vector<std::string>& removed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction txn(db_);
+  if (!txn.ok()) return PrepareError(db_);
+  if (added) {
+    Stmt add(db_, "INSERT OR IGNORE INTO packs(name, size, objects) VALUES(?, ?, ?)");
+    if (!add.ok() || add.Bind(1, added->name).Bind(2, static_cast<int64_t>(added->size))
+                             .Bind(3, static_cast<int64_t>(added->entries.size())).Step() != SQLITE_DONE)
+      return add.Error("adding pack " + added->name);
+    Stmt obj(db_,
+             "INSERT OR REPLACE INTO objects(oid, pack, offset, stored_len, raw_len, type, codec) "
+             "SELECT ?, id, ?, ?, ?, ?, ? FROM packs WHERE name = ?");
+    if (!obj.ok()) return PrepareError(db_);
+    for (const PackEntry& e : added->entries) {
+      obj.Bind(1, e.id).Bind(2, static_cast<int64_t>(e.offset)).Bind(3, static_cast<int64_t>(e.stored_len));
+      obj.Bind(4, static_cast<int64_t>(e.raw_len)).Bind(5, static_cast<int64_t>(e.type));
+      obj.Bind(6, static_cast<int64_t>(e.codec)).Bind(7, added->name);
+      if (obj.Step() != SQLITE_DONE) return obj.Error("moving objects to pack " + added->name);
+      obj.Reset();
+    }
+  }
+  Stmt forget_objects(db_, "DELETE FROM objects WHERE pack = (SELECT id FROM packs WHERE name = ?)");
+  Stmt forget_pack(db_, "DELETE FROM packs WHERE name = ?");
+  if (!forget_objects.ok() || !forget_pack.ok()) return PrepareError(db_);
+  for (const std::string& name : removed) {
+    if (forget_objects.Bind(1, name).Step() != SQLITE_DONE) return forget_objects.Error("forgetting pack " + name);
+    if (forget_pack.Bind(1, name).Step() != SQLITE_DONE) return forget_pack.Error("forgetting pack " + name);
+    forget_objects.Reset();
+    forget_pack.Reset();
+  }
+  Stmt bump(db_,
+            "INSERT INTO counters(name, value) VALUES('gc_generation', 1) "
+            "ON CONFLICT(name) DO UPDATE SET value = value + 1");
+  if (!bump.ok() || bump.Step() != SQLITE_DONE) return bump.Error("updating the gc generation");
+  return txn.Commit();
+}
+
 Result<std::optional<Hash>> Index::GetRef(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
   Stmt st(db_, "SELECT oid FROM refs WHERE name = ?");

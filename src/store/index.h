@@ -35,6 +35,22 @@ struct ObjectLocation {
   PackEntry entry;
 };
 
+// A pack and how much of it the index still uses (gc decides from this
+// whether to rewrite it).
+struct PackUsage {
+  std::string name;
+  uint64_t size = 0;          // bytes of the pack file
+  uint64_t live_objects = 0;  // objects the index places in it
+  uint64_t live_bytes = 0;    // their stored bytes
+};
+
+// A pack gc wrote, with the objects it holds.
+struct NewPack {
+  std::string name;
+  uint64_t size = 0;
+  std::vector<PackEntry> entries;
+};
+
 struct TypeTotals {
   uint64_t count = 0, raw_bytes = 0, stored_bytes = 0;
 };
@@ -55,6 +71,19 @@ class Index {
   Result<std::vector<PackEntry>> ObjectsInPack(const std::string& pack);
   Result<std::vector<Hash>> FindByPrefix(ObjectType type, const std::string& hex_prefix, size_t limit);
   Result<std::map<int, TypeTotals>> TotalsByType();
+
+  // ---- for gc
+  // Every indexed object with its stored size, sorted by id.
+  Result<std::vector<std::pair<Hash, uint64_t>>> ListObjects();
+  // Forgets objects (in one transaction); their bytes stay in their packs
+  // until gc rewrites or removes those.
+  Status DeleteObjects(const std::vector<Hash>& ids);
+  Result<std::vector<PackUsage>> ListPackUsage();
+  // In one transaction: indexes `added` (its objects now live there, wherever
+  // they were), then forgets the packs in `removed` and any object still placed
+  // in them, and bumps the gc generation counter so that other processes close
+  // their handles on the removed packs.
+  Status ReplacePacks(const std::optional<NewPack>& added, const std::vector<std::string>& removed);
 
   Result<std::optional<Hash>> GetRef(const std::string& name);
   Result<std::map<std::string, Hash>> ListRefs();

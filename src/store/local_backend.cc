@@ -23,6 +23,11 @@ class LocalBackend : public Backend {
     return std::shared_ptr<RandomAccessFile>(std::move(file));
   }
 
+  Status DeletePack(const std::string& name) override {
+    STRATA_RETURN_IF_ERROR(env_->RemoveFile(packs_dir_ + "/" + name));
+    return env_->SyncDir(packs_dir_);
+  }
+
   Result<std::vector<std::string>> ListPacks() override {
     STRATA_ASSIGN_OR_RETURN(auto files, env_->ListDir(packs_dir_));
     std::vector<std::string> packs;

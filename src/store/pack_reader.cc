@@ -28,6 +28,11 @@ Result<std::shared_ptr<RandomAccessFile>> PackCache::OpenPack(const std::string&
   return *file;
 }
 
+void PackCache::Clear() {
+  std::lock_guard<std::mutex> lock(mu_);
+  open_.clear();
+}
+
 Result<std::string> PackCache::ReadObject(const std::string& pack_name, const PackEntry& entry) {
   auto damaged = [&](const Status& why) {
     return Status::Corruption("object " + entry.id.ToHex() + " in pack " + pack_name + " is damaged: " +

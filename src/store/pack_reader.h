@@ -26,6 +26,8 @@ class PackCache {
   // checks that its bytes hash to entry.id. Any mismatch is Corruption that
   // names the object and the pack.
   Result<std::string> ReadObject(const std::string& pack_name, const PackEntry& entry);
+  // Closes every handle (reads in flight keep theirs): gc removed packs.
+  void Clear();
 
  private:
   Result<std::shared_ptr<RandomAccessFile>> OpenPack(const std::string& pack_name);

@@ -1,6 +1,7 @@
 #include "store/store.h"
 
 #include <cctype>
+#include <chrono>
 
 #include "store/backend.h"
 #include "store/index.h"
@@ -13,6 +14,7 @@ namespace {
 constexpr const char* kConfigFile = "/config.json";
 constexpr const char* kIndexFile = "/index.db";
 constexpr const char* kLogicalBytesCounter = "logical_bytes";
+constexpr const char* kGcGenerationCounter = "gc_generation";
 
 // "<pid>-<n>-<r>.tmp" -> pid, or 0 for names no writer of ours produces.
 int TempFileOwner(const std::string& name) {
@@ -83,7 +85,50 @@ Store::Store(std::string path, Env* env, StoreConfig config, std::unique_ptr<Ind
 
 Store::~Store() = default;  // an unflushed open pack is abandoned (its temp file removed)
 
+Result<Store::WriteSession> Store::BeginWrite() {
+  std::lock_guard<std::mutex> lock(session_mu_);
+  if (sessions_ == 0) {
+    STRATA_ASSIGN_OR_RETURN(session_lock_, env_->LockFile(GcLockPath(), LockMode::kShared, /*wait=*/true));
+    ForgetKnownIds();
+  }
+  sessions_++;
+  return WriteSession(this);
+}
+
+void Store::EndWrite() {
+  std::lock_guard<std::mutex> lock(session_mu_);
+  if (--sessions_ > 0) return;
+  session_lock_.reset();
+  ForgetKnownIds();
+}
+
+void Store::ForgetKnownIds() {
+  // Ids remembered as stored may be deleted by a gc once no session is open;
+  // only those in packs this Store is writing are certain.
+  std::lock_guard<std::mutex> lock(write_mu_);
+  known_ = open_ids_;
+  known_.insert(sealing_ids_.begin(), sealing_ids_.end());
+}
+
+Store::WriteSession::~WriteSession() {
+  if (store_) store_->EndWrite();
+}
+
+void Store::DropRemovedPackHandles() {
+  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::steady_clock::now().time_since_epoch())
+                    .count();
+  int64_t last = pack_check_ms_.load();
+  if (now - last < 1000 || !pack_check_ms_.compare_exchange_strong(last, now)) return;
+  auto generation = index_->GetCounter(kGcGenerationCounter);
+  if (!generation.ok()) return;  // the next read looks again
+  if (gc_generation_.exchange(*generation) != *generation) packs_->Clear();
+}
+
 Status Store::Recover() {
+  // Indexing packs must not race with gc removing one (it would index a pack
+  // that is about to go), so recovery holds a session.
+  STRATA_ASSIGN_OR_RETURN(WriteSession session, BeginWrite());
   // Temp packs of writers that died: their objects were never indexed, so
   // nothing refers to them.
   STRATA_ASSIGN_OR_RETURN(auto temps, env_->ListDir(path_ + "/tmp"));
@@ -206,7 +251,14 @@ Result<std::string> Store::Get(const Hash& id, ObjectType expected) {
   if (loc->entry.type != expected)
     return Status::Corruption("object " + id.ToHex() + " is a " + ObjectTypeName(loc->entry.type) + ", expected a " +
                               ObjectTypeName(expected));
-  return packs_->ReadObject(loc->pack, loc->entry);
+  DropRemovedPackHandles();
+  auto data = packs_->ReadObject(loc->pack, loc->entry);
+  if (data.ok()) return data;
+  // gc may have moved the object to a new pack between the lookup and the
+  // read: if the index now places it elsewhere, read it there.
+  auto moved = index_->Lookup(id);
+  if (!moved.ok() || !*moved || (*moved)->pack == loc->pack) return data;
+  return packs_->ReadObject((*moved)->pack, (*moved)->entry);
 }
 
 Result<bool> Store::Contains(const Hash& id) {
@@ -245,7 +297,9 @@ Result<std::map<std::string, Hash>> Store::ListRefs() { return backend_->ListRef
 
 Status Store::CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected, const Hash& target) {
   if (!IsValidRefName(name)) return Status::InvalidArgument("'" + name + "' is not a valid branch name");
-  // A ref may only point at a commit that is durably stored.
+  // A ref may only point at a commit that is durably stored; the session keeps
+  // gc from deleting it between this check and the swap.
+  STRATA_ASSIGN_OR_RETURN(WriteSession session, BeginWrite());
   STRATA_ASSIGN_OR_RETURN(auto loc, index_->Lookup(target));
   if (!loc || loc->entry.type != ObjectType::kCommit)
     return Status::InvalidArgument("cannot point branch '" + name + "' at " + target.ToHex() +

@@ -18,6 +18,11 @@
 // decompresses it and checks its id once; a mismatch is Corruption naming the
 // object and the pack, never wrong bytes.
 //
+// Garbage collection (gc.h) deletes objects that nothing refers to while
+// other processes keep using the store. Writers protect what they are about
+// to make reachable with a WriteSession (below); gc deletes only while it holds
+// the store's gc lock exclusively, i.e. while no session is open anywhere.
+//
 // Crash safety: a crash leaves at most a temp pack (deleted by the next Open)
 // or a sealed pack not yet indexed (indexed from its footer by the next Open).
 //
@@ -97,6 +102,7 @@ class Store {
 
   const StoreConfig& config() const { return config_; }
   const std::string& path() const { return path_; }
+  Env* env() const { return env_; }
 
   // ---- objects
   Result<PutResult> Put(ObjectType type, std::string_view data);
@@ -108,6 +114,27 @@ class Store {
   Status Flush();
   // Adds to the counter of file bytes given to the store (for the dedup ratio).
   void AddLogicalBytes(uint64_t n) { logical_bytes_pending_ += n; }
+
+  // ---- write sessions
+  // A session spans from a writer's first Put (the moment it may count on an
+  // object being stored) until what it wrote is reachable: from a ref, or as a
+  // workspace's base. While any session is open, in any process, gc deletes
+  // nothing. Sessions nest and may be held by many threads; the first one
+  // waits while gc is deleting (a short phase). See docs/format/store.md.
+  class WriteSession {
+   public:
+    WriteSession(WriteSession&& other) noexcept : store_(other.store_) { other.store_ = nullptr; }
+    WriteSession& operator=(WriteSession&&) = delete;
+    ~WriteSession();
+
+   private:
+    friend class Store;
+    explicit WriteSession(Store* store) : store_(store) {}
+    Store* store_;
+  };
+  Result<WriteSession> BeginWrite();
+  // The lock file sessions (shared) and gc's deleting phase (exclusive) take.
+  std::string GcLockPath() const { return path_ + "/gc.lock"; }
 
   // Ids of commits whose hex form starts with prefix (at most `limit`).
   Result<std::vector<Hash>> FindCommitsByPrefix(std::string_view hex_prefix, size_t limit);
@@ -131,6 +158,11 @@ class Store {
  private:
   Store(std::string path, Env* env, StoreConfig config, std::unique_ptr<Index> index);
   Status Recover();
+  void EndWrite();
+  void ForgetKnownIds();
+  // Closes pack handles once gc removed packs, so their space is freed even in
+  // a long-running mount; checks the index at most once a second.
+  void DropRemovedPackHandles();
   // Seals the open pack; drops `lock` (on write_mu_) while syncing it.
   Status SealOpenPack(std::unique_lock<std::mutex>& lock);
 
@@ -152,6 +184,12 @@ class Store {
   // object (common in an import) skip the index lookup. GUARDED_BY(write_mu_)
   std::unordered_set<Hash> known_;
   std::atomic<uint64_t> logical_bytes_pending_{0};
+
+  std::mutex session_mu_;
+  int sessions_ = 0;                          // GUARDED_BY(session_mu_)
+  std::unique_ptr<FileLock> session_lock_;    // shared gc lock while sessions_ > 0, GUARDED_BY(session_mu_)
+  std::atomic<int64_t> pack_check_ms_{0};     // when DropRemovedPackHandles last looked
+  std::atomic<uint64_t> gc_generation_{0};    // the index's gc generation it saw then
 };
 
 // Branch names: like git's, minus what would be ambiguous with a revision:

@@ -85,6 +85,8 @@ class PackVerifier {
 }  // namespace
 
 Result<VerifyReport> VerifyStore(Store& store, Progress* progress) {
+  // A gc removing a pack while it is read here would look like damage.
+  STRATA_ASSIGN_OR_RETURN(Store::WriteSession session, store.BeginWrite());
   VerifyReport report;
   std::mutex mu;
   STRATA_ASSIGN_OR_RETURN(std::vector<std::string> packs, store.backend()->ListPacks());

@@ -119,6 +119,9 @@ void SqliteWorkspace::EndCapture() {
 }
 
 Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request) {
+  // Keeps gc from deleting objects this commit reuses until the branch and
+  // the workspace's base point at the new commit.
+  STRATA_ASSIGN_OR_RETURN(Store::WriteSession session, store_.BeginWrite());
   CommitPlan plan;
   CommitOutcome outcome;
   auto start = std::chrono::steady_clock::now();

@@ -162,6 +162,13 @@ Result<MetaInfo> ReadMeta(NamespaceDb& db) {
 Status Workspace::Create(Store& store, const std::string& name, const std::optional<Hash>& base,
                          const std::string& branch) {
   STRATA_RETURN_IF_ERROR(CheckWorkspaceName(name));
+  // From here until the workspace is listed, gc must not delete its base:
+  // a workspace's base is one of gc's roots only once it can be listed.
+  STRATA_ASSIGN_OR_RETURN(Store::WriteSession session, store.BeginWrite());
+  if (base) {
+    STRATA_ASSIGN_OR_RETURN(bool stored, store.Contains(*base));
+    if (!stored) return Status::NotFound("commit " + base->ToHex() + " is not in the store");
+  }
   const std::string root = WorkspacesDir(store);
   const std::string final_dir = root + "/" + EncodeName(name);
   STRATA_RETURN_IF_ERROR(MakeDir(root));

@@ -1,0 +1,136 @@
+// gc, fsck: removing what nothing reaches, and checking that everything
+// reached is there. Both treat every workspace's base (read-only mounts
+// included) as a root, so a mounted commit is never collected.
+#include <fmt/format.h>
+
+#include "cli/cli.h"
+#include "store/fsck.h"
+#include "store/gc.h"
+#include "util/progress.h"
+#include "workspace/workspace.h"
+
+namespace strata::cli {
+namespace {
+
+struct GcArgs {
+  bool dry_run = false;
+  double repack_threshold = 0.5;
+};
+
+// The bases of every workspace: what they read and what their next commit builds on.
+Result<std::vector<RootCommit>> WorkspaceRoots(Store& store) {
+  STRATA_ASSIGN_OR_RETURN(auto workspaces, Workspace::List(store));
+  std::vector<RootCommit> roots;
+  for (const WorkspaceInfo& w : workspaces)
+    if (w.base) roots.push_back({*w.base, "workspace " + w.name});
+  return roots;
+}
+
+int RunGc(Globals& g, const GcArgs& a) {
+  auto store = OpenStore(g);
+  if (!store.ok()) return Fail(store.status());
+  Progress progress(a.dry_run ? "gc (dry run)" : "gc", 0, 0);
+  GcOptions options;
+  options.dry_run = a.dry_run;
+  options.repack_threshold = a.repack_threshold;
+  options.extra_roots = [&] { return WorkspaceRoots(**store); };
+  options.progress = &progress;
+  if (Progress::StderrIsTerminal())
+    options.note = [](std::string_view what) { fmt::print(stderr, "\r\033[Kgc: {}\n", what); };
+  auto report = CollectGarbage(**store, options);
+  progress.Finish();
+  if (!report.ok()) return Fail(report.status());
+  const GcReport& r = *report;
+  if (g.json) {
+    nlohmann::ordered_json j;
+    j["dry_run"] = a.dry_run;
+    j["roots"] = r.roots;
+    j["objects_before"] = r.objects_before;
+    j["objects_deleted"] = r.objects_deleted;
+    j["bytes_deleted"] = r.bytes_deleted;
+    j["packs_before"] = r.packs_before;
+    j["packs_after"] = r.packs_after;
+    j["packs_removed"] = r.packs_removed;
+    j["packs_rewritten"] = r.packs_rewritten;
+    j["packs_written"] = r.packs_written;
+    j["bytes_copied"] = r.bytes_copied;
+    j["pack_bytes_before"] = r.pack_bytes_before;
+    j["pack_bytes_after"] = r.pack_bytes_after;
+    j["trees_read"] = r.trees_read;
+    j["ms"] = {{"mark", r.mark_ms}, {"delete", r.delete_ms}, {"repack", r.repack_ms}, {"locked", r.locked_ms}};
+    PrintJson(j);
+    return kExitOk;
+  }
+  if (a.dry_run) {
+    fmt::print("would delete {} of {} objects ({} stored) reachable from none of {} roots\n", r.objects_deleted,
+               r.objects_before, HumanBytes(r.bytes_deleted), r.roots);
+    return kExitOk;
+  }
+  fmt::print("deleted {} of {} objects ({} stored) reachable from none of {} roots\n", r.objects_deleted,
+             r.objects_before, HumanBytes(r.bytes_deleted), r.roots);
+  fmt::print("packs: {} before, {} removed, {} rewritten into {}, {} after ({} copied)\n", r.packs_before,
+             r.packs_removed, r.packs_rewritten, r.packs_written, r.packs_after, HumanBytes(r.bytes_copied));
+  fmt::print("reclaimed {} ({} -> {} on disk) in {:.1f} s; writers were held back {:.0f} ms\n",
+             HumanBytes(r.pack_bytes_before - std::min(r.pack_bytes_before, r.pack_bytes_after)),
+             HumanBytes(r.pack_bytes_before), HumanBytes(r.pack_bytes_after),
+             (r.mark_ms + r.delete_ms + r.repack_ms) / 1000, r.locked_ms);
+  return kExitOk;
+}
+
+int RunFsck(Globals& g) {
+  auto store = OpenStore(g);
+  if (!store.ok()) return Fail(store.status());
+  auto roots = WorkspaceRoots(**store);
+  if (!roots.ok()) return Fail(roots.status());
+  Progress progress("fsck", 0, 0);
+  auto report = CheckStore(**store, *roots, &progress);
+  progress.Finish();
+  if (!report.ok()) return Fail(report.status());
+  const FsckReport& r = *report;
+  if (g.json) {
+    nlohmann::ordered_json j;
+    j["ok"] = r.ok();
+    j["packs"] = r.integrity.packs;
+    j["objects"] = r.integrity.objects;
+    j["roots"] = r.roots;
+    j["reachable"] = r.reachable;
+    j["unreachable"] = r.unreachable;
+    j["damaged"] = nlohmann::ordered_json::array();
+    for (const auto& p : r.integrity.problems)
+      j["damaged"].push_back({{"pack", p.pack}, {"object", p.object}, {"message", p.message}});
+    j["missing"] = nlohmann::ordered_json::array();
+    for (const auto& p : r.missing)
+      j["missing"].push_back({{"object", p.object}, {"where", p.where}, {"message", p.message}});
+    PrintJson(j);
+  } else {
+    for (const auto& p : r.integrity.problems) {
+      std::string where = p.object.empty() ? "pack " + p.pack
+                                           : "object " + p.object + (p.pack.empty() ? "" : " in pack " + p.pack);
+      fmt::print("damaged: {}: {}\n", where, p.message);
+    }
+    for (const auto& p : r.missing) fmt::print("missing: {} at {}: {}\n", p.object, p.where, p.message);
+    fmt::print("{}: {} packs, {} objects; {} reachable from {} roots, {} unreachable (gc deletes them)\n",
+               r.ok() ? "ok" : "DAMAGED", r.integrity.packs, r.integrity.objects, r.reachable, r.roots,
+               r.unreachable);
+  }
+  return r.ok() ? kExitOk : kExitDamaged;
+}
+
+}  // namespace
+
+void RegisterGcCommands(CLI::App& app, Globals& g, int* exit_code) {
+  static GcArgs a;  // option storage must outlive parsing
+  auto* gc = app.add_subcommand("gc", "delete objects no branch or workspace reaches; repack mostly-dead packs");
+  gc->add_flag("--dry-run", a.dry_run, "report what would be deleted; change nothing");
+  gc->add_option("--repack-threshold", a.repack_threshold,
+                 "rewrite packs whose live share of bytes is below this (0 to 1; 0 never rewrites)")
+      ->check(CLI::Range(0.0, 1.0));
+  gc->add_flag("--json", g.json, "machine-readable output");
+  gc->callback([&g, exit_code] { *exit_code = RunGc(g, a); });
+
+  auto* fsck = app.add_subcommand("fsck", "check integrity and reachability of everything in the store");
+  fsck->add_flag("--json", g.json, "machine-readable output");
+  fsck->callback([&g, exit_code] { *exit_code = RunFsck(g); });
+}
+
+}  // namespace strata::cli

@@ -1,0 +1,31 @@
+#include "store/fsck.h"
+
+#include <unordered_set>
+
+#include "store/index.h"
+
+namespace strata {
+
+Result<FsckReport> CheckStore(Store& store, const std::vector<RootCommit>& extra_roots, Progress* progress) {
+  STRATA_ASSIGN_OR_RETURN(Store::WriteSession session, store.BeginWrite());
+  FsckReport report;
+  STRATA_ASSIGN_OR_RETURN(report.integrity, VerifyStore(store, progress));
+
+  STRATA_ASSIGN_OR_RETURN(auto objects, store.index()->ListObjects());
+  std::unordered_set<Hash> stored;
+  stored.reserve(objects.size());
+  for (const auto& [id, stored_len] : objects) stored.insert(id);
+
+  std::vector<RootCommit> roots = extra_roots;
+  STRATA_ASSIGN_OR_RETURN(auto refs, store.ListRefs());
+  for (const auto& [name, id] : refs) roots.push_back({id, "branch " + name});
+  report.roots = roots.size();
+
+  Reachability walk(store, &stored);
+  for (const RootCommit& root : roots) walk.AddCommit(root.commit, root.name);
+  report.missing = walk.problems();
+  for (const auto& [id, stored_len] : objects) (walk.Marked(id) ? report.reachable : report.unreachable)++;
+  return report;
+}
+
+}  // namespace strata
