@@ -75,6 +75,7 @@ void RegisterCommitCommands(CLI::App& app, Globals& g, int* exit_code) {
   commit->add_option("--branch", a.branch, "the branch, for a workspace that tracks none yet");
   commit->add_flag("--json", g.json, "print the result as JSON");
   commit->callback([&g, exit_code] { *exit_code = RunCommit(g, a); });
+  RegisterResetCommands(app, g, exit_code);
 }
 
 }  // namespace strata::cli

@@ -190,8 +190,10 @@ Result<std::pair<Side, Side>> ResolveSides(Store& store, const DiffArgs& a, cons
 int RunDiff(Globals& g, const DiffArgs& a) {
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(store.status());
-  // gc: a Store::WriteSession (store->BeginWrite()) is taken here and held to the
-  // end: a workspace side's trees are reachable from no ref.
+  // Held to the end: a workspace side's trees are reachable from no ref, and
+  // gc must not delete them before the diff has read them.
+  auto session = (*store)->BeginWrite();
+  if (!session.ok()) return Fail(session.status());
   std::optional<WorkspaceTarget> alone;
   if (a.to.empty()) {
     auto ws = WorkspaceAlone(**store, a.from);

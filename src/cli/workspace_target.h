@@ -47,4 +47,7 @@ std::string ControlSocketPath(Store& store, const WorkspaceTarget& target);
 // from before this call until it has read them.
 Result<WorkspaceSnapshot> SnapshotWorkspace(Store& store, const WorkspaceTarget& target);
 
+// `strata reset` (cmd_reset.cc); registered with the commit family.
+void RegisterResetCommands(CLI::App& app, Globals& g, int* exit_code);
+
 }  // namespace strata::cli

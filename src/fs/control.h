@@ -8,6 +8,9 @@
 //                                           → CommitReplyJson(...)
 //   {"op": "snapshot"}                      → SnapshotReplyJson(...): the trees the next
 //                                             commit would hold (Workspace::Snapshot)
+//   {"op": "reset", "commit": HEX, "hard": bool}
+//                                           → {"base", "content_replaced", "differs"}; the
+//                                             kernel's stale caches are invalidated first
 // Any failure is {"error": message, "code": "conflict" | "invalid" | "failed"}.
 // Requests are served one at a time, in the order they arrive.
 #pragma once

@@ -102,12 +102,31 @@ nlohmann::ordered_json FuseServer::Control(const nlohmann::ordered_json& request
     if (!outcome.ok()) return fs::ErrorReplyJson(outcome.status());
     return fs::CommitReplyJson(*outcome);
   }
+  if (op == "reset") {
+    auto commit = Hash::FromHex(request.value("commit", ""));
+    if (!commit) return fs::ErrorReplyJson(Status::InvalidArgument("reset: no commit id"));
+    auto outcome = state_->context.ws->Reset(ResetRequest{*commit, request.value("hard", false)});
+    if (!outcome.ok()) return fs::ErrorReplyJson(outcome.status());
+    Invalidate(outcome->stale);
+    return {{"base", commit->ToHex()}, {"content_replaced", outcome->content_replaced}, {"differs", outcome->differs}};
+  }
   if (op == "snapshot") {
     auto snap = state_->context.ws->Snapshot();
     if (!snap.ok()) return fs::ErrorReplyJson(snap.status());
     return fs::SnapshotReplyJson(*snap);
   }
   return fs::ErrorReplyJson(Status::InvalidArgument("unknown request '" + op + "'"));
+}
+
+void FuseServer::Invalidate(const StaleCaches& stale) {
+  // From the control socket's thread, with no workspace lock held: the kernel
+  // takes the directory's lock for each notification, which a request being
+  // served may hold while it waits for the workspace. ENOENT only means the
+  // kernel had nothing cached.
+  for (const auto& [parent, name] : stale.entries)
+    (void)fuse_lowlevel_notify_inval_entry(session_, parent, name.data(), name.size());
+  for (InodeId ino : stale.inodes)
+    (void)fuse_lowlevel_notify_inval_inode(session_, ino, ino == kRootInode ? 0 : -1, 0);
 }
 
 Status FuseServer::Run() {

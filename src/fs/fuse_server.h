@@ -44,7 +44,8 @@ class FuseServer {
 
   // Serves requests until the file system is unmounted or SIGINT/SIGTERM/SIGHUP
   // arrives. Meanwhile the control socket <state_dir>/control.sock answers
-  // `strata stats`, `strata commit` and snapshots for `strata diff` (control.h).
+  // `strata stats`, `strata commit`, snapshots for `strata diff`, and
+  // `strata reset` (control.h).
   Status Run();
 
   // {"operations": counters per FUSE operation (op_stats.h),
@@ -54,6 +55,9 @@ class FuseServer {
  private:
   FuseServer() = default;
   nlohmann::ordered_json Control(const nlohmann::ordered_json& request);  // a control socket request
+  // Tells the kernel to drop what a reset made stale (names, attributes, the
+  // root's cached listing). Never from inside a request handler.
+  void Invalidate(const StaleCaches& stale);
   struct State;
   std::unique_ptr<State> state_;
   fuse_session* session_ = nullptr;

@@ -378,6 +378,11 @@ Result<std::optional<InodeId>> NamespaceDb::FindByOrigin(std::string_view origin
   return std::optional<InodeId>(q.ColInt(0));
 }
 
+Status NamespaceDb::ClearOrigin(InodeId ino) {
+  Query q(*this, "UPDATE inodes SET origin = NULL WHERE ino = ?");
+  return q.Int(1, ino).Run("clearing an origin");
+}
+
 namespace {
 Result<std::vector<InodeId>> CollectIds(Query& q) {
   std::vector<InodeId> out;
@@ -443,6 +448,8 @@ Result<bool> NamespaceDb::HasEntries(InodeId dir) {
   if (rc != SQLITE_DONE) return q.Error("checking a directory");
   return false;
 }
+
+Status NamespaceDb::DeleteAllEntries() { return Run("DELETE FROM dentries"); }
 
 Result<std::vector<DentryRow>> NamespaceDb::ListEntries(InodeId dir, uint64_t after, size_t max) {
   Query q(*this,

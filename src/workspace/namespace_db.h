@@ -102,6 +102,7 @@ class NamespaceDb {
   Status SetBaseChunks(InodeId ino, std::string_view base_chunks);
   Result<std::optional<std::string>> GetOrigin(InodeId ino);
   Result<std::optional<InodeId>> FindByOrigin(std::string_view origin);
+  Status ClearOrigin(InodeId ino);  // the inode no longer stands for a base path
   Result<std::vector<InodeId>> InodesWithoutLinks();
   Result<std::vector<InodeId>> AllInodes();
   Result<uint64_t> CountChanged();
@@ -134,6 +135,7 @@ class NamespaceDb {
   Status DeleteEntry(InodeId parent, std::string_view name);
   Status SetEntryIno(InodeId parent, std::string_view name, InodeId ino);
   Result<bool> HasEntries(InodeId dir);
+  Status DeleteAllEntries();  // every name of every directory (a reset)
   // Entries whose cookie is above `after`, by cookie, at most max.
   Result<std::vector<DentryRow>> ListEntries(InodeId dir, uint64_t after, size_t max);
 

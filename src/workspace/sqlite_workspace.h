@@ -8,6 +8,7 @@
 //   commit_cut.cc     Commit: the cut (which directories and files, what they hold)
 //   commit_ops.cc     Commit: capture, trees, publish, rebase (the commit builder)
 //   snapshot_ops.cc   Snapshot: the commit builder's cut, capture and trees, nothing published
+//   reset_ops.cc      Reset: a new base, and the content replaced by a tree
 //   data_range_ops.cc Allocate, SeekData, CopyRange
 //
 // Locking: mu_ guards the database and refs_. Every operation that touches
@@ -63,6 +64,7 @@ class SqliteWorkspace final : public Workspace {
   WorkspaceCounters Counters() override;
   Result<CommitOutcome> Commit(const CommitRequest& request) override;
   Result<WorkspaceSnapshot> Snapshot() override;
+  Result<ResetOutcome> Reset(const ResetRequest& request) override;
 
   Result<Attr> Lookup(InodeId parent, std::string_view name) override;
   Result<Attr> GetAttr(InodeId ino) override;
@@ -120,6 +122,14 @@ class SqliteWorkspace final : public Workspace {
   // every inode changed since the cut tracked in modified_since_cut_): the
   // caller ends it with EndCapture(), after using the tracking if it wants to.
   Result<WorkspaceSnapshot> BuildSnapshot(CommitPlan& plan);  // takes mu_
+  // ---- reset (reset_ops.cc)
+  // Rebuilds the namespace as the tree `root` (loaded lazily) with the top
+  // directory's metadata `meta`, based on commit `base`. Inodes the kernel
+  // holds stay, without names; all others go. The root is marked changed
+  // when `differs` (the content is not the base's tree). REQUIRES mu_, no
+  // capture active.
+  Status ReplaceContent(const Hash& root, const RootMeta& meta, const Hash& base, bool differs,
+                        StaleCaches* stale);
   // A writer to a file being captured waits here (lock holds mu_).
   void WaitForCapture(std::unique_lock<std::mutex>& lock, InodeId ino);
 
@@ -151,7 +161,9 @@ class SqliteWorkspace final : public Workspace {
   Store& store_;
   const std::string dir_;
   WorkspaceInfo info_;                    // base and branch move with commits, GUARDED_BY(mu_)
-  const std::optional<Hash> base_root_;  // root tree of the first base: base paths (origins) are in it
+  // The tree base paths (origins) are paths in: the first base's root, or the
+  // tree a reset put in place. GUARDED_BY(mu_)
+  std::optional<Hash> base_root_;
   std::mutex mu_;
   std::unique_ptr<NamespaceDb> db_;              // GUARDED_BY(mu_)
   std::unordered_map<InodeId, uint64_t> refs_;   // kernel references, GUARDED_BY(mu_)

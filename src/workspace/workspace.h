@@ -142,6 +142,26 @@ struct WorkspaceSnapshot {
   CommitStats stats;         // what building it cost (no commit object, no branch move)
 };
 
+// What Reset() is asked to do.
+struct ResetRequest {
+  Hash commit;        // the new base
+  bool hard = false;  // the content becomes the commit's tree too (changes are discarded)
+};
+
+// What a Reset (or RebaseOnto) made stale in a kernel's caches: names it may
+// have cached (positive or negative) and inodes whose attributes changed.
+// The workspace knows nothing of FUSE; the mount adapter sends these on.
+struct StaleCaches {
+  std::vector<std::pair<InodeId, std::string>> entries;  // (directory, name)
+  std::vector<InodeId> inodes;                           // attributes (and, for the root, its listing)
+};
+
+struct ResetOutcome {
+  bool content_replaced = false;  // the namespace was rebuilt from the commit's tree
+  bool differs = false;           // the content differs from the new base: the next commit holds it
+  StaleCaches stale;
+};
+
 // Rename flags (as renameat2).
 constexpr unsigned kRenameNoReplace = 1;
 constexpr unsigned kRenameExchange = 2;
@@ -189,6 +209,15 @@ class Workspace {
   // The trees are not reachable from any ref: a caller that keeps using them
   // holds a store write session (against garbage collection) until done.
   virtual Result<WorkspaceSnapshot> Snapshot() = 0;
+  // Moves the base to request.commit; the branch stays. Without `hard` the
+  // content stays (git's mixed reset): the next commit holds it relative to
+  // the new base. With `hard` the content becomes the commit's tree: every
+  // change is discarded, every name is new. Inodes the kernel still holds
+  // (refs) live on without names, as files deleted while open: an open file
+  // keeps reading (and writing) its old data, a held directory is empty, and
+  // their numbers are never given to anything else. The new tree loads lazily
+  // (constant time); discarding costs the rows the workspace holds.
+  virtual Result<ResetOutcome> Reset(const ResetRequest& request) = 0;
 
   // ---- namespace
   virtual Result<Attr> Lookup(InodeId parent, std::string_view name) = 0;

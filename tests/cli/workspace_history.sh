@@ -64,3 +64,47 @@ expect_exit 2 strata diff main
 expect_stderr_matches "not a workspace"
 expect_fail strata diff ws:nosuch main
 expect_stderr_matches "does not exist"
+
+step "reset --hard on a mount: a shell inside sees the new content at once; an open file keeps its old bytes"
+printf 'scratch\n' >"$MP/scratch"
+printf 'local edit\n' >"$MP/e/x"
+exec 7<"$MP/e/x"                       # an open file of the old content
+ls -la "$MP" "$MP/d" "$MP/e" >/dev/null # the kernel caches these names and attributes
+cat "$MP/a" >/dev/null
+rc=0
+out=$(cd "$MP" && {
+  ls >/dev/null
+  "$STRATA_BIN" --store "$STORE" reset "$MP" --hard "$base" >/dev/null || exit 10
+  ls | tr '\n' ' '
+  echo "|$(cat a)|$(cat d/b 2>&1)|$(ls d | tr '\n' ' ')"
+}) || rc=$?
+[[ $rc == 0 ]] || fail "reset --hard from a shell inside the mount failed ($rc)"
+[[ $out == $'a d e |one|bee|b c ' ]] || fail "the shell inside the mount sees stale content: '$out'"
+[[ ! -e $MP/scratch ]] || fail "a file created before the hard reset is still there"
+[[ $(cat "$MP/e/x") == eee ]] || fail "e/x is not the base's after reset --hard"
+[[ $(cat <&7) == "local edit" ]] || fail "the file open across the reset lost its old bytes"
+exec 7<&-
+expect_ok strata diff "$MP"
+expect_stdout_empty
+expect_ok strata workspace list --json
+json_true '[w["changed_paths"] for w in d if w["name"] == "w1"][0] == 0'
+
+step "reset without --hard keeps the content; the next commit holds it against the new base"
+expect_ok strata reset "$MP" "$c1"
+expect_output_matches "differs"
+[[ $(cat "$MP/a") == one ]] || fail "a mixed reset changed the content"
+expect_ok strata diff "$MP"
+[[ $(cat "$OUT") == $'M\ta\nM\td/\nA\td/b\nD\td/n' ]] || fail "mixed reset: diff against the new base: $(cat "$OUT")"
+expect_ok strata commit "$MP" -m "back to the base's content" --json
+c3=$(json 'd["commit"]')
+expect_ok strata diff "$base" "$c3"
+expect_stdout_empty
+expect_ok strata show "$c3" --json
+json_true 'd["parents"] == ["'"$c1"'"]'
+
+step "reset of a workspace that is not mounted, by name; errors"
+expect_ok strata reset w2 --hard main
+expect_ok strata diff w2
+expect_stdout_empty
+expect_fail strata reset w2 nosuchrev
+expect_fail strata reset nosuch main

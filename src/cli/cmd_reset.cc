@@ -1,0 +1,71 @@
+// strata reset: a workspace's base moves to a revision; with --hard its
+// content becomes that revision's tree.
+//
+// A mounted workspace is reset by its daemon (the only process that may open
+// it), which then tells the kernel to drop the names and attributes it
+// cached. A workspace that is not mounted is opened and reset right here.
+#include <fmt/format.h>
+
+#include "cli/workspace_target.h"
+#include "fs/control.h"
+#include "store/revision.h"
+
+namespace strata::cli {
+namespace {
+
+struct ResetArgs {
+  std::string target, rev;
+  bool hard = false;
+};
+
+Result<nlohmann::ordered_json> ResetWorkspace(Store& store, const ResetArgs& a, const Hash& commit) {
+  STRATA_ASSIGN_OR_RETURN(WorkspaceTarget target, ResolveWorkspace(store, a.target));
+  if (IsReadOnlyMount(target.name))
+    return Status::InvalidArgument("'" + a.target + "' serves a read-only mount: it cannot be reset");
+  if (target.mounted) {
+    // Without --hard the content is kept: dirty pages must reach it first.
+    if (!a.hard) STRATA_RETURN_IF_ERROR(SyncMount(target.mounted->mountpoint));
+    return fs::ControlRequest(ControlSocketPath(store, target),
+                              {{"op", "reset"}, {"commit", commit.ToHex()}, {"hard", a.hard}});
+  }
+  STRATA_ASSIGN_OR_RETURN(auto ws, Workspace::Open(store, target.name));
+  STRATA_ASSIGN_OR_RETURN(ResetOutcome out, ws->Reset(ResetRequest{commit, a.hard}));
+  return nlohmann::ordered_json{
+      {"base", commit.ToHex()}, {"content_replaced", out.content_replaced}, {"differs", out.differs}};
+}
+
+int RunReset(Globals& g, const ResetArgs& a) {
+  auto store = OpenStore(g);
+  if (!store.ok()) return Fail(store.status());
+  auto commit = ResolveRevision(**store, a.rev);
+  if (!commit.ok()) return Fail(commit.status());
+  auto reply = ResetWorkspace(**store, a, *commit);
+  if (!reply.ok()) return Fail(reply.status());
+  if (g.json) {
+    PrintJson(*reply);
+    return kExitOk;
+  }
+  if (a.hard) {
+    fmt::print("{} now holds {} exactly\n", a.target, ShortId(*commit));
+  } else {
+    fmt::print("{} is based on {}; {}\n", a.target, ShortId(*commit),
+               (*reply)["differs"].get<bool>() ? "its content differs: the next commit holds the difference"
+                                               : "its content is that commit's");
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterResetCommands(CLI::App& app, Globals& g, int* exit_code) {
+  static ResetArgs a;  // option storage must outlive parsing
+  auto* reset = app.add_subcommand(
+      "reset", "move a workspace's base to REV; with --hard its content becomes REV's tree (changes discarded)");
+  reset->add_option("TARGET", a.target, "a mountpoint of a workspace, or a workspace's name")->required();
+  reset->add_option("REV", a.rev, "the new base")->required();
+  reset->add_flag("--hard", a.hard, "discard the workspace's changes: its content becomes REV's tree");
+  reset->add_flag("--json", g.json, "print the result as JSON");
+  reset->callback([&g, exit_code] { *exit_code = RunReset(g, a); });
+}
+
+}  // namespace strata::cli
