@@ -17,12 +17,15 @@ struct GcArgs {
   double repack_threshold = 0.5;
 };
 
-// The bases of every workspace: what they read and what their next commit builds on.
-Result<std::vector<RootCommit>> WorkspaceRoots(Store& store) {
+// What every workspace still reads or will reuse: its base commit, the trees
+// and base chunks its rows name.
+Result<std::vector<RootSet>> WorkspaceRoots(Store& store) {
   STRATA_ASSIGN_OR_RETURN(auto workspaces, Workspace::List(store));
-  std::vector<RootCommit> roots;
-  for (const WorkspaceInfo& w : workspaces)
-    if (w.base) roots.push_back({*w.base, "workspace " + w.name});
+  std::vector<RootSet> roots;
+  for (const WorkspaceInfo& w : workspaces) {
+    STRATA_ASSIGN_OR_RETURN(auto refs, Workspace::References(store, w.name));
+    roots.push_back({"workspace " + w.name, refs.base, std::move(refs.trees), std::move(refs.chunks)});
+  }
   return roots;
 }
 

@@ -6,7 +6,7 @@
 
 namespace strata {
 
-Result<FsckReport> CheckStore(Store& store, const std::vector<RootCommit>& extra_roots, Progress* progress) {
+Result<FsckReport> CheckStore(Store& store, const std::vector<RootSet>& extra_roots, Progress* progress) {
   STRATA_ASSIGN_OR_RETURN(Store::WriteSession session, store.BeginWrite());
   FsckReport report;
   STRATA_ASSIGN_OR_RETURN(report.integrity, VerifyStore(store, progress));
@@ -16,13 +16,13 @@ Result<FsckReport> CheckStore(Store& store, const std::vector<RootCommit>& extra
   stored.reserve(objects.size());
   for (const auto& [id, stored_len] : objects) stored.insert(id);
 
-  std::vector<RootCommit> roots = extra_roots;
+  std::vector<RootSet> roots = extra_roots;
   STRATA_ASSIGN_OR_RETURN(auto refs, store.ListRefs());
-  for (const auto& [name, id] : refs) roots.push_back({id, "branch " + name});
+  for (const auto& [name, id] : refs) roots.push_back({"branch " + name, id, {}, {}});
   report.roots = roots.size();
 
   Reachability walk(store, &stored);
-  for (const RootCommit& root : roots) walk.AddCommit(root.commit, root.name);
+  for (const RootSet& root : roots) walk.Add(root);
   report.missing = walk.problems();
   for (const auto& [id, stored_len] : objects) (walk.Marked(id) ? report.reachable : report.unreachable)++;
   return report;

@@ -29,6 +29,6 @@ struct FsckReport {
   bool ok() const { return integrity.ok() && missing.empty(); }
 };
 
-Result<FsckReport> CheckStore(Store& store, const std::vector<RootCommit>& extra_roots, Progress* progress);
+Result<FsckReport> CheckStore(Store& store, const std::vector<RootSet>& extra_roots, Progress* progress);
 
 }  // namespace strata

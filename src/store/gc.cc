@@ -27,9 +27,9 @@ class Collector {
     if (!run_lock.ok())
       return run_lock.status().IsConflict() ? Status::Conflict("another gc is running on this store")
                                             : run_lock.status();
-    STRATA_ASSIGN_OR_RETURN(auto usage, store_.index()->ListPackUsage());
-    report_.packs_before = usage.size();
-    for (const PackUsage& p : usage) report_.pack_bytes_before += p.size;
+    STRATA_ASSIGN_OR_RETURN(auto packs, store_.index()->ListPacks());
+    report_.packs_before = packs.size();
+    for (const auto& [name, size] : packs) report_.pack_bytes_before += size;
 
     auto start = Clock::now();
     Note("marking reachable objects");
@@ -43,6 +43,9 @@ class Collector {
     report_.delete_ms = MsSince(start);
     if (options_.dry_run) return Finish();
 
+    // Packs lose live objects only here; with nothing deleted, the last gc
+    // left every pack as full as it had to be.
+    if (report_.objects_deleted == 0) return Finish();
     start = Clock::now();
     STRATA_RETURN_IF_ERROR(Repack());
     report_.repack_ms = MsSince(start);
@@ -52,15 +55,15 @@ class Collector {
  private:
   // Marks from every root; reading them again later marks only what is new.
   Status MarkRoots() {
-    std::vector<RootCommit> roots;
+    std::vector<RootSet> roots;
     STRATA_ASSIGN_OR_RETURN(auto refs, store_.ListRefs());
-    for (const auto& [name, id] : refs) roots.push_back({id, "branch " + name});
+    for (const auto& [name, id] : refs) roots.push_back({"branch " + name, id, {}, {}});
     if (options_.extra_roots) {
       STRATA_ASSIGN_OR_RETURN(auto extra, options_.extra_roots());
       roots.insert(roots.end(), extra.begin(), extra.end());
     }
     report_.roots = roots.size();
-    for (const RootCommit& root : roots) walk_.AddCommit(root.commit, root.name);
+    for (const RootSet& root : roots) walk_.Add(root);
     report_.trees_read = walk_.trees_read();
     if (walk_.problems().empty()) return Status::Ok();
     const ReachabilityProblem& p = walk_.problems().front();
@@ -168,9 +171,9 @@ class Collector {
   }
 
   Result<GcReport> Finish() {
-    STRATA_ASSIGN_OR_RETURN(auto usage, store_.index()->ListPackUsage());
-    report_.packs_after = usage.size();
-    for (const PackUsage& p : usage) report_.pack_bytes_after += p.size;
+    STRATA_ASSIGN_OR_RETURN(auto packs, store_.index()->ListPacks());
+    report_.packs_after = packs.size();
+    for (const auto& [name, size] : packs) report_.pack_bytes_after += size;
     return report_;
   }
 

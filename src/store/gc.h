@@ -40,7 +40,7 @@ struct GcOptions {
   bool dry_run = false;  // report what would go; change nothing
   // Roots other than the refs (workspace bases, pins). Called once per
   // phase 1 and once under the lock of phase 2, so it must read them afresh.
-  std::function<Result<std::vector<RootCommit>>()> extra_roots;
+  std::function<Result<std::vector<RootSet>>()> extra_roots;
   // Told what gc is doing or waiting for ("waiting for 2 writers..."); may be empty.
   std::function<void(std::string_view)> note;
   Progress* progress = nullptr;  // trees marked, bytes copied; may be null

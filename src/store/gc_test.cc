@@ -138,8 +138,8 @@ TEST_F(GcTest, ExtraRootsAreKeptAndDryRunChangesNothing) {
   ASSERT_TRUE(store_->DeleteRef("b", dropped).ok());
 
   GcOptions options;
-  options.extra_roots = [&]() -> Result<std::vector<RootCommit>> {
-    return std::vector<RootCommit>{{kept, "workspace w"}};
+  options.extra_roots = [&]() -> Result<std::vector<RootSet>> {
+    return std::vector<RootSet>{{"workspace w", kept, {}, {}}};
   };
   options.dry_run = true;
   auto dry = CollectGarbage(*store_, options);

@@ -35,6 +35,18 @@ void Reachability::AddCommit(const Hash& start, const std::string& root) {
   WalkTrees(std::move(roots));
 }
 
+void Reachability::Add(const RootSet& roots) {
+  if (roots.commit) AddCommit(*roots.commit, roots.name);
+  std::vector<PendingTree> trees;
+  for (const Hash& id : roots.trees)
+    if (marked_.insert(id).second) trees.push_back({id, roots.name + ": tree " + id.ToHex().substr(0, 12) + ": "});
+  WalkTrees(std::move(trees));
+  for (const Hash& id : roots.chunks) {
+    if (!marked_.insert(id).second) continue;
+    if (stored_ && !stored_->count(id)) Problem(id, roots.name, "chunk of a file is missing from the store");
+  }
+}
+
 void Reachability::WalkTrees(std::vector<PendingTree> level) {
   ThreadPool pool(0, 1024);
   while (!level.empty()) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -21,10 +22,14 @@
 
 namespace strata {
 
-// A commit that must be kept besides the refs, and why ("workspace w").
-struct RootCommit {
-  Hash commit;
+// What one root keeps alive: a commit (and its history), and trees and chunks
+// named directly (a workspace's rows). `name` says whose it is ("branch main",
+// "workspace w") in problem reports.
+struct RootSet {
   std::string name;
+  std::optional<Hash> commit;
+  std::vector<Hash> trees;
+  std::vector<Hash> chunks;
 };
 
 // An object the walk could not read, or (with `stored`) a chunk not stored.
@@ -46,6 +51,8 @@ class Reachability {
   // says where the commit came from ("branch main"), for problem reports.
   // Unreadable objects become problems; the walk goes on with the rest.
   void AddCommit(const Hash& commit, const std::string& root);
+  // Marks everything a root set reaches.
+  void Add(const RootSet& roots);
 
   bool Marked(const Hash& id) const { return marked_.count(id) > 0; }
   size_t marked_count() const { return marked_.size(); }

@@ -403,6 +403,23 @@ Result<std::vector<InodeId>> NamespaceDb::AllInodes() {
   return CollectIds(q);
 }
 
+Status NamespaceDb::StoreReferences(std::vector<Hash>* trees, std::vector<std::string>* chunk_lists) {
+  Query q(*this,
+          "SELECT base_tree FROM inodes WHERE base_tree IS NOT NULL UNION "
+          "SELECT tree_id FROM inodes WHERE tree_id IS NOT NULL");
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    std::string id = q.ColBlob(0);
+    if (id.size() != Hash::kSize) return Status::IOError("workspace database: bad tree id", EIO);
+    trees->push_back(Hash::FromBytes(id.data()));
+  }
+  if (rc != SQLITE_DONE) return q.Error("listing trees");
+  Query chunks(*this, "SELECT base_chunks FROM inodes WHERE length(base_chunks) > 1");
+  while ((rc = chunks.Step()) == SQLITE_ROW) chunk_lists->push_back(chunks.ColBlob(0));
+  if (rc != SQLITE_DONE) return chunks.Error("listing chunk lists");
+  return Status::Ok();
+}
+
 Result<std::vector<InodeId>> NamespaceDb::ChangedInodes() {
   Query q(*this, "SELECT ino FROM inodes WHERE changed = 1");
   return CollectIds(q);

@@ -105,6 +105,9 @@ class NamespaceDb {
   Status ClearOrigin(InodeId ino);  // the inode no longer stands for a base path
   Result<std::vector<InodeId>> InodesWithoutLinks();
   Result<std::vector<InodeId>> AllInodes();
+  // Every store object the rows name: distinct trees (base_tree, tree_id) and
+  // the raw base chunk lists of files (EncodeChunkList; decoded by the caller).
+  Status StoreReferences(std::vector<Hash>* trees, std::vector<std::string>* chunk_lists);
   Result<uint64_t> CountChanged();
   Result<std::vector<InodeId>> ChangedInodes();
   // Directories: the id of the tree they had at the last commit (or when

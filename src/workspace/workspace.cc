@@ -248,6 +248,23 @@ Result<std::vector<WorkspaceInfo>> Workspace::List(Store& store) {
   return out;
 }
 
+Result<Workspace::StoreRefs> Workspace::References(Store& store, const std::string& name) {
+  STRATA_RETURN_IF_ERROR(CheckWorkspaceName(name));
+  const std::string path = WorkspacesDir(store) + "/" + EncodeName(name) + "/workspace.db";
+  STRATA_ASSIGN_OR_RETURN(auto db, NamespaceDb::Open(path, false));
+  STRATA_ASSIGN_OR_RETURN(MetaInfo m, ReadMeta(*db));
+  StoreRefs refs;
+  refs.base = m.info.base;
+  if (m.base_root) refs.trees.push_back(*m.base_root);
+  std::vector<std::string> lists;
+  STRATA_RETURN_IF_ERROR(db->StoreReferences(&refs.trees, &lists));
+  for (const std::string& list : lists) {
+    STRATA_ASSIGN_OR_RETURN(auto chunks, DecodeChunkList(list));
+    for (const ChunkRef& c : chunks) refs.chunks.push_back(c.id);
+  }
+  return refs;
+}
+
 Status Workspace::Remove(Store& store, const std::string& name) {
   STRATA_RETURN_IF_ERROR(CheckWorkspaceName(name));
   const std::string dir = WorkspacesDir(store) + "/" + EncodeName(name);

@@ -180,6 +180,19 @@ class Workspace {
   // Opens an existing workspace, recovering from a crash if needed.
   static Result<std::unique_ptr<Workspace>> Open(Store& store, const std::string& name);
   static Result<std::vector<WorkspaceInfo>> List(Store& store);
+  // Everything in the store a workspace still reads or will reuse: its base
+  // commit, the trees its rows name (unloaded directories, the first base's
+  // root for hard links, directories reused by id) and the base chunks of its
+  // files. gc keeps them. Read from the workspace's database as last
+  // committed, which always names a superset of what its live state uses:
+  // new references come only from rows already named, or from commit, reset
+  // and rebase, which commit their batch before ending their write session.
+  struct StoreRefs {
+    std::optional<Hash> base;
+    std::vector<Hash> trees;
+    std::vector<Hash> chunks;
+  };
+  static Result<StoreRefs> References(Store& store, const std::string& name);
   // Deletes a workspace's state. REQUIRES: not open anywhere.
   static Status Remove(Store& store, const std::string& name);
   // The directory holding a workspace's state; the daemon keeps its log,

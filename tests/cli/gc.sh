@@ -91,6 +91,27 @@ expect_ok strata gc --json
 json_true 'd["objects_deleted"] >= 3'  # commit, tree, chunk
 expect_fail strata show "$ro"
 
+step "gc keeps what a workspace still reads after its base moved away (reset)"
+mkdir -p "$WORK/old/sub" "$WORK/new"
+printf 'old data\n' >"$WORK/old/sub/file"
+printf 'new data\n' >"$WORK/new/other"
+import_dir "$WORK/old" old >/dev/null
+new=$(import_dir "$WORK/new" new)
+expect_ok strata mount --branch old --name keeper "$MP"
+expect_ok strata reset "$MP" "$new"  # the base moves; the content (sub/, never loaded) stays
+expect_ok strata branch delete old
+expect_ok strata gc
+[[ $(cat "$MP/sub/file") == "old data" ]] || fail "gc deleted a tree the workspace still reads"
+expect_ok strata branch create old "$new"  # the workspace's branch, now at its base
+expect_ok strata commit "$MP" -m "old content on the new base"
+expect_ok strata umount "$MP"
+expect_ok strata gc
+expect_ok strata fsck --json
+json_true 'd["ok"]'
+expect_ok strata cat old:sub/file
+[[ $(cat "$OUT") == "old data" ]] || fail "the commit lost the old content"
+expect_ok strata workspace end keeper
+
 step "kill -9 in the middle of gc leaves a valid store"
 export_all "$WORK/before"
 for round in 1 2 3; do
