@@ -1,8 +1,16 @@
 #include "store/pack_reader.h"
 
+#include <chrono>
+
 #include "util/coding.h"
 
 namespace strata {
+namespace {
+uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+}
+}  // namespace
 
 Result<std::string> DecodeObject(const PackEntry& entry, std::string_view stored) {
   if (entry.raw_len > kMaxObjectSize) return Status::Corruption("object claims an impossible size");
@@ -43,11 +51,22 @@ Result<std::string> PackCache::ReadObject(const std::string& pack_name, const Pa
   if (entry.offset + entry.stored_len > file->Size())
     return damaged(Status::Corruption("pack is shorter than the index says"));
   std::string stored;
+  auto start = std::chrono::steady_clock::now();
   Status s = file->Read(entry.offset, entry.stored_len, &stored);
+  pread_us_ += MicrosSince(start);
   if (!s.ok()) return s.IsCorruption() ? damaged(s) : s;
+  start = std::chrono::steady_clock::now();
   auto raw = DecodeObject(entry, stored);
+  decode_us_ += MicrosSince(start);
+  objects_++;
+  bytes_stored_ += stored.size();
   if (!raw.ok()) return damaged(raw.status());
+  bytes_verified_ += raw->size();
   return std::move(raw).value();
+}
+
+PackCache::Counters PackCache::counters() const {
+  return Counters{objects_.load(), bytes_stored_.load(), bytes_verified_.load(), pread_us_.load(), decode_us_.load()};
 }
 
 Result<std::vector<PackEntry>> ReadPackIndex(const RandomAccessFile& file) {

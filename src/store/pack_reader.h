@@ -6,6 +6,7 @@
 // Thread-safety: PackCache is safe for concurrent use.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,12 +30,19 @@ class PackCache {
   // Closes every handle (reads in flight keep theirs): gc removed packs.
   void Clear();
 
+  // What ReadObject has cost so far.
+  struct Counters {
+    uint64_t objects = 0, bytes_stored = 0, bytes_verified = 0, pread_us = 0, decode_us = 0;
+  };
+  Counters counters() const;
+
  private:
   Result<std::shared_ptr<RandomAccessFile>> OpenPack(const std::string& pack_name);
 
   Backend* const backend_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<RandomAccessFile>> open_;  // GUARDED_BY(mu_)
+  std::atomic<uint64_t> objects_{0}, bytes_stored_{0}, bytes_verified_{0}, pread_us_{0}, decode_us_{0};
 };
 
 // Decodes and checks one object's stored bytes against its entry.

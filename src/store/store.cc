@@ -246,7 +246,23 @@ Result<std::string> Store::Get(const Hash& id, ObjectType expected) {
   // Objects are read through the index only; one still in the open pack is
   // made readable by sealing that pack early.
   if (unsealed) STRATA_RETURN_IF_ERROR(Flush());
-  STRATA_ASSIGN_OR_RETURN(auto loc, index_->Lookup(id));
+  // Counted to show that reads run in parallel (the index lookup is the one
+  // step that is serialised, on its connection's mutex).
+  struct InFlight {
+    Store* store;
+    explicit InFlight(Store* s) : store(s) {
+      uint64_t now = ++store->gets_in_flight_, max = store->max_gets_in_flight_.load();
+      while (now > max && !store->max_gets_in_flight_.compare_exchange_weak(max, now)) {
+      }
+    }
+    ~InFlight() { --store->gets_in_flight_; }
+  } in_flight(this);
+  const auto lookup_start = std::chrono::steady_clock::now();
+  auto found = index_->Lookup(id);
+  lookup_us_ += static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                          std::chrono::steady_clock::now() - lookup_start)
+                                          .count());
+  STRATA_ASSIGN_OR_RETURN(auto loc, std::move(found));
   if (!loc) return Status::NotFound(std::string(ObjectTypeName(expected)) + " " + id.ToHex() + " is not in the store");
   if (loc->entry.type != expected)
     return Status::Corruption("object " + id.ToHex() + " is a " + ObjectTypeName(loc->entry.type) + ", expected a " +
@@ -259,6 +275,19 @@ Result<std::string> Store::Get(const Hash& id, ObjectType expected) {
   auto moved = index_->Lookup(id);
   if (!moved.ok() || !*moved || (*moved)->pack == loc->pack) return data;
   return packs_->ReadObject((*moved)->pack, (*moved)->entry);
+}
+
+StoreReadCounters Store::ReadCounters() const {
+  PackCache::Counters p = packs_->counters();
+  StoreReadCounters c;
+  c.objects = p.objects;
+  c.bytes_stored = p.bytes_stored;
+  c.bytes_verified = p.bytes_verified;
+  c.pread_us = p.pread_us;
+  c.decode_us = p.decode_us;
+  c.lookup_us = lookup_us_.load();
+  c.max_in_flight = max_gets_in_flight_.load();
+  return c;
 }
 
 Result<bool> Store::Contains(const Hash& id) {

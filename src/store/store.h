@@ -88,6 +88,19 @@ struct StoreStats {
   uint64_t refs = 0;
 };
 
+// What reading objects has cost since the Store was opened (`strata stats`):
+// enough to tell the disk, the decoder and the index apart, and to see that
+// reads ran in parallel.
+struct StoreReadCounters {
+  uint64_t objects = 0;         // objects read from packs
+  uint64_t bytes_stored = 0;    // bytes read from packs (compressed)
+  uint64_t bytes_verified = 0;  // decoded bytes whose id was checked: each object once per read
+  uint64_t lookup_us = 0;       // in index lookups
+  uint64_t pread_us = 0;        // in preads of packs
+  uint64_t decode_us = 0;       // decompressing and hashing
+  uint64_t max_in_flight = 0;   // most Get() calls running at once
+};
+
 class Store {
  public:
   // Creates a new store at path (which must not exist or be an empty directory).
@@ -110,6 +123,7 @@ class Store {
   Result<bool> Contains(const Hash& id);
   Result<Tree> GetTree(const Hash& id);
   Result<Commit> GetCommit(const Hash& id);
+  StoreReadCounters ReadCounters() const;
   // Seals the open pack and indexes it; after it returns every Put is durable.
   Status Flush();
   // Adds to the counter of file bytes given to the store (for the dedup ratio).
@@ -188,6 +202,7 @@ class Store {
   std::mutex session_mu_;
   int sessions_ = 0;                          // GUARDED_BY(session_mu_)
   std::unique_ptr<FileLock> session_lock_;    // shared gc lock while sessions_ > 0, GUARDED_BY(session_mu_)
+  std::atomic<uint64_t> gets_in_flight_{0}, max_gets_in_flight_{0}, lookup_us_{0};
   std::atomic<int64_t> pack_check_ms_{0};     // when DropRemovedPackHandles last looked
   std::atomic<uint64_t> gc_generation_{0};    // the index's gc generation it saw then
 };

@@ -1,11 +1,21 @@
 #include "workspace/chunk_cache.h"
 
+#include "workspace/workspace.h"
+
+#include <algorithm>
 #include <cerrno>
 
-namespace strata::workspace_internal {
+namespace strata {
+
+void SetChunkCacheCapacity(uint64_t bytes) {
+  auto& cache = workspace_internal::ChunkCache::Shared();
+  cache.Configure(bytes, workspace_internal::ReadAheadLimits{});
+}
+
+namespace workspace_internal {
 
 ChunkCache& ChunkCache::Shared() {
-  static ChunkCache* cache = new ChunkCache(64ull << 20);  // never destroyed: used until exit
+  static ChunkCache* cache = new ChunkCache(kDefaultCapacity);  // never destroyed: used until exit
   return *cache;
 }
 
@@ -14,27 +24,89 @@ ChunkCache::Counters ChunkCache::counters() {
   return counters_;
 }
 
+uint64_t ChunkCache::capacity() {
+  std::lock_guard lock(mu_);
+  return capacity_;
+}
+
+ReadAheadLimits ChunkCache::limits() {
+  std::lock_guard lock(mu_);
+  return limits_;
+}
+
+void ChunkCache::Configure(uint64_t capacity_bytes, ReadAheadLimits limits) {
+  std::lock_guard lock(mu_);
+  capacity_ = capacity_bytes;
+  // Prefetched chunks must leave room for what readers are using now, or
+  // read-ahead would evict the chunks it was meant to save a fetch of.
+  limits.max_bytes = std::min(limits.max_bytes, capacity_bytes / 2);
+  limits_ = limits;
+  EvictToCapacity();
+}
+
 Result<std::shared_ptr<const std::string>> ChunkCache::Get(Store& store, const Hash& id) {
   std::unique_lock lock(mu_);
+  counters_.demands++;
   auto it = entries_.find(id);
   if (it != entries_.end()) {
     counters_.hits++;
-    lru_.splice(lru_.begin(), lru_, it->second.lru);
-    return it->second.data;
+    Entry& e = it->second;
+    if (e.unread_prefetch) {
+      e.unread_prefetch = false;
+      counters_.readahead_used++;
+      counters_.readahead_bytes -= e.data->size();
+    }
+    lru_.splice(lru_.begin(), lru_, e.lru);
+    return e.data;
   }
   auto in = inflight_.find(id);
   if (in != inflight_.end()) {
     counters_.waits++;
     std::shared_ptr<Fetch> f = in->second;
+    if (f->prefetch && !f->demanded) counters_.readahead_used++;
+    f->demanded = true;
     fetched_.wait(lock, [&] { return f->done; });
     if (!f->status.ok()) return f->status;
     return f->data;
   }
   counters_.misses++;
+  counters_.fetches++;
   auto fetch = std::make_shared<Fetch>();
+  fetch->demanded = true;
   inflight_[id] = fetch;
+  counters_.fetches_in_flight_max = std::max<uint64_t>(counters_.fetches_in_flight_max, inflight_.size());
   lock.unlock();
 
+  RunFetch(store, id, fetch);
+  // fetch->done is set and never changes again: reading without the lock is safe.
+  if (!fetch->status.ok()) return fetch->status;
+  return fetch->data;
+}
+
+bool ChunkCache::Prefetch(Store& store, const Hash& id, uint64_t length, const Executor& run) {
+  std::shared_ptr<Fetch> fetch;
+  {
+    std::lock_guard lock(mu_);
+    if (entries_.count(id) || inflight_.count(id)) return false;
+    if (prefetches_in_flight_ >= limits_.max_fetches || counters_.readahead_bytes + length > limits_.max_bytes) {
+      counters_.readahead_skipped++;
+      return false;
+    }
+    fetch = std::make_shared<Fetch>();
+    fetch->prefetch = true;
+    fetch->reserved = length;
+    counters_.readahead_bytes += length;
+    prefetches_in_flight_++;
+    inflight_[id] = fetch;
+    counters_.fetches++;
+    counters_.readahead_issued++;
+    counters_.fetches_in_flight_max = std::max<uint64_t>(counters_.fetches_in_flight_max, inflight_.size());
+  }
+  run([this, &store, id, fetch] { RunFetch(store, id, fetch); });
+  return true;
+}
+
+void ChunkCache::RunFetch(Store& store, const Hash& id, const std::shared_ptr<Fetch>& fetch) {
   auto got = store.Get(id, ObjectType::kChunk);
   Status status;
   std::shared_ptr<const std::string> data;
@@ -45,25 +117,50 @@ Result<std::shared_ptr<const std::string>> ChunkCache::Get(Store& store, const H
     status = Status::IOError("reading chunk " + id.ToHex() + ": " + got.status().message(), EIO);
   }
 
-  lock.lock();
+  std::lock_guard lock(mu_);
   inflight_.erase(id);
-  fetch->done = true;
+  if (fetch->prefetch) {
+    prefetches_in_flight_--;
+    counters_.readahead_bytes -= fetch->reserved;
+  }
+  const bool unread = fetch->prefetch && !fetch->demanded;
+  if (status.ok()) {
+    Insert(id, data, unread);
+  } else {
+    counters_.fetch_errors++;
+    if (unread) counters_.readahead_wasted++;
+  }
   fetch->status = status;
   fetch->data = data;
-  if (status.ok() && data->size() <= capacity_) {
-    lru_.push_front(id);
-    entries_[id] = Entry{data, lru_.begin()};
-    bytes_ += data->size();
-    while (bytes_ > capacity_ && !lru_.empty()) {
-      auto victim = entries_.find(lru_.back());
-      bytes_ -= victim->second.data->size();
-      entries_.erase(victim);
-      lru_.pop_back();
-    }
-  }
+  fetch->done = true;
   fetched_.notify_all();
-  if (!status.ok()) return status;
-  return data;
 }
 
-}  // namespace strata::workspace_internal
+void ChunkCache::Insert(const Hash& id, std::shared_ptr<const std::string> data, bool unread_prefetch) {
+  if (data->size() > capacity_) {
+    if (unread_prefetch) counters_.readahead_wasted++;
+    return;
+  }
+  lru_.push_front(id);
+  counters_.bytes += data->size();
+  if (unread_prefetch) counters_.readahead_bytes += data->size();
+  entries_[id] = Entry{std::move(data), lru_.begin(), unread_prefetch};
+  EvictToCapacity();
+}
+
+void ChunkCache::EvictToCapacity() {
+  while (counters_.bytes > capacity_ && !lru_.empty()) {
+    auto victim = entries_.find(lru_.back());
+    const uint64_t size = victim->second.data->size();
+    counters_.bytes -= size;
+    if (victim->second.unread_prefetch) {
+      counters_.readahead_wasted++;
+      counters_.readahead_bytes -= size;
+    }
+    entries_.erase(victim);
+    lru_.pop_back();
+  }
+}
+
+}  // namespace workspace_internal
+}  // namespace strata

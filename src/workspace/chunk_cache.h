@@ -1,15 +1,24 @@
 // ChunkCache: decoded base chunks, shared by every workspace of the process.
 //
 // Reads of unchanged file data come from the base commit's chunks; a chunk is
-// up to 2 MiB and a FUSE read is at most 128 KiB, so without a cache a
-// sequential read would fetch and decode each chunk many times. The cache is
-// bounded by bytes and evicts the least recently used chunk.
+// up to 2 MiB and a FUSE read is at most 1 MiB, so without a cache a
+// sequential read would fetch and decode each chunk several times. The cache
+// is bounded by bytes and evicts the least recently used chunk.
 //
 // Single-flight: when several threads want the same missing chunk, one fetches
-// it and the others wait for that fetch instead of fetching it again.
+// it and the others wait for that fetch instead of fetching it again. A
+// read-ahead fetch in flight is joined the same way.
+//
+// Read-ahead: Prefetch() registers a fetch and hands it to the caller's
+// executor, so the request that asked for it does not wait. Read-ahead has its
+// own bounds, so that it can neither push the cache's working set out nor
+// flood the store: the bytes of prefetched chunks not yet read (in flight or
+// cached) and the number of prefetches in flight. A prefetch over either bound
+// is skipped, never queued.
 //
 // Chunk ids are content hashes checked by Store::Get, so one cache can serve
-// several stores: equal ids mean equal bytes.
+// several stores: equal ids mean equal bytes, and a chunk is verified once,
+// when it is loaded from the store.
 //
 // Thread-safety: all methods may be called concurrently. Fetches run without
 // the cache's lock held, so different chunks are fetched in parallel.
@@ -17,6 +26,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -27,42 +37,84 @@
 
 namespace strata::workspace_internal {
 
+struct ReadAheadLimits {
+  uint64_t max_bytes = 32ull << 20;  // prefetched, not yet read: in flight plus cached
+  unsigned max_fetches = 4;          // prefetches in flight
+};
+
 class ChunkCache {
  public:
-  explicit ChunkCache(uint64_t capacity_bytes) : capacity_(capacity_bytes) {}
+  // Read-ahead may hold at most half the capacity, whatever `limits` says.
+  explicit ChunkCache(uint64_t capacity_bytes, ReadAheadLimits limits = {}) { Configure(capacity_bytes, limits); }
   ChunkCache(const ChunkCache&) = delete;
   ChunkCache& operator=(const ChunkCache&) = delete;
 
-  // The process-wide cache (64 MiB).
+  // The process-wide cache (64 MiB unless SetCapacity changes it).
   static ChunkCache& Shared();
+  static constexpr uint64_t kDefaultCapacity = 64ull << 20;
 
-  // The chunk's bytes; store errors come back with errno EIO.
+  // A read's demand for a chunk: its bytes; store errors come back with errno EIO.
   Result<std::shared_ptr<const std::string>> Get(Store& store, const Hash& id);
 
+  // Runs a task on another thread (the caller's read-ahead workers).
+  using Executor = std::function<void(std::function<void()>)>;
+  // Starts loading a chunk of `length` bytes in the background unless it is
+  // cached, already being fetched, or a read-ahead bound would be exceeded.
+  // Returns whether a fetch was started. REQUIRES: `store` outlives the task
+  // handed to `run`.
+  bool Prefetch(Store& store, const Hash& id, uint64_t length, const Executor& run);
+
+  // Changes the capacity (evicting down to it) and the read-ahead limits.
+  void Configure(uint64_t capacity_bytes, ReadAheadLimits limits);
+  uint64_t capacity();
+  ReadAheadLimits limits();
+
   struct Counters {
-    uint64_t hits = 0, misses = 0, waits = 0;  // waits: joined a fetch in flight
+    uint64_t demands = 0;  // Get() calls: hits + misses + waits
+    uint64_t hits = 0;     // demands the cache answered
+    uint64_t misses = 0;   // demands that fetched the chunk themselves
+    uint64_t waits = 0;    // demands that joined a fetch in flight (a demand's or a prefetch's)
+    uint64_t fetches = 0;  // loads from the store: misses + prefetches issued
+    uint64_t fetch_errors = 0;
+    uint64_t readahead_issued = 0;   // prefetches started
+    uint64_t readahead_used = 0;     // prefetched chunks a demand later wanted
+    uint64_t readahead_wasted = 0;   // prefetched chunks evicted (or failed) before any demand
+    uint64_t readahead_skipped = 0;  // prefetches refused by a read-ahead bound
+    uint64_t fetches_in_flight_max = 0;  // most fetches running at once (parallel store reads)
+    uint64_t bytes = 0;                  // cached now
+    uint64_t readahead_bytes = 0;        // prefetched and not yet read, now
   };
   Counters counters();
 
  private:
   struct Fetch {
     bool done = false;
+    bool prefetch = false;  // started by Prefetch
+    bool demanded = false;  // a demand joined it (so its bytes are used)
+    uint64_t reserved = 0;  // read-ahead bytes held while in flight
     Status status;
     std::shared_ptr<const std::string> data;
   };
   struct Entry {
     std::shared_ptr<const std::string> data;
     std::list<Hash>::iterator lru;  // position in lru_
+    bool unread_prefetch = false;   // loaded by a prefetch and not demanded yet
   };
 
-  const uint64_t capacity_;
+  // Loads id from the store and publishes the result (cache entry, waiters).
+  void RunFetch(Store& store, const Hash& id, const std::shared_ptr<Fetch>& fetch);
+  void Insert(const Hash& id, std::shared_ptr<const std::string> data, bool unread_prefetch);  // REQUIRES mu_
+  void EvictToCapacity();                                                                    // REQUIRES mu_
+
   std::mutex mu_;
   std::condition_variable fetched_;
-  std::unordered_map<Hash, Entry> entries_;                   // GUARDED_BY(mu_)
-  std::list<Hash> lru_;                                       // most recent first, GUARDED_BY(mu_)
+  uint64_t capacity_ = 0;                                      // GUARDED_BY(mu_)
+  ReadAheadLimits limits_;                                     // GUARDED_BY(mu_)
+  std::unordered_map<Hash, Entry> entries_;                    // GUARDED_BY(mu_)
+  std::list<Hash> lru_;                                        // most recent first, GUARDED_BY(mu_)
   std::unordered_map<Hash, std::shared_ptr<Fetch>> inflight_;  // GUARDED_BY(mu_)
-  uint64_t bytes_ = 0;                                        // GUARDED_BY(mu_)
-  Counters counters_;                                         // GUARDED_BY(mu_)
+  uint64_t prefetches_in_flight_ = 0;                          // GUARDED_BY(mu_)
+  Counters counters_;                                          // GUARDED_BY(mu_)
 };
 
 }  // namespace strata::workspace_internal

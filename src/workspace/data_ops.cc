@@ -33,6 +33,7 @@ Result<size_t> SqliteWorkspace::Read(InodeId ino, uint64_t offset, size_t size, 
     STRATA_RETURN_IF_ERROR(CheckRegular(row));
     if (offset >= row.size || size == 0) return size_t{0};
     n = static_cast<size_t>(std::min<uint64_t>(size, row.size - offset));
+    plan.ino = ino;
     plan.size = row.size;
     plan.base_len = row.base_len;
     if (offset < row.base_len) {

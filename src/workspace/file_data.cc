@@ -175,6 +175,8 @@ Result<std::vector<Extent>> FileData::DataRanges(InodeId ino, uint64_t start, ui
 }
 
 Status FileData::Read(const ReadPlan& plan, uint64_t offset, size_t n, char* out) {
+  // Before this read's own fetches, so the two overlap.
+  if (plan.ino != 0 && offset < plan.base_len) ReadAhead(plan, offset, n);
   uint64_t pos = offset;
   const uint64_t end = offset + n;
   size_t next = 0;  // first extent that may still matter
@@ -209,6 +211,21 @@ Status FileData::Read(const ReadPlan& plan, uint64_t offset, size_t n, char* out
     pos = gap_end;
   }
   return Status::Ok();
+}
+
+void FileData::ReadAhead(const ReadPlan& plan, uint64_t offset, size_t n) {
+  SequentialDetector::Range ahead = detector_.OnRead(plan.ino, offset, n);
+  ahead.end = std::min(ahead.end, plan.base_len);
+  if (ahead.empty()) return;
+  const ChunkCache::Executor run = [this](std::function<void()> task) { read_ahead_pool_.Submit(std::move(task)); };
+  uint64_t chunk_start = 0;
+  for (const ChunkRef& c : plan.base_chunks) {
+    const uint64_t chunk_end = chunk_start + c.length;
+    if (chunk_start >= ahead.end) break;
+    // Chunks this read needs are the read's own demands.
+    if (chunk_end > ahead.start && chunk_start >= offset + n) cache_.Prefetch(store_, c.id, c.length, run);
+    chunk_start = chunk_end;
+  }
 }
 
 Status FileData::ReadBase(const ReadPlan& plan, uint64_t offset, size_t n, char* out) {

@@ -14,6 +14,11 @@
 // Open data files are kept in a small table of shared descriptors, so a read
 // in progress keeps its descriptor valid even if the inode is deleted meanwhile.
 //
+// Base reads that form a sequential stream (read_ahead.h) start background
+// fetches of the chunks ahead of them (ChunkCache::Prefetch) on a few
+// read-ahead threads of this FileData, so the next requests find their chunks
+// loaded or in flight instead of fetching them one after the other.
+//
 // Thread-safety: all methods may be called concurrently; Read() takes no lock
 // of the workspace and only this class's table lock for a lookup.
 #pragma once
@@ -29,8 +34,10 @@
 
 #include "store/store.h"
 #include "store/tree.h"
+#include "util/thread_pool.h"
 #include "workspace/chunk_cache.h"
 #include "workspace/namespace_db.h"
+#include "workspace/read_ahead.h"
 
 namespace strata::workspace_internal {
 
@@ -55,6 +62,7 @@ Result<std::vector<ChunkRef>> DecodeChunkList(std::string_view data);
 // Everything a read needs, taken from the database under the workspace lock
 // and then used without it.
 struct ReadPlan {
+  InodeId ino = 0;  // a program's read of this inode; 0 (internal reads): no read-ahead
   uint64_t size = 0;
   uint64_t base_len = 0;
   std::vector<ChunkRef> base_chunks;  // only when base_len > 0
@@ -64,7 +72,8 @@ struct ReadPlan {
 
 class FileData {
  public:
-  FileData(std::string dir, Store& store, ChunkCache& cache) : dir_(std::move(dir)), store_(store), cache_(cache) {}
+  FileData(std::string dir, Store& store, ChunkCache& cache)
+      : dir_(std::move(dir)), store_(store), cache_(cache), read_ahead_pool_(kReadAheadThreads, 64) {}
 
   const std::string& dir() const { return dir_; }
   ChunkCache& chunk_cache() { return cache_; }
@@ -100,6 +109,12 @@ class FileData {
 
  private:
   Status ReadBase(const ReadPlan& plan, uint64_t offset, size_t n, char* out);
+  // Prefetches the base chunks in the detector's window after a read of
+  // [offset, offset + n), if the read continues a sequential stream.
+  void ReadAhead(const ReadPlan& plan, uint64_t offset, size_t n);
+
+  // Threads that load prefetched chunks; the cache bounds how many run at once.
+  static constexpr size_t kReadAheadThreads = 4;
 
   const std::string dir_;
   Store& store_;
@@ -107,6 +122,9 @@ class FileData {
   std::mutex mu_;
   std::unordered_map<InodeId, std::shared_ptr<DataFile>> open_;  // GUARDED_BY(mu_)
   std::atomic<bool> dir_dirty_{false};  // files created since data/ was last synced
+  SequentialDetector detector_;
+  // Last: destroyed first, so no prefetch outlives what it uses.
+  ThreadPool read_ahead_pool_;
 };
 
 }  // namespace strata::workspace_internal

@@ -416,6 +416,17 @@ WorkspaceCounters SqliteWorkspace::Counters() {
   c.chunk_cache_hits = cache.hits;
   c.chunk_cache_misses = cache.misses;
   c.chunk_cache_waits = cache.waits;
+  c.read_path.demands = cache.demands;
+  c.read_path.fetches = cache.fetches;
+  c.read_path.fetch_errors = cache.fetch_errors;
+  c.read_path.fetches_in_flight_max = cache.fetches_in_flight_max;
+  c.read_path.readahead_issued = cache.readahead_issued;
+  c.read_path.readahead_used = cache.readahead_used;
+  c.read_path.readahead_wasted = cache.readahead_wasted;
+  c.read_path.readahead_skipped = cache.readahead_skipped;
+  c.read_path.cache_bytes = cache.bytes;
+  c.read_path.cache_capacity = files_.chunk_cache().capacity();
+  c.read_path.store = store_.ReadCounters();
   return c;
 }
 

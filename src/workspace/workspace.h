@@ -105,7 +105,24 @@ struct WorkspaceCounters {
   uint64_t directories_loaded = 0;  // base directories read from the store on first use
   // The chunk cache of base file data (shared by the process's workspaces).
   uint64_t chunk_cache_hits = 0, chunk_cache_misses = 0, chunk_cache_waits = 0;
+  // The rest of the read path of base data (process-wide too, but the store's).
+  struct ReadPath {
+    uint64_t demands = 0;            // chunks reads asked the cache for (hits + misses + waits)
+    uint64_t fetches = 0;            // chunks loaded from the store (misses + read-ahead)
+    uint64_t fetch_errors = 0;
+    uint64_t fetches_in_flight_max = 0;
+    uint64_t readahead_issued = 0;   // chunks prefetched after sequential reads
+    uint64_t readahead_used = 0;     // of those, wanted by a read later
+    uint64_t readahead_wasted = 0;   // evicted or failed before any read wanted them
+    uint64_t readahead_skipped = 0;  // not prefetched: a read-ahead bound was reached
+    uint64_t cache_bytes = 0, cache_capacity = 0;
+    StoreReadCounters store;  // objects read, bytes verified, time per step (this workspace's store)
+  } read_path;
 };
+
+// Sizes the process's cache of decoded base chunks (default 64 MiB), shared by
+// its workspaces; read-ahead may fill at most half of it.
+void SetChunkCacheCapacity(uint64_t bytes);
 
 // What Commit() is asked to do.
 struct CommitRequest {
