@@ -33,6 +33,8 @@ struct MountArgs {
   bool create_new = false, foreground = false, writeback_cache = false;
   std::string branch, workspace, name, mountpoint;
   std::string read_only;  // --read-only REV
+  uint64_t chunk_cache_mib = 0;  // 0: the default size
+  uint32_t readahead_kib = MountOptions().readahead_kib;
 };
 
 std::string StateDir(const Store& store, const std::string& name) { return Workspace::StateDir(store, name); }
@@ -93,6 +95,7 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
   };
   auto store = OpenStore(g);
   if (!store.ok()) return fail(store.status());
+  if (a.chunk_cache_mib > 0) SetChunkCacheCapacity(a.chunk_cache_mib << 20);
   auto ws = Workspace::Open(**store, name);
   if (!ws.ok()) return fail(ws.status());
   MountOptions options;
@@ -101,6 +104,7 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
   options.state_dir = StateDir(**store, name);
   options.writeback_cache = a.writeback_cache;
   options.read_only = !a.read_only.empty();
+  options.readahead_kib = a.readahead_kib;
   auto server = FuseServer::Mount(ws->get(), mountpoint, options);
   if (!server.ok()) return fail(server.status());
   const std::string record = options.state_dir + "/mounted";
@@ -391,6 +395,23 @@ std::string MedianBucket(const nlohmann::ordered_json& op) {
   return "?";
 }
 
+// The read path of base data: chunk demands and loads, read-ahead, the store's reads.
+void PrintReadPath(const nlohmann::ordered_json& r) {
+  auto n = [&](const char* key) { return r[key].get<uint64_t>(); };
+  const auto& s = r["store"];
+  auto ms = [&](const char* key) { return s[key].get<double>() / 1000; };
+  fmt::print("read path   {} chunk demands, {} fetches ({} errors, at most {} at once); cache {} of {}\n",
+             n("demands"), n("fetches"), n("fetch_errors"), n("fetches_in_flight_max"), HumanBytes(n("cache_bytes")),
+             HumanBytes(n("cache_capacity")));
+  fmt::print("read-ahead  {} issued, {} used, {} wasted, {} skipped at a bound\n", n("readahead_issued"),
+             n("readahead_used"), n("readahead_wasted"), n("readahead_skipped"));
+  fmt::print("store reads {} objects, {} read, {} verified; {:.1f} ms index, {:.1f} ms pread, {:.1f} ms decode; "
+             "at most {} at once\n",
+             s["objects"].get<uint64_t>(), HumanBytes(s["bytes_stored"].get<uint64_t>()),
+             HumanBytes(s["bytes_verified"].get<uint64_t>()), ms("lookup_us"), ms("pread_us"), ms("decode_us"),
+             s["max_in_flight"].get<uint64_t>());
+}
+
 }  // namespace
 
 int RunMountStats(Globals& g, const std::string& mp_arg) {
@@ -428,6 +449,7 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
   fmt::print("base        {} directories loaded; chunk cache {} hits, {} misses, {} waits\n",
              ws["directories_loaded"].get<uint64_t>(), cache["hits"].get<uint64_t>(),
              cache["misses"].get<uint64_t>(), cache["waits"].get<uint64_t>());
+  if (ws.contains("read_path")) PrintReadPath(ws["read_path"]);
   return kExitOk;
 }
 
@@ -442,6 +464,11 @@ void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
   mount->add_flag("--foreground", m.foreground, "serve in this process instead of a background daemon");
   mount->add_flag("--writeback-cache", m.writeback_cache,
                   "let the kernel buffer writes (faster small writes; a daemon crash loses what was not fsynced)");
+  mount->add_option("--chunk-cache-mib", m.chunk_cache_mib,
+                    "memory for decoded file data read from the store (default 64; read-ahead uses at most half)")
+      ->check(CLI::Range(uint64_t{4}, uint64_t{1} << 20));
+  mount->add_option("--readahead-kib", m.readahead_kib, "how far ahead of a sequential reader the kernel reads")
+      ->check(CLI::Range(uint32_t{128}, uint32_t{1} << 20));
   mount->add_option("MOUNTPOINT", m.mountpoint, "an existing directory")->required();
   mount->callback([&g, exit_code] { *exit_code = RunMount(g, m); });
 

@@ -31,6 +31,13 @@ void FillStat(const Attr& a, struct stat* st);
 // Replies with an entry for `a` and takes the lookup reference the kernel now holds.
 void ReplyEntry(fuse_req_t req, const Attr& a);
 
+// Sets the kernel's read-ahead of the mount at mountpoint (its bdi's
+// read_ahead_kb); needs root. Sends no request to the mount.
+Status SetKernelReadAhead(const std::string& mountpoint, uint64_t kib);
+
+// The read path's counters for the stats reply (read_path_json.cc).
+nlohmann::ordered_json ReadPathJson(const WorkspaceCounters::ReadPath& r);
+
 // The operation table, filled in one place (ops_table.cc).
 const fuse_lowlevel_ops& Operations();
 

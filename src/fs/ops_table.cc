@@ -6,9 +6,13 @@ namespace strata::fs {
 namespace {
 void OpInit(void* userdata, fuse_conn_info* conn) {
   const MountOptions& options = static_cast<Context*>(userdata)->options;
-  // Large requests: fewer round trips for sequential I/O.
+  // Large requests: fewer round trips for sequential I/O. 1 MiB is the most
+  // libfuse's request buffer holds (and the kernel's default max_pages_limit);
+  // libfuse derives max_pages, the largest READ, from max_write.
   conn->max_write = 1 << 20;
-  conn->max_readahead = 1 << 20;
+  // The kernel keeps the smaller of this and its bdi's read_ahead_kb, which
+  // FuseServer::Mount raises to the same value.
+  conn->max_readahead = options.readahead_kib << 10;
   // Kernel-side permission checks are requested at mount (default_permissions).
   if (options.writeback_cache && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
     conn->want |= FUSE_CAP_WRITEBACK_CACHE;
