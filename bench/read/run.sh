@@ -1,0 +1,305 @@
+#!/usr/bin/env bash
+# bench/read/run.sh — reading a committed file: strata against native ext4, passthrough_ll and squashfuse.
+#
+# Usage: bench/read/run.sh [--quick] [--rounds N] [--size-mib M] [--runtime SECS] [--arms LIST] [--out DIR]
+#
+#   --quick         256 MiB file, 1 round, 3 s random phase (a smoke run of a few minutes)
+#   --rounds N      rounds (default 3, quick 1); arms interleaved, their order rotated each round
+#   --size-mib M    size of the file (default 1024, quick 256): half random bytes, half base64 text
+#   --runtime SECS  length of the random 4 KiB read phase (default 10, quick 3)
+#   --arms LIST     comma-separated subset of native,passthrough_ll,squashfuse,strata
+#   --out DIR       results folder (default bench/results/read-<timestamp>)
+#
+# Environment: STRATA_BUILD (default <repo>/build) or STRATA_BIN: the strata binary;
+# STRATA_MOUNT_ARGS: extra arguments for `strata mount` (e.g. "--chunk-cache-mib 256").
+#
+# One file, made once under /var/tmp/strata-bench-read-<pid> (removed at exit):
+#   native          the file on the ext4 that holds /var/tmp
+#   passthrough_ll  libfuse 3.14's example (compiled at run time from libfuse3-dev) over the
+#                   directory holding the file, -o timeout=60 (like strata's 60 s), cache=auto
+#   squashfuse      squashfuse (Debian) over `mksquashfs -comp zstd` of that directory
+#   strata          the directory imported into a store (`strata import`), served by
+#                   `strata mount --read-only bench`
+# Every measurement mounts its FUSE arm afresh (no daemon-side cache carries over),
+# and a cold one drops the page cache first and records what stayed cached: the
+# kernel's "Cached" figure and `fincore` of the file, the image and the packs.
+# Phases (fio, psync, --invalidate=0 so fio never drops or keeps the cache itself):
+#   cold-seq-1m-1j, cold-seq-128k-1j   1 reader, sequential, the whole file, 1 MiB / 128 KiB requests
+#   cold-seq-1m-4j, cold-seq-128k-4j   4 readers of the same file at once, each reads it all;
+#                                      MB/s counts every reader's bytes
+#   cold-rand-4k-1j                    random 4 KiB reads for RUNTIME s, starting cold (IOPS)
+#   warm-seq-1m-1j                     the whole file read once (cat), then read sequentially
+# After each strata measurement `strata stats MP --json` is kept: demands, fetches,
+# waits on an in-flight fetch, read-ahead issued and used, cache hits and misses,
+# bytes verified.
+# Output: raw.tsv, results.json, table.md (printed), meta.tsv, logs/.
+set -euo pipefail
+
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd "${SCRIPT_DIR}/../.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+source "${SCRIPT_DIR}/../lib.sh"
+
+readonly ALL_ARMS="native,passthrough_ll,squashfuse,strata"
+readonly PASSTHROUGH_SRC=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
+readonly PHASES=(cold-seq-1m-1j cold-seq-128k-1j cold-seq-1m-4j cold-seq-128k-4j cold-rand-4k-1j warm-seq-1m-1j)
+
+usage() { sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+
+QUICK=0 ROUNDS= SIZE_MIB= RUNTIME= OUT= ARMS_CSV=${ALL_ARMS}
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --quick) QUICK=1 ;;
+    --rounds) ROUNDS=${2:?--rounds needs a number}; shift ;;
+    --size-mib) SIZE_MIB=${2:?--size-mib needs a number}; shift ;;
+    --runtime) RUNTIME=${2:?--runtime needs seconds}; shift ;;
+    --arms) ARMS_CSV=${2:?--arms needs a list}; shift ;;
+    --out) OUT=${2:?--out needs a directory}; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; bench_die "unknown argument: $1" ;;
+  esac
+  shift
+done
+if ((QUICK)); then
+  ROUNDS=${ROUNDS:-1} SIZE_MIB=${SIZE_MIB:-256} RUNTIME=${RUNTIME:-3}
+else
+  ROUNDS=${ROUNDS:-3} SIZE_MIB=${SIZE_MIB:-1024} RUNTIME=${RUNTIME:-10}
+fi
+for v in "${ROUNDS}" "${SIZE_MIB}" "${RUNTIME}"; do
+  [[ $v =~ ^[1-9][0-9]*$ ]] || bench_die "expected a positive integer, got '$v'"
+done
+IFS=',' read -r -a ARMS <<<"${ARMS_CSV}"
+for arm in "${ARMS[@]}"; do
+  [[ ",${ALL_ARMS}," == *",${arm},"* ]] || bench_die "unknown arm '${arm}' (expected some of ${ALL_ARMS})"
+done
+has_arm() { [[ ",${ARMS_CSV}," == *",$1,"* ]]; }
+
+# --- prerequisites ------------------------------------------------------------
+require_root
+[[ -e /dev/fuse ]] || bench_die "/dev/fuse is missing: the FUSE arms cannot run"
+need_pkgs=()
+command -v fio >/dev/null || need_pkgs+=(fio)
+command -v fincore >/dev/null || need_pkgs+=(util-linux)
+if has_arm squashfuse; then
+  command -v mksquashfs >/dev/null || need_pkgs+=(squashfs-tools)
+  command -v squashfuse >/dev/null || need_pkgs+=(squashfuse)
+fi
+if has_arm passthrough_ll && [[ ! -f "${PASSTHROUGH_SRC}" ]]; then need_pkgs+=(libfuse3-dev gcc pkg-config); fi
+if ((${#need_pkgs[@]})); then
+  bench_log "installing ${need_pkgs[*]} (Debian packages)"
+  apt-get install -y "${need_pkgs[@]}" >&2 || bench_die "could not install ${need_pkgs[*]}"
+fi
+STRATA_BIN=${STRATA_BIN:-${STRATA_BUILD:-${REPO_ROOT}/build}/src/cli/strata}
+if has_arm strata; then
+  [[ -x "${STRATA_BIN}" ]] || bench_die "strata binary not found at ${STRATA_BIN} (build it, or set STRATA_BUILD / STRATA_BIN)"
+fi
+read -r -a STRATA_MOUNT_EXTRA <<<"${STRATA_MOUNT_ARGS:-}"
+
+OUT=${OUT:-${REPO_ROOT}/bench/results/read-$(date +%Y%m%d-%H%M%S)}
+mkdir -p "${OUT}/logs"
+OUT=$(cd "${OUT}" && pwd -P)
+RAW=${OUT}/raw.tsv META=${OUT}/meta.tsv
+printf 'round\tposition\tarm\tphase\tvalue\tunit\tcached_kb_after_drop\tbacking_resident_bytes\tstats\n' >"${RAW}"
+: >"${META}"
+meta() { printf '%s\t%s\n' "$1" "$2" >>"${META}"; }
+
+cleanup_install_trap
+SCRATCH=/var/tmp/strata-bench-read-$$
+cleanup_register rm -rf -- "${SCRATCH}"
+mkdir -p "${SCRATCH}/data" "${SCRATCH}/mnt"
+MP=${SCRATCH}/mnt
+DAEMON_PID=
+stop_leftovers() {
+  if mountpoint -q "${MP}"; then fusermount3 -u -z "${MP}" 2>/dev/null || umount -l "${MP}" 2>/dev/null || true; fi
+  if [[ -n "${DAEMON_PID}" ]]; then kill "${DAEMON_PID}" 2>/dev/null || true; fi
+}
+cleanup_register stop_leftovers
+
+# --- the data, the image, the store --------------------------------------------
+FILE_NAME=big.bin
+DATA=${SCRATCH}/data/${FILE_NAME}
+HALF=$((SIZE_MIB << 19))
+bench_log "making ${SIZE_MIB} MiB of data (half random, half base64 text)"
+# The text half is cut from a longer base64 stream: its writer dies of SIGPIPE, on purpose.
+set +o pipefail
+{
+  head -c "${HALF}" /dev/urandom
+  head -c $((HALF * 3 / 4 + 4096)) /dev/urandom | base64 -w 76 | head -c "${HALF}"
+} >"${DATA}"
+set -o pipefail
+sync
+[[ $(stat -c %s "${DATA}") -eq $((HALF * 2)) ]] || bench_die "the data file has the wrong size"
+
+PT_BIN=${SCRATCH}/passthrough_ll
+if has_arm passthrough_ll; then
+  # shellcheck disable=SC2046  # pkg-config prints several words on purpose
+  gcc -O2 -Wall -o "${PT_BIN}" "${PASSTHROUGH_SRC}" $(pkg-config --cflags --libs fuse3) \
+    >"${OUT}/logs/passthrough_ll-build.log" 2>&1 || bench_die "could not compile ${PASSTHROUGH_SRC}"
+fi
+IMAGE=${SCRATCH}/image.sqfs
+if has_arm squashfuse; then
+  bench_log "mksquashfs -comp zstd"
+  mksquashfs "${SCRATCH}/data" "${IMAGE}" -comp zstd -noappend -quiet >"${OUT}/logs/mksquashfs.log" 2>&1 ||
+    bench_die "mksquashfs failed; see ${OUT}/logs/mksquashfs.log"
+fi
+STORE=${SCRATCH}/store
+strata() { "${STRATA_BIN}" --store "${STORE}" "$@"; }
+if has_arm strata; then
+  bench_log "strata import"
+  strata init >"${OUT}/logs/strata-init.log" 2>&1
+  strata import "${SCRATCH}/data" --branch bench -m data --json >"${OUT}/logs/strata-import.json" 2>&1 ||
+    bench_die "strata import failed; see ${OUT}/logs/strata-import.json"
+  strata stats --json >"${OUT}/logs/strata-store-stats.json"
+fi
+
+# --- environment record -------------------------------------------------------
+strata_commit() {
+  local sha
+  sha=$(git -C "${REPO_ROOT}" rev-parse --short HEAD 2>/dev/null) || { echo unknown; return; }
+  if [[ -n "$(git -C "${REPO_ROOT}" status --porcelain --untracked-files=no -- src 2>/dev/null)" ]]; then
+    sha="${sha}-dirty"
+  fi
+  echo "${sha}"
+}
+meta date_utc "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+meta kernel "$(uname -r)"
+meta cpu_model "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+meta nproc "$(nproc)"
+meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
+meta scratch_fs "$(df -T "${SCRATCH}" | awk 'NR == 2 { print $2 " on " $1 }')"
+meta strata_commit "${STRATA_COMMIT:-$(strata_commit)}"
+meta strata_mount_args "${STRATA_MOUNT_ARGS:-}"
+meta rounds "${ROUNDS}"
+meta size_mib "${SIZE_MIB}"
+meta data "first half head -c /dev/urandom; second half base64 -w 76 of /dev/urandom"
+meta fio_version "$(fio --version)"
+meta libfuse_version "$(pkg-config --modversion fuse3 2>/dev/null || echo unknown)"
+meta squashfuse_version "$(dpkg-query -W -f '${Version}' squashfuse 2>/dev/null || echo unknown)"
+meta squashfs_tools_version "$(dpkg-query -W -f '${Version}' squashfs-tools 2>/dev/null || echo unknown)"
+meta cmd_passthrough_ll "gcc -O2 ${PASSTHROUGH_SRC}; passthrough_ll -f -o source=DATA -o timeout=60 MP"
+meta cmd_squashfuse "mksquashfs DATA image.sqfs -comp zstd -noappend; squashfuse -f image.sqfs MP"
+meta cmd_strata "strata init; strata import DATA --branch bench; strata mount --read-only bench ${STRATA_MOUNT_ARGS:-}MP"
+meta cmd_fio "fio --name=read --filename=FILE --ioengine=psync --invalidate=0 --readonly --rw=read|randread --bs=1m|128k|4k --numjobs=1|4 --group_reporting [--time_based --runtime=${RUNTIME} --norandommap]"
+meta cache_cold "sync; echo 3 > /proc/sys/vm/drop_caches, then Cached kB and fincore of the backing files recorded"
+meta cache_warm "cat FILE > /dev/null just before"
+
+# --- the arms -----------------------------------------------------------------
+wait_mounted() {
+  local i
+  for ((i = 0; i < 100; i++)); do
+    mountpoint -q "${MP}" && return 0
+    kill -0 "${DAEMON_PID}" 2>/dev/null || bench_die "the daemon exited before mounting; see $1"
+    sleep 0.1
+  done
+  bench_die "${MP} was not mounted after 10 s; see $1"
+}
+
+# arm_up ARM LOG: mounts ARM (fresh daemon) and sets FILE, the file to read.
+FILE=
+arm_up() {
+  local arm=$1 log=$2
+  DAEMON_PID=
+  case "${arm}" in
+    native) FILE=${DATA}; return ;;
+    passthrough_ll) "${PT_BIN}" -f -o "source=${SCRATCH}/data" -o timeout=60 "${MP}" >>"${log}" 2>&1 & DAEMON_PID=$! ;;
+    squashfuse) squashfuse -f "${IMAGE}" "${MP}" >>"${log}" 2>&1 & DAEMON_PID=$! ;;
+    strata)
+      strata mount --read-only bench "${STRATA_MOUNT_EXTRA[@]}" "${MP}" >>"${log}" 2>&1 || bench_die "strata mount failed; see ${log}"
+      DAEMON_PID=$(strata stats "${MP}" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["daemon_pid"])')
+      ;;
+  esac
+  wait_mounted "${log}"
+  FILE=${MP}/${FILE_NAME}
+}
+
+arm_down() {
+  local arm=$1 log=$2 i
+  case "${arm}" in
+    native) return ;;
+    strata) strata umount "${MP}" >>"${log}" 2>&1 || bench_die "strata umount failed; see ${log}" ;;
+    *) fusermount3 -u "${MP}" >>"${log}" 2>&1 || bench_die "fusermount3 -u failed; see ${log}" ;;
+  esac
+  for ((i = 0; i < 100; i++)); do
+    kill -0 "${DAEMON_PID}" 2>/dev/null || break
+    sleep 0.1
+  done
+  DAEMON_PID=
+}
+
+# Bytes of the backing files (data file, image, packs) in the page cache.
+backing_resident() {
+  local -a files=("${DATA}")
+  [[ -f "${IMAGE}" ]] && files+=("${IMAGE}")
+  [[ -d "${STORE}/packs" ]] && files+=("${STORE}"/packs/*)
+  fincore --bytes --noheadings --output RES "${files[@]}" | awk '{ s += $1 } END { print s + 0 }'
+}
+
+fio_args() {
+  local phase=$1
+  local -a a=(--name=read "--filename=${FILE}" --ioengine=psync --invalidate=0 --readonly --group_reporting
+    --output-format=json)
+  case "${phase}" in
+    *-seq-1m-*) a+=(--rw=read --bs=1m) ;;
+    *-seq-128k-*) a+=(--rw=read --bs=128k) ;;
+    *-rand-4k-*) a+=(--rw=randread --bs=4k --norandommap --time_based "--runtime=${RUNTIME}") ;;
+  esac
+  case "${phase}" in
+    *-4j) a+=(--numjobs=4) ;;
+    *) a+=(--numjobs=1) ;;
+  esac
+  printf '%s\n' "${a[@]}"
+}
+
+# measure ROUND POSITION ARM PHASE
+measure() {
+  local round=$1 pos=$2 arm=$3 phase=$4
+  local name=r${round}-${arm}-${phase}
+  local log=${OUT}/logs/${name}.log json=${OUT}/logs/${name}.json stats=-
+  local -a args
+  drop_caches  # every phase starts from the same state, also the warm one
+  arm_up "${arm}" "${log}"
+  mapfile -t args < <(fio_args "${phase}")
+  local cached=- resident=-
+  if [[ "${phase}" == warm-* ]]; then
+    cat "${FILE}" >/dev/null
+  else
+    drop_caches
+    cached=${BENCH_CACHED_KB}
+    resident=$(backing_resident)
+  fi
+  timeout -k 10 1800 fio "${args[@]}" >"${json}" 2>>"${log}" || bench_die "fio failed for ${name}; see ${log}"
+  if [[ "${arm}" == strata ]]; then
+    stats=logs/${name}-stats.json
+    strata stats "${MP}" --json >"${OUT}/${stats}" 2>>"${log}" || bench_log "warning: strata stats failed for ${name}"
+  fi
+  arm_down "${arm}" "${log}"
+  local value unit
+  IFS=$'\t' read -r value unit < <(python3 - "${json}" "${phase}" <<'PY'
+import json, sys
+job = json.load(open(sys.argv[1]))["jobs"][0]["read"]
+if "rand" in sys.argv[2]:
+    print("%.0f\tIOPS" % job["iops"])
+else:
+    print("%.1f\tMB/s" % (job["bw_bytes"] / 1e6))
+PY
+  )
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "${round}" "${pos}" "${arm}" "${phase}" "${value}" "${unit}" \
+    "${cached}" "${resident}" "${stats}" >>"${RAW}"
+  bench_log "round ${round} ${phase} ${arm}: ${value} ${unit} (cached after drop ${cached} kB, backing resident ${resident} B)"
+}
+
+for ((round = 1; round <= ROUNDS; round++)); do
+  # Rotate the arms' order from round to round; within a phase, arms alternate.
+  order=()
+  for ((i = 0; i < ${#ARMS[@]}; i++)); do order+=("${ARMS[(i + round - 1) % ${#ARMS[@]}]}"); done
+  for phase in "${PHASES[@]}"; do
+    pos=0
+    for arm in "${order[@]}"; do
+      pos=$((pos + 1))
+      measure "${round}" "${pos}" "${arm}" "${phase}"
+    done
+  done
+done
+meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+
+python3 "${SCRIPT_DIR}/report.py" "${OUT}" | tee "${OUT}/table.md"
