@@ -9,6 +9,8 @@ packages=(
   # libraries
   libsqlite3-dev libzstd-dev libssl-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libfuse3-dev
+  # the fuzz targets (libFuzzer comes with clang)
+  clang
   # used by the tests (xattrs, fifos, sockets, devices)
   attr fuse3 python3 stress-ng git
 )

@@ -27,7 +27,8 @@ std::string StoreConfig::ToJson() const {
 Result<StoreConfig> StoreConfig::FromJson(std::string_view text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return Status::Corruption("config.json is not valid JSON");
-  if (j.value("format", std::string()) != kFormatName)
+  // A "format" of another type is no strata store either (value() would throw).
+  if (!j.contains("format") || !j["format"].is_string() || j["format"].get<std::string>() != kFormatName)
     return Status::Corruption("config.json does not describe a strata store");
   StoreConfig c;
   try {

@@ -207,6 +207,16 @@ TEST(StoreOpenTest, MissingStoreAndUnknownVersionAreClearErrors) {
   EXPECT_TRUE(Store::Open(path).status().IsCorruption());
 }
 
+// Found by fuzzing: fields of the wrong JSON type threw out of FromJson.
+TEST(StoreConfigTest, WrongTypesAreCorruptionNotACrash) {
+  for (const char* text : {R"({"format": {"a": 1}})", R"({"format": "strata-store", "version": "1"})", "[1, 2]",
+                           R"({"format": "strata-store", "version": 1, "hash": "sha256", "chunker": 5})"}) {
+    auto c = StoreConfig::FromJson(text);
+    EXPECT_FALSE(c.ok()) << text;
+    EXPECT_TRUE(c.status().IsCorruption()) << text << ": " << c.status().ToString();
+  }
+}
+
 TEST(StoreConfigTest, JsonRoundTrip) {
   StoreConfig c;
   c.zstd_level = 7;

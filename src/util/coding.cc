@@ -72,6 +72,9 @@ bool Decoder::GetVarint(uint64_t* v) {
     // The tenth byte may only carry the top bit of a 64-bit value.
     if (shift == 63 && byte > 1) return Fail();
     result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    // One encoding per value: a last byte of 0 after others is an overlong
+    // form, which would give one object several byte strings (and ids).
+    if (byte == 0 && shift > 0) return Fail();
     if ((byte & 0x80) == 0) {
       *v = result;
       return true;

@@ -56,5 +56,22 @@ TEST(CodingTest, OverlongVarintIsRejected) {
   EXPECT_FALSE(d2.GetVarint(&v));
 }
 
+// Found by fuzzing: 0xED 0x00 decoded as 0x6D, whose encoding is 0x6D, so one
+// tree had two byte strings. Only the minimal form is accepted.
+TEST(CodingTest, NonMinimalVarintIsRejected) {
+  uint64_t v;
+  const std::string overlong("\xed\x00", 2), zero_byte(1, '\0');
+  Decoder padded(overlong);
+  EXPECT_FALSE(padded.GetVarint(&v));
+  Decoder zero(zero_byte);
+  ASSERT_TRUE(zero.GetVarint(&v));
+  EXPECT_EQ(v, 0u);
+  std::string enc;
+  PutVarint(&enc, 128);
+  Decoder minimal(enc);
+  ASSERT_TRUE(minimal.GetVarint(&v));
+  EXPECT_EQ(v, 128u);
+}
+
 }  // namespace
 }  // namespace strata
