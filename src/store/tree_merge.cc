@@ -14,46 +14,36 @@ namespace {
 constexpr int kMaxDepth = 4096;
 
 bool Same(const TreeEntry *a, const TreeEntry *b) {
-  if (a == nullptr || b == nullptr)
-    return a == b;
+  if (a == nullptr || b == nullptr) return a == b;
   return *a == *b;
 }
 
-bool IsDir(const TreeEntry *e) {
-  return e != nullptr && e->kind == EntryKind::kDirectory;
-}
+bool IsDir(const TreeEntry *e) { return e != nullptr && e->kind == EntryKind::kDirectory; }
 
 // The three-way choice for one field: the side that changed it; nullopt when
 // both changed it differently. `base` nullptr: no base (both sides added).
 template <typename T>
 std::optional<T> MergeField(const T *base, const T &ours, const T &theirs) {
-  if (ours == theirs)
-    return ours;
-  if (base != nullptr && *base == ours)
-    return theirs;
-  if (base != nullptr && *base == theirs)
-    return ours;
+  if (ours == theirs) return ours;
+  if (base != nullptr && *base == ours) return theirs;
+  if (base != nullptr && *base == theirs) return ours;
   return std::nullopt;
 }
 
 class Merger {
-public:
+ public:
   explicit Merger(Store &store) : store_(store) {}
 
   // The merged entry at path (nullopt: absent), from the entries of the three
   // sides there (nullptr: absent on that side). Conflicts are recorded.
-  Result<std::optional<TreeEntry>> Entries(const TreeEntry *b,
-                                           const TreeEntry *o,
-                                           const TreeEntry *t,
+  Result<std::optional<TreeEntry>> Entries(const TreeEntry *b, const TreeEntry *o, const TreeEntry *t,
                                            const std::string &path, int depth) {
     auto keep = [this](const TreeEntry *e) {
-      if (IsDir(e))
-        stats.subtrees_skipped++; // decided by its id
+      if (IsDir(e)) stats.subtrees_skipped++;  // decided by its id
       return e ? std::optional<TreeEntry>(*e) : std::nullopt;
     };
     if (Same(o, t)) {
-      if (!Same(b, o))
-        STRATA_RETURN_IF_ERROR(CollectLinks(b, o, path));
+      if (!Same(b, o)) STRATA_RETURN_IF_ERROR(CollectLinks(b, o, path));
       return keep(o);
     }
     if (Same(b, o)) {
@@ -64,8 +54,7 @@ public:
       STRATA_RETURN_IF_ERROR(CollectLinks(b, o, path));
       return keep(o);
     }
-    if (IsDir(o) && IsDir(t))
-      return Directories(IsDir(b) ? b : nullptr, *o, *t, path, depth);
+    if (IsDir(o) && IsDir(t)) return Directories(IsDir(b) ? b : nullptr, *o, *t, path, depth);
     Conflict(path, Reason(b, o, t));
     return std::optional<TreeEntry>();
   }
@@ -74,12 +63,9 @@ public:
   // entry of the merged tree (see tree_merge.h); the others are conflicts.
   Status CheckLinks(const Hash &merged_root) {
     for (const auto &[link, target] : links_) {
-      STRATA_ASSIGN_OR_RETURN(std::optional<TreeEntry> e,
-                              Find(merged_root, target));
-      if (!e || e->kind == EntryKind::kDirectory ||
-          e->kind == EntryKind::kHardlink)
-        Conflict(link, "a hard link to '" + target +
-                           "', which the other side deleted or replaced");
+      STRATA_ASSIGN_OR_RETURN(std::optional<TreeEntry> e, Find(merged_root, target));
+      if (!e || e->kind == EntryKind::kDirectory || e->kind == EntryKind::kHardlink)
+        Conflict(link, "a hard link to '" + target + "', which the other side deleted or replaced");
     }
     return Status::Ok();
   }
@@ -87,17 +73,15 @@ public:
   std::vector<MergeConflict> conflicts;
   TreeMergeStats stats;
 
-private:
+ private:
   // Both sides changed a directory at path: its metadata, then its entries.
-  Result<std::optional<TreeEntry>>
-  Directories(const TreeEntry *b, const TreeEntry &o, const TreeEntry &t,
-              const std::string &path, int depth) {
+  Result<std::optional<TreeEntry>> Directories(const TreeEntry *b, const TreeEntry &o, const TreeEntry &t,
+                                               const std::string &path, int depth) {
     TreeEntry m = o;
     auto mode = MergeField(b ? &b->mode : nullptr, o.mode, t.mode);
     using Owner = std::pair<uint32_t, uint32_t>;
     const Owner bo = b ? Owner{b->uid, b->gid} : Owner{};
-    auto owner =
-        MergeField(b ? &bo : nullptr, Owner{o.uid, o.gid}, Owner{t.uid, t.gid});
+    auto owner = MergeField(b ? &bo : nullptr, Owner{o.uid, o.gid}, Owner{t.uid, t.gid});
     auto xattrs = MergeField(b ? &b->xattrs : nullptr, o.xattrs, t.xattrs);
     if (!mode || !owner || !xattrs) {
       Conflict(path, std::string("the directory's ") +
@@ -110,70 +94,52 @@ private:
       std::tie(m.uid, m.gid) = *owner;
       m.xattrs = std::move(*xattrs);
     }
-    if (std::pair(t.mtime_sec, t.mtime_nsec) >
-        std::pair(o.mtime_sec, o.mtime_nsec)) {
+    if (std::pair(t.mtime_sec, t.mtime_nsec) > std::pair(o.mtime_sec, o.mtime_nsec)) {
       m.mtime_sec = t.mtime_sec;
       m.mtime_nsec = t.mtime_nsec;
     }
-    STRATA_ASSIGN_OR_RETURN(m.subtree,
-                            Trees(b ? &b->subtree : nullptr, o.subtree,
-                                  t.subtree, path, depth + 1));
+    STRATA_ASSIGN_OR_RETURN(m.subtree, Trees(b ? &b->subtree : nullptr, o.subtree, t.subtree, path, depth + 1));
     return std::optional<TreeEntry>(std::move(m));
   }
 
   // The merged tree of three trees (b nullptr: empty) whose entries are at
   // "path/NAME". Two equal ids decide without reading.
-  Result<Hash> Trees(const Hash *b, const Hash &o, const Hash &t,
-                     const std::string &path, int depth) {
+  Result<Hash> Trees(const Hash *b, const Hash &o, const Hash &t, const std::string &path, int depth) {
     if (o == t || (b != nullptr && (*b == o || *b == t))) {
       stats.subtrees_skipped++;
       const Hash &changed = b != nullptr && *b == o ? t : o;
-      if (b == nullptr || *b != changed)
-        STRATA_RETURN_IF_ERROR(CollectTreeLinks(b, changed, path));
+      if (b == nullptr || *b != changed) STRATA_RETURN_IF_ERROR(CollectTreeLinks(b, changed, path));
       return changed;
     }
     if (depth > kMaxDepth)
-      return Status::Corruption("trees nested deeper than " +
-                                std::to_string(kMaxDepth) + " levels at '" +
-                                path + "'");
+      return Status::Corruption("trees nested deeper than " + std::to_string(kMaxDepth) + " levels at '" + path + "'");
     Tree tb, to, tt;
-    if (b != nullptr)
-      STRATA_RETURN_IF_ERROR(Read(*b, &tb));
+    if (b != nullptr) STRATA_RETURN_IF_ERROR(Read(*b, &tb));
     STRATA_RETURN_IF_ERROR(Read(o, &to));
     STRATA_RETURN_IF_ERROR(Read(t, &tt));
     const std::string prefix = path.empty() ? "" : path + "/";
     Tree merged;
-    auto ib = tb.entries.begin(), io = to.entries.begin(),
-         it = tt.entries.begin();
+    auto ib = tb.entries.begin(), io = to.entries.begin(), it = tt.entries.begin();
     for (;;) {
       // The smallest name any side has next (names sort bytewise).
       const std::string *next = nullptr;
       for (auto [cur, end] :
-           {std::pair(ib, tb.entries.end()), std::pair(io, to.entries.end()),
-            std::pair(it, tt.entries.end())})
-        if (cur != end && (next == nullptr || cur->name < *next))
-          next = &cur->name;
-      if (next == nullptr)
-        break;
+           {std::pair(ib, tb.entries.end()), std::pair(io, to.entries.end()), std::pair(it, tt.entries.end())})
+        if (cur != end && (next == nullptr || cur->name < *next)) next = &cur->name;
+      if (next == nullptr) break;
       const std::string name = *next;
-      auto take = [&](std::vector<TreeEntry>::iterator &cur,
-                      const Tree &tree) -> const TreeEntry * {
-        if (cur == tree.entries.end() || cur->name != name)
-          return nullptr;
+      auto take = [&](std::vector<TreeEntry>::iterator &cur, const Tree &tree) -> const TreeEntry * {
+        if (cur == tree.entries.end() || cur->name != name) return nullptr;
         return &*cur++;
       };
       const TreeEntry *eb = take(ib, tb);
       const TreeEntry *eo = take(io, to);
       const TreeEntry *et = take(it, tt);
-      STRATA_ASSIGN_OR_RETURN(std::optional<TreeEntry> m,
-                              Entries(eb, eo, et, prefix + name, depth));
-      if (m)
-        merged.entries.push_back(std::move(*m));
+      STRATA_ASSIGN_OR_RETURN(std::optional<TreeEntry> m, Entries(eb, eo, et, prefix + name, depth));
+      if (m) merged.entries.push_back(std::move(*m));
     }
-    if (!conflicts.empty())
-      return Hash(); // nothing will use it: write nothing
-    STRATA_ASSIGN_OR_RETURN(PutResult put,
-                            store_.Put(ObjectType::kTree, EncodeTree(merged)));
+    if (!conflicts.empty()) return Hash();  // nothing will use it: write nothing
+    STRATA_ASSIGN_OR_RETURN(PutResult put, store_.Put(ObjectType::kTree, EncodeTree(merged)));
     stats.trees_written++;
     written_.emplace(put.id, std::move(merged));
     return put.id;
@@ -181,31 +147,24 @@ private:
 
   // Remembers the hard links that one side's entry `side` (against the base
   // entry `b`) adds or changes, at path and below.
-  Status CollectLinks(const TreeEntry *b, const TreeEntry *side,
-                      const std::string &path) {
-    if (side == nullptr)
-      return Status::Ok();
+  Status CollectLinks(const TreeEntry *b, const TreeEntry *side, const std::string &path) {
+    if (side == nullptr) return Status::Ok();
     if (side->kind == EntryKind::kHardlink) {
       links_.emplace_back(path, side->target);
       return Status::Ok();
     }
-    if (side->kind != EntryKind::kDirectory)
-      return Status::Ok();
-    return CollectTreeLinks(IsDir(b) ? &b->subtree : nullptr, side->subtree,
-                            path);
+    if (side->kind != EntryKind::kDirectory) return Status::Ok();
+    return CollectTreeLinks(IsDir(b) ? &b->subtree : nullptr, side->subtree, path);
   }
 
-  Status CollectTreeLinks(const Hash *b, const Hash &side,
-                          const std::string &path) {
-    if (b != nullptr && *b == side)
-      return Status::Ok();
+  Status CollectTreeLinks(const Hash *b, const Hash &side, const std::string &path) {
+    if (b != nullptr && *b == side) return Status::Ok();
     TreeDiffStats diff_stats;
     Status s = DiffTrees(
         store_, b ? std::optional<Hash>(*b) : std::nullopt, side,
         [&](const TreeChange &c) {
           if (c.new_entry && c.new_entry->kind == EntryKind::kHardlink)
-            links_.emplace_back(path.empty() ? c.path : path + "/" + c.path,
-                                c.new_entry->target);
+            links_.emplace_back(path.empty() ? c.path : path + "/" + c.path, c.new_entry->target);
           return Status::Ok();
         },
         &diff_stats);
@@ -214,15 +173,12 @@ private:
   }
 
   // The entry at `path` (from the top) of the merged tree `root`.
-  Result<std::optional<TreeEntry>> Find(const Hash &root,
-                                        const std::string &path) {
+  Result<std::optional<TreeEntry>> Find(const Hash &root, const std::string &path) {
     Hash dir = root;
     size_t start = 0;
     for (;;) {
       const size_t slash = path.find('/', start);
-      const std::string name =
-          path.substr(start, slash == std::string::npos ? std::string::npos
-                                                        : slash - start);
+      const std::string name = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
       const Tree *tree;
       Tree read;
       if (auto w = written_.find(dir); w != written_.end()) {
@@ -232,12 +188,9 @@ private:
         tree = &read;
       }
       const TreeEntry *e = tree->Find(name);
-      if (e == nullptr)
-        return std::optional<TreeEntry>();
-      if (slash == std::string::npos)
-        return std::optional<TreeEntry>(*e);
-      if (e->kind != EntryKind::kDirectory)
-        return std::optional<TreeEntry>();
+      if (e == nullptr) return std::optional<TreeEntry>();
+      if (slash == std::string::npos) return std::optional<TreeEntry>(*e);
+      if (e->kind != EntryKind::kDirectory) return std::optional<TreeEntry>();
       dir = e->subtree;
       start = slash + 1;
     }
@@ -245,44 +198,34 @@ private:
 
   Status Read(const Hash &id, Tree *out) {
     auto tree = store_.GetTree(id);
-    if (!tree.ok())
-      return tree.status();
+    if (!tree.ok()) return tree.status();
     stats.trees_read++;
     *out = std::move(tree).value();
     return Status::Ok();
   }
 
-  static std::string Reason(const TreeEntry *b, const TreeEntry *o,
-                            const TreeEntry *t) {
-    if (o == nullptr || t == nullptr)
-      return "deleted on one side, changed on the other";
-    if (b == nullptr)
-      return "added on both sides, differently";
+  static std::string Reason(const TreeEntry *b, const TreeEntry *o, const TreeEntry *t) {
+    if (o == nullptr || t == nullptr) return "deleted on one side, changed on the other";
+    if (b == nullptr) return "added on both sides, differently";
     if (o->kind != t->kind)
-      return std::string("changed on both sides: a ") + EntryKindName(o->kind) +
-             " on one, a " + EntryKindName(t->kind) + " on the other";
+      return std::string("changed on both sides: a ") + EntryKindName(o->kind) + " on one, a " +
+             EntryKindName(t->kind) + " on the other";
     return "changed on both sides";
   }
 
-  void Conflict(const std::string &path, std::string reason) {
-    conflicts.push_back({path, std::move(reason)});
-  }
+  void Conflict(const std::string &path, std::string reason) { conflicts.push_back({path, std::move(reason)}); }
 
   Store &store_;
-  std::vector<std::pair<std::string, std::string>>
-      links_; // (link path, the path it names)
-  std::map<Hash, Tree>
-      written_; // merged trees, to look links up without a flush
+  std::vector<std::pair<std::string, std::string>> links_;  // (link path, the path it names)
+  std::map<Hash, Tree> written_;                            // merged trees, to look links up without a flush
 };
 
-} // namespace
+}  // namespace
 
-Result<TreeMergeResult> MergeTopDirectories(Store &store, const TreeEntry *base,
-                                            const TreeEntry &ours,
+Result<TreeMergeResult> MergeTopDirectories(Store &store, const TreeEntry *base, const TreeEntry &ours,
                                             const TreeEntry &theirs) {
   Merger m(store);
-  STRATA_ASSIGN_OR_RETURN(std::optional<TreeEntry> merged,
-                          m.Entries(base, &ours, &theirs, "", 0));
+  STRATA_ASSIGN_OR_RETURN(std::optional<TreeEntry> merged, m.Entries(base, &ours, &theirs, "", 0));
   TreeMergeResult result;
   if (m.conflicts.empty()) {
     // Both sides are directories: the merge of two directories is one.
@@ -294,4 +237,4 @@ Result<TreeMergeResult> MergeTopDirectories(Store &store, const TreeEntry *base,
   return result;
 }
 
-} // namespace strata
+}  // namespace strata

@@ -52,16 +52,16 @@
 namespace strata {
 
 struct MergeConflict {
-  std::string path;   // from the merged top directory, '/'-separated; "" is the
-                      // top directory itself
-  std::string reason; // for people, e.g. "changed on both sides"
+  std::string path;    // from the merged top directory, '/'-separated; "" is the
+                       // top directory itself
+  std::string reason;  // for people, e.g. "changed on both sides"
   bool operator==(const MergeConflict &) const = default;
 };
 
 struct TreeMergeStats {
   uint64_t trees_read = 0;
-  uint64_t subtrees_skipped = 0; // decided by id, not read
-  uint64_t trees_written = 0;    // merged directories stored
+  uint64_t subtrees_skipped = 0;  // decided by id, not read
+  uint64_t trees_written = 0;     // merged directories stored
 };
 
 struct TreeMergeResult {
@@ -79,8 +79,7 @@ struct TreeMergeResult {
 // commit, tree_diff.h, or one built from a workspace's snapshot). `base` may
 // be nullptr: an empty base, so everything either side holds is an addition.
 // A non-ok Status only for store failures (unreadable or damaged trees).
-Result<TreeMergeResult> MergeTopDirectories(Store &store, const TreeEntry *base,
-                                            const TreeEntry &ours,
+Result<TreeMergeResult> MergeTopDirectories(Store &store, const TreeEntry *base, const TreeEntry &ours,
                                             const TreeEntry &theirs);
 
-} // namespace strata
+}  // namespace strata

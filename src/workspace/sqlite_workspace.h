@@ -9,6 +9,7 @@
 //   commit_ops.cc     Commit: capture, trees, publish, rebase (the commit builder)
 //   snapshot_ops.cc   Snapshot: the commit builder's cut, capture and trees, nothing published
 //   reset_ops.cc      Reset: a new base, and the content replaced by a tree
+//   rebase_ops.cc     RebaseOnto: the changes merged onto another commit
 //   data_range_ops.cc Allocate, SeekData, CopyRange
 //
 // Locking: mu_ guards the database and refs_. Every operation that touches
@@ -65,6 +66,7 @@ class SqliteWorkspace final : public Workspace {
   Result<CommitOutcome> Commit(const CommitRequest& request) override;
   Result<WorkspaceSnapshot> Snapshot() override;
   Result<ResetOutcome> Reset(const ResetRequest& request) override;
+  Result<RebaseOutcome> RebaseOnto(const Hash& commit) override;
 
   Result<Attr> Lookup(InodeId parent, std::string_view name) override;
   Result<Attr> GetAttr(InodeId ino) override;
@@ -127,9 +129,14 @@ class SqliteWorkspace final : public Workspace {
   // directory's metadata `meta`, based on commit `base`. Inodes the kernel
   // holds stay, without names; all others go. The root is marked changed
   // when `differs` (the content is not the base's tree). REQUIRES mu_, no
-  // capture active.
+  // file being captured (RebaseOnto calls it with its capture done but still
+  // active, so that no commit starts meanwhile).
   Status ReplaceContent(const Hash& root, const RootMeta& meta, const Hash& base, bool differs,
                         StaleCaches* stale);
+  // ---- rebase (rebase_ops.cc)
+  // One attempt: false when the workspace changed while the merge was
+  // computed (nothing was changed; try again). Takes mu_.
+  Result<bool> TryRebase(const Hash& head_id, const strata::Commit& head, RebaseOutcome* out);
   // A writer to a file being captured waits here (lock holds mu_).
   void WaitForCapture(std::unique_lock<std::mutex>& lock, InodeId ino);
 

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "store/store.h"
+#include "store/tree_merge.h"
 
 namespace strata {
 
@@ -179,6 +180,17 @@ struct ResetOutcome {
   StaleCaches stale;
 };
 
+// What RebaseOnto() did.
+struct RebaseOutcome {
+  bool up_to_date = false;  // the base already was that commit: nothing was done
+  // Paths both the workspace and the commit changed, differently. When there
+  // are any, nothing was changed.
+  std::vector<MergeConflict> conflicts;
+  Hash root;             // the merged tree the workspace now holds
+  bool differs = false;  // it differs from the new base's tree: the next commit holds the difference
+  StaleCaches stale;     // what the kernel may have cached of the old namespace
+};
+
 // Rename flags (as renameat2).
 constexpr unsigned kRenameNoReplace = 1;
 constexpr unsigned kRenameExchange = 2;
@@ -248,6 +260,17 @@ class Workspace {
   // their numbers are never given to anything else. The new tree loads lazily
   // (constant time); discarding costs the rows the workspace holds.
   virtual Result<ResetOutcome> Reset(const ResetRequest& request) = 0;
+  // Replays the workspace's changes (against its base) on `commit`: a
+  // three-way merge (store/tree_merge.h) of the base's tree, the workspace's
+  // snapshot and the commit's tree, which becomes the content, with `commit`
+  // as the base; the branch stays. When a path was changed on both sides
+  // differently, the conflicts are returned and nothing changes. The content
+  // is installed as a hard Reset installs a tree (every name is new; what the
+  // kernel holds lives on unnamed), so the next commit holds exactly the
+  // merged tree against `commit`. An operation that changes the workspace
+  // while the merge is computed makes it start over (a few times, then
+  // EBUSY). Waits while a commit or snapshot of this workspace runs.
+  virtual Result<RebaseOutcome> RebaseOnto(const Hash& commit) = 0;
 
   // ---- namespace
   virtual Result<Attr> Lookup(InodeId parent, std::string_view name) = 0;

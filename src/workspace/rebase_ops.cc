@@ -1,0 +1,105 @@
+// RebaseOnto: the workspace's changes replayed on another commit
+// (workspace.h, RebaseOnto), for a commit refused with "head moved".
+//
+//  1. The snapshot (snapshot_ops.cc): the tree the next commit would hold,
+//     with the change tracking left on, so that step 3 knows whether
+//     anything changed after its cut.
+//  2. The merge (store/tree_merge.h) of three top directories: the base
+//     commit's, the snapshot's and the new commit's. No lock is held; the
+//     merged trees are written to the store and flushed.
+//  3. Under the workspace lock: if nothing changed since the cut, the merged
+//     tree becomes the content (ReplaceContent, as a hard reset installs a
+//     tree) and the new commit the base. Otherwise the merged tree misses
+//     those changes: start over.
+//
+// The next commit then holds the merged tree exactly: the root is marked
+// changed when the merged tree differs from the new base's, the commit
+// rebuilds the root from the merged tree's entries and reuses every
+// directory below by id.
+//
+// Why ReplaceContent rather than patching the namespace: it is correct for
+// any merge and costs the rows the workspace holds. The price is the one a
+// hard reset pays: every path gets a new inode; what the kernel holds (open
+// files, current directories) lives on unnamed.
+#include "store/tree_diff.h"
+#include "store/tree_merge.h"
+#include "workspace/commit_plan.h"
+
+namespace strata::workspace_internal {
+
+namespace {
+
+// Attempts before giving up on a workspace that keeps changing under a rebase.
+constexpr int kRebaseAttempts = 3;
+
+RootMeta MetaOf(const TreeEntry &top) {
+  RootMeta m;
+  m.mode = top.mode;
+  m.uid = top.uid;
+  m.gid = top.gid;
+  m.mtime_sec = top.mtime_sec;
+  m.mtime_nsec = top.mtime_nsec;
+  m.xattrs = top.xattrs;
+  return m;
+}
+
+}  // namespace
+
+Result<bool> SqliteWorkspace::TryRebase(const Hash &head_id, const strata::Commit &head, RebaseOutcome *out) {
+  CommitPlan plan;
+  STRATA_ASSIGN_OR_RETURN(WorkspaceSnapshot snap, BuildSnapshot(plan));
+  if (snap.base == head_id) {  // a commit moved the base there meanwhile
+    out->up_to_date = true;
+    return true;
+  }
+  std::optional<TreeEntry> base;
+  if (snap.base) {
+    auto c = store_.GetCommit(*snap.base);
+    if (!c.ok()) return AsEio(c.status(), "reading the base commit");
+    base = RootEntry(*c);
+  }
+  strata::Commit ours;
+  ours.root = snap.root;
+  ours.root_meta = snap.root_meta;
+  auto merge = MergeTopDirectories(store_, base ? &*base : nullptr, RootEntry(ours), RootEntry(head));
+  if (!merge.ok()) return AsEio(merge.status(), "merging onto " + head_id.ToHex());
+  if (!merge->conflicts.empty()) {
+    out->conflicts = std::move(merge->conflicts);
+    return true;
+  }
+  // The workspace's base_root will name the merged tree: it must be durable
+  // first.
+  STRATA_RETURN_IF_ERROR(store_.Flush());
+  const RootMeta meta = MetaOf(merge->merged);
+  out->root = merge->merged.subtree;
+  out->differs = out->root != head.root || !(meta == head.root_meta);
+
+  std::lock_guard lock(mu_);
+  if (!modified_since_cut_.empty()) return false;
+  STRATA_RETURN_IF_ERROR(ReplaceContent(out->root, meta, head_id, out->differs, &out->stale));
+  return true;
+}
+
+Result<RebaseOutcome> SqliteWorkspace::RebaseOnto(const Hash &commit) {
+  // The merged trees are reachable from no ref until `base_root` names them,
+  // and the commit may be reachable only by its id: gc must keep both.
+  STRATA_ASSIGN_OR_RETURN(Store::WriteSession session, store_.BeginWrite());
+  auto head = store_.GetCommit(commit);
+  if (!head.ok()) return AsEio(head.status(), "reading commit " + commit.ToHex());
+  {
+    std::lock_guard lock(mu_);
+    if (info_.base == commit) return RebaseOutcome{.up_to_date = true};
+  }
+  for (int attempt = 0; attempt < kRebaseAttempts; attempt++) {
+    RebaseOutcome out;
+    Result<bool> done = TryRebase(commit, *head, &out);
+    EndCapture();  // the snapshot's capture and tracking end here, in every case
+    if (!done.ok()) return done.status();
+    if (*done) return out;
+  }
+  return Errno(EBUSY, "workspace '" + info_.name +
+                          "' kept changing while it was being rebased; nothing was "
+                          "changed, try again");
+}
+
+}  // namespace strata::workspace_internal
