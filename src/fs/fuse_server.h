@@ -32,7 +32,7 @@ struct MountOptions {
   bool read_only = false;          // mounted with the kernel's 'ro': every write fails with EROFS
   // The kernel's read-ahead on this mount: how far ahead of a sequential
   // reader it asks for pages, in requests of up to 1 MiB served in parallel.
-  uint32_t readahead_kib = 8192;
+  uint32_t readahead_kib = 4096;
   std::string state_dir;           // where the workspace keeps its state (for statfs)
 };
 

@@ -38,7 +38,7 @@
 namespace strata::workspace_internal {
 
 struct ReadAheadLimits {
-  uint64_t max_bytes = 32ull << 20;  // prefetched, not yet read: in flight plus cached
+  uint64_t max_bytes = 32ull << 20;  // prefetched, not yet read: in flight plus cached (at most half the cache)
   unsigned max_fetches = 4;          // prefetches in flight
 };
 
@@ -49,9 +49,12 @@ class ChunkCache {
   ChunkCache(const ChunkCache&) = delete;
   ChunkCache& operator=(const ChunkCache&) = delete;
 
-  // The process-wide cache (64 MiB unless SetCapacity changes it).
+  // The process-wide cache (kDefaultCapacity unless Configure changes it).
   static ChunkCache& Shared();
-  static constexpr uint64_t kDefaultCapacity = 64ull << 20;
+  // Small on purpose: the kernel's page cache keeps what was read, so this
+  // cache only bridges chunks that span requests and holds read-ahead; a
+  // larger one made cold reads slower (more memory touched for the first time).
+  static constexpr uint64_t kDefaultCapacity = 32ull << 20;
 
   // A read's demand for a chunk: its bytes; store errors come back with errno EIO.
   Result<std::shared_ptr<const std::string>> Get(Store& store, const Hash& id);

@@ -121,7 +121,7 @@ struct WorkspaceCounters {
   } read_path;
 };
 
-// Sizes the process's cache of decoded base chunks (default 64 MiB), shared by
+// Sizes the process's cache of decoded base chunks (default 32 MiB), shared by
 // its workspaces; read-ahead may fill at most half of it.
 void SetChunkCacheCapacity(uint64_t bytes);
 
