@@ -76,6 +76,7 @@ void RegisterCommitCommands(CLI::App& app, Globals& g, int* exit_code) {
   commit->add_flag("--json", g.json, "print the result as JSON");
   commit->callback([&g, exit_code] { *exit_code = RunCommit(g, a); });
   RegisterResetCommands(app, g, exit_code);
+  RegisterRebaseCommands(app, g, exit_code);
 }
 
 }  // namespace strata::cli

@@ -49,5 +49,7 @@ Result<WorkspaceSnapshot> SnapshotWorkspace(Store& store, const WorkspaceTarget&
 
 // `strata reset` (cmd_reset.cc); registered with the commit family.
 void RegisterResetCommands(CLI::App& app, Globals& g, int* exit_code);
+// `strata rebase` (cmd_rebase.cc); registered with the commit family.
+void RegisterRebaseCommands(CLI::App& app, Globals& g, int* exit_code);
 
 }  // namespace strata::cli

@@ -132,6 +132,17 @@ nlohmann::ordered_json CommitReplyJson(const CommitOutcome& outcome) {
             {"rebase_ms", s.rebase_ms}}}};
 }
 
+nlohmann::ordered_json RebaseReplyJson(const Hash& onto, const RebaseOutcome& outcome) {
+  nlohmann::ordered_json conflicts = nlohmann::ordered_json::array();
+  for (const MergeConflict& c : outcome.conflicts) conflicts.push_back({{"path", c.path}, {"reason", c.reason}});
+  const bool rebased = !outcome.up_to_date && outcome.conflicts.empty();
+  return {{"onto", onto.ToHex()},
+          {"up_to_date", outcome.up_to_date},
+          {"conflicts", std::move(conflicts)},
+          {"root", rebased ? nlohmann::ordered_json(outcome.root.ToHex()) : nlohmann::ordered_json()},
+          {"differs", outcome.differs}};
+}
+
 namespace {
 
 std::string BytesToHex(std::string_view bytes) {

@@ -11,6 +11,9 @@
 //   {"op": "reset", "commit": HEX, "hard": bool}
 //                                           → {"base", "content_replaced", "differs"}; the
 //                                             kernel's stale caches are invalidated first
+//   {"op": "rebase", "commit": HEX}       → RebaseReplyJson(...); after a rebase that
+//                                             replaced the content, the kernel's stale
+//                                             caches are invalidated first
 // Any failure is {"error": message, "code": "conflict" | "invalid" | "failed"}.
 // Requests are served one at a time, in the order they arrive.
 #pragma once
@@ -56,6 +59,11 @@ nlohmann::ordered_json CommitReplyJson(const CommitOutcome& outcome);
 // what the client reads back from it.
 nlohmann::ordered_json SnapshotReplyJson(const WorkspaceSnapshot& snap);
 Result<WorkspaceSnapshot> SnapshotFromJson(const nlohmann::ordered_json& j);
+// The reply to a rebase onto `onto`, also printed by `strata rebase --json`:
+// {"onto": hex, "up_to_date": bool, "conflicts": [{"path", "reason"}],
+// "root": hex | null (the merged tree, when the rebase happened), "differs": bool}.
+// Conflicts are a result, not an error: the workspace is unchanged.
+nlohmann::ordered_json RebaseReplyJson(const Hash& onto, const RebaseOutcome& outcome);
 // The error reply for a failed request.
 nlohmann::ordered_json ErrorReplyJson(const Status& s);
 

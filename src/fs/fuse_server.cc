@@ -114,6 +114,14 @@ nlohmann::ordered_json FuseServer::Control(const nlohmann::ordered_json& request
     Invalidate(outcome->stale);
     return {{"base", commit->ToHex()}, {"content_replaced", outcome->content_replaced}, {"differs", outcome->differs}};
   }
+  if (op == "rebase") {
+    auto commit = Hash::FromHex(request.value("commit", ""));
+    if (!commit) return fs::ErrorReplyJson(Status::InvalidArgument("rebase: no commit id"));
+    auto outcome = state_->context.ws->RebaseOnto(*commit);
+    if (!outcome.ok()) return fs::ErrorReplyJson(outcome.status());
+    Invalidate(outcome->stale);  // empty unless the content was replaced
+    return fs::RebaseReplyJson(*commit, *outcome);
+  }
   if (op == "snapshot") {
     auto snap = state_->context.ws->Snapshot();
     if (!snap.ok()) return fs::ErrorReplyJson(snap.status());

@@ -1,0 +1,98 @@
+// strata rebase: a workspace's changes replayed on another commit (by
+// default the head of its branch), after its commit was refused with "head
+// moved".
+//
+// A mounted workspace is rebased by its daemon (the only process that may
+// open it) after a syncfs of the mount, so that the kernel's dirty pages are
+// part of what is replayed; the daemon then drops the names and attributes
+// the kernel cached of the old namespace. A workspace that is not mounted is
+// opened and rebased right here. Conflicting paths are listed, exit status 4,
+// and the workspace is left exactly as it was.
+#include <fmt/format.h>
+
+#include "cli/workspace_target.h"
+#include "fs/control.h"
+#include "store/revision.h"
+
+namespace strata::cli {
+namespace {
+
+struct RebaseArgs {
+  std::string target, rev;
+};
+
+// REV, or the head of the branch the workspace tracks.
+Result<Hash> RebaseTarget(Store& store, const RebaseArgs& a, const WorkspaceTarget& target) {
+  if (!a.rev.empty()) return ResolveRevision(store, a.rev);
+  STRATA_ASSIGN_OR_RETURN(auto list, Workspace::List(store));
+  for (const WorkspaceInfo& info : list) {
+    if (info.name != target.name) continue;
+    if (info.branch.empty())
+      return Status::InvalidArgument("workspace '" + target.name +
+                                     "' tracks no branch; name the commit to rebase onto");
+    auto head = store.GetRef(info.branch);
+    if (!head.ok()) return head.status();
+    if (!*head) return Status::NotFound("branch '" + info.branch + "' does not exist");
+    return **head;
+  }
+  return Status::NotFound("no workspace '" + target.name + "'");
+}
+
+Result<nlohmann::ordered_json> RebaseWorkspace(Store& store, const RebaseArgs& a) {
+  STRATA_ASSIGN_OR_RETURN(WorkspaceTarget target, ResolveWorkspace(store, a.target));
+  if (IsReadOnlyMount(target.name))
+    return Status::InvalidArgument("'" + a.target + "' serves a read-only mount: it has no changes to rebase");
+  STRATA_ASSIGN_OR_RETURN(Hash onto, RebaseTarget(store, a, target));
+  if (target.mounted) {
+    STRATA_RETURN_IF_ERROR(SyncMount(target.mounted->mountpoint));
+    return fs::ControlRequest(ControlSocketPath(store, target), {{"op", "rebase"}, {"commit", onto.ToHex()}});
+  }
+  STRATA_ASSIGN_OR_RETURN(auto ws, Workspace::Open(store, target.name));
+  STRATA_ASSIGN_OR_RETURN(RebaseOutcome out, ws->RebaseOnto(onto));
+  return fs::RebaseReplyJson(onto, out);
+}
+
+int RunRebase(Globals& g, const RebaseArgs& a) {
+  auto store = OpenStore(g);
+  if (!store.ok()) return Fail(store.status());
+  auto reply = RebaseWorkspace(**store, a);
+  if (!reply.ok()) return Fail(reply.status());
+  const auto& j = *reply;
+  const bool conflicts = !j["conflicts"].empty();
+  if (g.json) {
+    PrintJson(j);
+    return conflicts ? kExitConflict : kExitOk;
+  }
+  const std::string onto = j["onto"].get<std::string>().substr(0, 12);
+  if (j["up_to_date"].get<bool>()) {
+    fmt::print("{} is already up to date with {}\n", a.target, onto);
+    return kExitOk;
+  }
+  if (conflicts) {
+    fmt::print(stderr, "strata: cannot rebase {} onto {}: {} path(s) changed on both sides; nothing was changed\n",
+               a.target, onto, j["conflicts"].size());
+    for (const auto& c : j["conflicts"]) {
+      const std::string path = c["path"].get<std::string>();
+      fmt::print("conflict: {}  ({})\n", path.empty() ? "." : path, c["reason"].get<std::string>());
+    }
+    return kExitConflict;
+  }
+  fmt::print("{} rebased onto {}; {}\n", a.target, onto,
+             j["differs"].get<bool>() ? "the next commit holds its changes"
+                                      : "its content is that commit's (nothing to commit)");
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterRebaseCommands(CLI::App& app, Globals& g, int* exit_code) {
+  static RebaseArgs a;  // option storage must outlive parsing
+  auto* rebase = app.add_subcommand(
+      "rebase", "replay a workspace's changes on REV (default: its branch's head); conflicts change nothing");
+  rebase->add_option("TARGET", a.target, "a mountpoint of a workspace, or a workspace's name")->required();
+  rebase->add_option("REV", a.rev, "the commit to rebase onto (default: the head of the workspace's branch)");
+  rebase->add_flag("--json", g.json, "print the result as JSON");
+  rebase->callback([&g, exit_code] { *exit_code = RunRebase(g, a); });
+}
+
+}  // namespace strata::cli
