@@ -2,7 +2,10 @@
 # Builds strata and runs its whole test suite:
 #   1. a release build with warnings as errors, every CTest test (unit and command-level);
 #   2. an AddressSanitizer + UndefinedBehaviorSanitizer build of the unit tests;
-#   3. every fuzz target (tests/fuzz) for a short bounded time from its seed corpus
+#   3. the concurrent unit tests (gc racing commits, the chunk cache's single
+#      flight, read-ahead, commits and snapshots during writes, the thread pool)
+#      under ThreadSanitizer;
+#   4. every fuzz target (tests/fuzz) for a short bounded time from its seed corpus
 #      and its regression inputs (scripts/fuzz.sh; longer runs are made by hand).
 # Installs missing Debian packages first. Run as root: some tests create device
 # nodes and files owned by other users.
@@ -20,6 +23,13 @@ STRATA_TARGETS="util_test store_test gc_test tree_diff_test history_graph_test w
   "$root/scripts/build.sh" "$root/build-asan" -DSTRATA_WERROR=ON -DSTRATA_SANITIZE=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$root/build-asan" --output-on-failure -j2 -L unit
+
+echo "== concurrent unit tests under ThreadSanitizer"
+tsan_tests="util_test gc_test chunk_cache_test read_ahead_test commit_test workspace_snapshot_test"
+# Without -Werror: GCC's flow warnings misfire on TSan-instrumented code.
+STRATA_TARGETS="$tsan_tests" "$root/scripts/build.sh" "$root/build-tsan" -DSTRATA_TSAN=ON
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  ctest --test-dir "$root/build-tsan" --output-on-failure -j2 -R "^($(echo $tsan_tests | tr ' ' '|'))\$"
 
 echo "== fuzz targets, ${STRATA_FUZZ_SECONDS:-15} s each"
 "$root/scripts/fuzz.sh" --seconds "${STRATA_FUZZ_SECONDS:-15}"
