@@ -1,5 +1,6 @@
 // StoreConfig <-> config.json. The file names its format and version first so
 // that a store written by a future strata is refused instead of misread.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "store/store.h"
@@ -24,6 +25,17 @@ std::string StoreConfig::ToJson() const {
   return j.dump(2) + "\n";
 }
 
+namespace {
+// A non-negative integer field. Checked before conversion: get<uint64_t>() of
+// a float out of range is undefined behaviour (found by fuzzing).
+Result<uint64_t> Unsigned(const nlohmann::json& j, const char* key) {
+  const nlohmann::json& v = j.at(key);
+  if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+    return Status::Corruption(std::string("config.json: '") + key + "' is not a non-negative integer");
+  return v.get<uint64_t>();
+}
+}  // namespace
+
 Result<StoreConfig> StoreConfig::FromJson(std::string_view text) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return Status::Corruption("config.json is not valid JSON");
@@ -32,7 +44,8 @@ Result<StoreConfig> StoreConfig::FromJson(std::string_view text) {
     return Status::Corruption("config.json does not describe a strata store");
   StoreConfig c;
   try {
-    c.version = j.at("version").get<int>();
+    STRATA_ASSIGN_OR_RETURN(uint64_t version, Unsigned(j, "version"));
+    c.version = static_cast<int>(std::min<uint64_t>(version, 1u << 30));
     if (c.version != kFormatVersion)
       return Status::Unsupported("store format version " + std::to_string(c.version) +
                                  " is not supported by this strata (it reads version " +
@@ -42,16 +55,17 @@ Result<StoreConfig> StoreConfig::FromJson(std::string_view text) {
     const auto& ch = j.at("chunker");
     if (ch.at("algorithm").get<std::string>() != "gear-v1")
       return Status::Unsupported("unknown chunking algorithm in config.json");
-    c.chunker.min_size = ch.at("min_size").get<size_t>();
-    c.chunker.avg_size = ch.at("avg_size").get<size_t>();
-    c.chunker.max_size = ch.at("max_size").get<size_t>();
+    STRATA_ASSIGN_OR_RETURN(c.chunker.min_size, Unsigned(ch, "min_size"));
+    STRATA_ASSIGN_OR_RETURN(c.chunker.avg_size, Unsigned(ch, "avg_size"));
+    STRATA_ASSIGN_OR_RETURN(c.chunker.max_size, Unsigned(ch, "max_size"));
     if (!c.chunker.Valid()) return Status::Corruption("config.json has invalid chunk sizes");
     const auto& comp = j.at("compression");
     if (comp.at("codec").get<std::string>() != "zstd")
       return Status::Unsupported("unknown compression codec in config.json");
-    c.zstd_level = comp.at("level").get<int>();
-    if (c.zstd_level < 0 || c.zstd_level > 22) return Status::Corruption("config.json has an invalid zstd level");
-    c.pack_size = j.at("pack_size").get<uint64_t>();
+    STRATA_ASSIGN_OR_RETURN(uint64_t level, Unsigned(comp, "level"));
+    if (level > 22) return Status::Corruption("config.json has an invalid zstd level");
+    c.zstd_level = static_cast<int>(level);
+    STRATA_ASSIGN_OR_RETURN(c.pack_size, Unsigned(j, "pack_size"));
     if (c.pack_size < (1u << 20) || c.pack_size > (4ull << 30))
       return Status::Corruption("config.json has an invalid pack size");
   } catch (const nlohmann::json::exception& e) {

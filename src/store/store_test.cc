@@ -210,7 +210,9 @@ TEST(StoreOpenTest, MissingStoreAndUnknownVersionAreClearErrors) {
 // Found by fuzzing: fields of the wrong JSON type threw out of FromJson.
 TEST(StoreConfigTest, WrongTypesAreCorruptionNotACrash) {
   for (const char* text : {R"({"format": {"a": 1}})", R"({"format": "strata-store", "version": "1"})", "[1, 2]",
-                           R"({"format": "strata-store", "version": 1, "hash": "sha256", "chunker": 5})"}) {
+                           R"({"format": "strata-store", "version": 1, "hash": "sha256", "chunker": 5})",
+                           R"({"format": "strata-store", "version": 1e300})",
+                           R"({"format": "strata-store", "version": -1})"}) {
     auto c = StoreConfig::FromJson(text);
     EXPECT_FALSE(c.ok()) << text;
     EXPECT_TRUE(c.status().IsCorruption()) << text << ": " << c.status().ToString();
