@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "workspace/file_data.h"
+#include "workspace/space_reserve.h"
 #include "workspace/namespace_db.h"
 #include "workspace/workspace.h"
 
@@ -189,6 +190,7 @@ class SqliteWorkspace final : public Workspace {
   bool stopping_ = false;              // GUARDED_BY(mu_)
   std::thread committer_;
   FileData files_;
+  SpaceReserve reserve_;  // GUARDED_BY(mu_)
   const int lock_fd_;  // flock held while open: one daemon per workspace
 };
 

@@ -295,7 +295,9 @@ SqliteWorkspace::SqliteWorkspace(Store& store, std::string dir, WorkspaceInfo in
       base_root_(base_root),
       db_(std::move(db)),
       files_(dir_ + "/data", store, ChunkCache::Shared()),
+      reserve_(dir_ + "/reserve"),
       lock_fd_(lock_fd) {
+  (void)reserve_.Take();  // best effort: a disk already full gets one once space is freed
   db_->OnBatchOpened([this] { commit_cv_.notify_one(); });
   committer_ = std::thread([this] { CommitLoop(); });
 }
@@ -349,7 +351,14 @@ Status SqliteWorkspace::CommitPending() {
   if (!db_->HasBatch() && doomed_files_.empty() && shrunk_files_.empty()) return Status::Ok();
   const auto start = std::chrono::steady_clock::now();
   uint64_t operations = 0;
-  STRATA_RETURN_IF_ERROR(db_->CommitBatch(&operations));
+  Status committed = db_->CommitBatch(&operations);
+  // A full disk: the reserve makes room for the commit that frees space.
+  if (!committed.ok() && db_->HasBatch() && reserve_.Release()) {
+    std::fprintf(stderr, "strata: workspace %s: database commit failed (%s); released the space reserve\n",
+                 info_.name.c_str(), committed.message().c_str());
+    committed = db_->CommitBatch(&operations);
+  }
+  STRATA_RETURN_IF_ERROR(committed);
   const uint64_t us = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
   counters_.batches_committed++;
@@ -369,6 +378,7 @@ Status SqliteWorkspace::CommitPending() {
     if (extents.ok()) (void)files_.Truncate(ino, extents->empty() ? 0 : extents->back().end);
   }
   shrunk_files_.clear();
+  if (!reserve_.held()) (void)reserve_.Take();  // once deletions made room again
   return Status::Ok();
 }
 
