@@ -13,17 +13,17 @@ namespace {
 // As in tree_diff.cc: a path of PATH_MAX bytes holds at most 2048 names.
 constexpr int kMaxDepth = 4096;
 
-bool Same(const TreeEntry *a, const TreeEntry *b) {
+bool Same(const TreeEntry* a, const TreeEntry* b) {
   if (a == nullptr || b == nullptr) return a == b;
   return *a == *b;
 }
 
-bool IsDir(const TreeEntry *e) { return e != nullptr && e->kind == EntryKind::kDirectory; }
+bool IsDir(const TreeEntry* e) { return e != nullptr && e->kind == EntryKind::kDirectory; }
 
 // The three-way choice for one field: the side that changed it; nullopt when
 // both changed it differently. `base` nullptr: no base (both sides added).
 template <typename T>
-std::optional<T> MergeField(const T *base, const T &ours, const T &theirs) {
+std::optional<T> MergeField(const T* base, const T& ours, const T& theirs) {
   if (ours == theirs) return ours;
   if (base != nullptr && *base == ours) return theirs;
   if (base != nullptr && *base == theirs) return ours;
@@ -32,13 +32,13 @@ std::optional<T> MergeField(const T *base, const T &ours, const T &theirs) {
 
 class Merger {
  public:
-  explicit Merger(Store &store) : store_(store) {}
+  explicit Merger(Store& store) : store_(store) {}
 
   // The merged entry at path (nullopt: absent), from the entries of the three
   // sides there (nullptr: absent on that side). Conflicts are recorded.
-  Result<std::optional<TreeEntry>> Entries(const TreeEntry *b, const TreeEntry *o, const TreeEntry *t,
-                                           const std::string &path, int depth) {
-    auto keep = [this](const TreeEntry *e) {
+  Result<std::optional<TreeEntry>> Entries(const TreeEntry* b, const TreeEntry* o, const TreeEntry* t,
+                                           const std::string& path, int depth) {
+    auto keep = [this](const TreeEntry* e) {
       if (IsDir(e)) stats.subtrees_skipped++;  // decided by its id
       return e ? std::optional<TreeEntry>(*e) : std::nullopt;
     };
@@ -61,8 +61,8 @@ class Merger {
 
   // Whether every hard link a side added or changed still names a linkable
   // entry of the merged tree (see tree_merge.h); the others are conflicts.
-  Status CheckLinks(const Hash &merged_root) {
-    for (const auto &[link, target] : links_) {
+  Status CheckLinks(const Hash& merged_root) {
+    for (const auto& [link, target] : links_) {
       STRATA_ASSIGN_OR_RETURN(std::optional<TreeEntry> e, Find(merged_root, target));
       if (!e || e->kind == EntryKind::kDirectory || e->kind == EntryKind::kHardlink)
         Conflict(link, "a hard link to '" + target + "', which the other side deleted or replaced");
@@ -75,8 +75,8 @@ class Merger {
 
  private:
   // Both sides changed a directory at path: its metadata, then its entries.
-  Result<std::optional<TreeEntry>> Directories(const TreeEntry *b, const TreeEntry &o, const TreeEntry &t,
-                                               const std::string &path, int depth) {
+  Result<std::optional<TreeEntry>> Directories(const TreeEntry* b, const TreeEntry& o, const TreeEntry& t,
+                                               const std::string& path, int depth) {
     TreeEntry m = o;
     auto mode = MergeField(b ? &b->mode : nullptr, o.mode, t.mode);
     using Owner = std::pair<uint32_t, uint32_t>;
@@ -104,10 +104,10 @@ class Merger {
 
   // The merged tree of three trees (b nullptr: empty) whose entries are at
   // "path/NAME". Two equal ids decide without reading.
-  Result<Hash> Trees(const Hash *b, const Hash &o, const Hash &t, const std::string &path, int depth) {
+  Result<Hash> Trees(const Hash* b, const Hash& o, const Hash& t, const std::string& path, int depth) {
     if (o == t || (b != nullptr && (*b == o || *b == t))) {
       stats.subtrees_skipped++;
-      const Hash &changed = b != nullptr && *b == o ? t : o;
+      const Hash& changed = b != nullptr && *b == o ? t : o;
       if (b == nullptr || *b != changed) STRATA_RETURN_IF_ERROR(CollectTreeLinks(b, changed, path));
       return changed;
     }
@@ -122,19 +122,19 @@ class Merger {
     auto ib = tb.entries.begin(), io = to.entries.begin(), it = tt.entries.begin();
     for (;;) {
       // The smallest name any side has next (names sort bytewise).
-      const std::string *next = nullptr;
+      const std::string* next = nullptr;
       for (auto [cur, end] :
            {std::pair(ib, tb.entries.end()), std::pair(io, to.entries.end()), std::pair(it, tt.entries.end())})
         if (cur != end && (next == nullptr || cur->name < *next)) next = &cur->name;
       if (next == nullptr) break;
       const std::string name = *next;
-      auto take = [&](std::vector<TreeEntry>::iterator &cur, const Tree &tree) -> const TreeEntry * {
+      auto take = [&](std::vector<TreeEntry>::iterator& cur, const Tree& tree) -> const TreeEntry* {
         if (cur == tree.entries.end() || cur->name != name) return nullptr;
         return &*cur++;
       };
-      const TreeEntry *eb = take(ib, tb);
-      const TreeEntry *eo = take(io, to);
-      const TreeEntry *et = take(it, tt);
+      const TreeEntry* eb = take(ib, tb);
+      const TreeEntry* eo = take(io, to);
+      const TreeEntry* et = take(it, tt);
       STRATA_ASSIGN_OR_RETURN(std::optional<TreeEntry> m, Entries(eb, eo, et, prefix + name, depth));
       if (m) merged.entries.push_back(std::move(*m));
     }
@@ -147,7 +147,7 @@ class Merger {
 
   // Remembers the hard links that one side's entry `side` (against the base
   // entry `b`) adds or changes, at path and below.
-  Status CollectLinks(const TreeEntry *b, const TreeEntry *side, const std::string &path) {
+  Status CollectLinks(const TreeEntry* b, const TreeEntry* side, const std::string& path) {
     if (side == nullptr) return Status::Ok();
     if (side->kind == EntryKind::kHardlink) {
       links_.emplace_back(path, side->target);
@@ -157,12 +157,12 @@ class Merger {
     return CollectTreeLinks(IsDir(b) ? &b->subtree : nullptr, side->subtree, path);
   }
 
-  Status CollectTreeLinks(const Hash *b, const Hash &side, const std::string &path) {
+  Status CollectTreeLinks(const Hash* b, const Hash& side, const std::string& path) {
     if (b != nullptr && *b == side) return Status::Ok();
     TreeDiffStats diff_stats;
     Status s = DiffTrees(
         store_, b ? std::optional<Hash>(*b) : std::nullopt, side,
-        [&](const TreeChange &c) {
+        [&](const TreeChange& c) {
           if (c.new_entry && c.new_entry->kind == EntryKind::kHardlink)
             links_.emplace_back(path.empty() ? c.path : path + "/" + c.path, c.new_entry->target);
           return Status::Ok();
@@ -173,13 +173,13 @@ class Merger {
   }
 
   // The entry at `path` (from the top) of the merged tree `root`.
-  Result<std::optional<TreeEntry>> Find(const Hash &root, const std::string &path) {
+  Result<std::optional<TreeEntry>> Find(const Hash& root, const std::string& path) {
     Hash dir = root;
     size_t start = 0;
     for (;;) {
       const size_t slash = path.find('/', start);
       const std::string name = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-      const Tree *tree;
+      const Tree* tree;
       Tree read;
       if (auto w = written_.find(dir); w != written_.end()) {
         tree = &w->second;
@@ -187,7 +187,7 @@ class Merger {
         STRATA_RETURN_IF_ERROR(Read(dir, &read));
         tree = &read;
       }
-      const TreeEntry *e = tree->Find(name);
+      const TreeEntry* e = tree->Find(name);
       if (e == nullptr) return std::optional<TreeEntry>();
       if (slash == std::string::npos) return std::optional<TreeEntry>(*e);
       if (e->kind != EntryKind::kDirectory) return std::optional<TreeEntry>();
@@ -196,7 +196,7 @@ class Merger {
     }
   }
 
-  Status Read(const Hash &id, Tree *out) {
+  Status Read(const Hash& id, Tree* out) {
     auto tree = store_.GetTree(id);
     if (!tree.ok()) return tree.status();
     stats.trees_read++;
@@ -204,7 +204,7 @@ class Merger {
     return Status::Ok();
   }
 
-  static std::string Reason(const TreeEntry *b, const TreeEntry *o, const TreeEntry *t) {
+  static std::string Reason(const TreeEntry* b, const TreeEntry* o, const TreeEntry* t) {
     if (o == nullptr || t == nullptr) return "deleted on one side, changed on the other";
     if (b == nullptr) return "added on both sides, differently";
     if (o->kind != t->kind)
@@ -213,20 +213,27 @@ class Merger {
     return "changed on both sides";
   }
 
-  void Conflict(const std::string &path, std::string reason) { conflicts.push_back({path, std::move(reason)}); }
+  void Conflict(const std::string& path, std::string reason) { conflicts.push_back({path, std::move(reason)}); }
 
-  Store &store_;
+  Store& store_;
   std::vector<std::pair<std::string, std::string>> links_;  // (link path, the path it names)
   std::map<Hash, Tree> written_;                            // merged trees, to look links up without a flush
 };
 
 }  // namespace
 
-Result<TreeMergeResult> MergeTopDirectories(Store &store, const TreeEntry *base, const TreeEntry &ours,
-                                            const TreeEntry &theirs) {
+Result<TreeMergeResult> MergeTopDirectories(Store& store, const TreeEntry* base, const TreeEntry& ours,
+                                            const TreeEntry& theirs) {
+  TreeMergeResult result;
+  // One side changed nothing: the other side is the merge, valid as it is
+  // (hard links included), and nothing needs reading.
+  if (Same(base, &ours) || Same(base, &theirs) || ours == theirs) {
+    result.merged = Same(base, &ours) ? theirs : ours;
+    result.stats.subtrees_skipped = 1;
+    return result;
+  }
   Merger m(store);
   STRATA_ASSIGN_OR_RETURN(std::optional<TreeEntry> merged, m.Entries(base, &ours, &theirs, "", 0));
-  TreeMergeResult result;
   if (m.conflicts.empty()) {
     // Both sides are directories: the merge of two directories is one.
     result.merged = std::move(*merged);

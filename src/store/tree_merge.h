@@ -55,7 +55,7 @@ struct MergeConflict {
   std::string path;    // from the merged top directory, '/'-separated; "" is the
                        // top directory itself
   std::string reason;  // for people, e.g. "changed on both sides"
-  bool operator==(const MergeConflict &) const = default;
+  bool operator==(const MergeConflict&) const = default;
 };
 
 struct TreeMergeStats {
@@ -79,7 +79,7 @@ struct TreeMergeResult {
 // commit, tree_diff.h, or one built from a workspace's snapshot). `base` may
 // be nullptr: an empty base, so everything either side holds is an addition.
 // A non-ok Status only for store failures (unreadable or damaged trees).
-Result<TreeMergeResult> MergeTopDirectories(Store &store, const TreeEntry *base, const TreeEntry &ours,
-                                            const TreeEntry &theirs);
+Result<TreeMergeResult> MergeTopDirectories(Store& store, const TreeEntry* base, const TreeEntry& ours,
+                                            const TreeEntry& theirs);
 
 }  // namespace strata

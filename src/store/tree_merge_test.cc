@@ -17,7 +17,7 @@ class TreeMergeTest : public ::testing::Test {
     store_ = std::move(Store::Open(dir_.path() + "/s")).value();
   }
 
-  static TreeEntry File(const std::string &name, const std::string &data, int64_t mtime = 1000) {
+  static TreeEntry File(const std::string& name, const std::string& data, int64_t mtime = 1000) {
     TreeEntry e;
     e.name = name;
     e.kind = EntryKind::kFile;
@@ -27,14 +27,14 @@ class TreeMergeTest : public ::testing::Test {
     if (!data.empty()) e.chunks = {{Sha256::Of(data.data(), data.size()), data.size()}};
     return e;
   }
-  static TreeEntry Link(const std::string &name, const std::string &target) {
+  static TreeEntry Link(const std::string& name, const std::string& target) {
     TreeEntry e;
     e.name = name;
     e.kind = EntryKind::kHardlink;
     e.target = target;
     return e;
   }
-  TreeEntry Dir(const std::string &name, std::vector<TreeEntry> entries, int64_t mtime = 1000) {
+  TreeEntry Dir(const std::string& name, std::vector<TreeEntry> entries, int64_t mtime = 1000) {
     TreeEntry e;
     e.name = name;
     e.kind = EntryKind::kDirectory;
@@ -44,7 +44,7 @@ class TreeMergeTest : public ::testing::Test {
     return e;
   }
   Hash PutTree(std::vector<TreeEntry> entries) {
-    std::sort(entries.begin(), entries.end(), [](const TreeEntry &a, const TreeEntry &b) { return a.name < b.name; });
+    std::sort(entries.begin(), entries.end(), [](const TreeEntry& a, const TreeEntry& b) { return a.name < b.name; });
     Tree t;
     t.entries = std::move(entries);
     return store_->Put(ObjectType::kTree, EncodeTree(t))->id;
@@ -52,19 +52,19 @@ class TreeMergeTest : public ::testing::Test {
   // A top directory holding entries.
   TreeEntry Top(std::vector<TreeEntry> entries, int64_t mtime = 1000) { return Dir("", std::move(entries), mtime); }
 
-  TreeMergeResult Merge(const TreeEntry *base, const TreeEntry &ours, const TreeEntry &theirs) {
+  TreeMergeResult Merge(const TreeEntry* base, const TreeEntry& ours, const TreeEntry& theirs) {
     auto r = MergeTopDirectories(*store_, base, ours, theirs);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? std::move(r).value() : TreeMergeResult();
   }
   // The paths of the conflicts, in the order reported.
-  static std::vector<std::string> Paths(const TreeMergeResult &r) {
+  static std::vector<std::string> Paths(const TreeMergeResult& r) {
     std::vector<std::string> out;
-    for (const MergeConflict &c : r.conflicts) out.push_back(c.path);
+    for (const MergeConflict& c : r.conflicts) out.push_back(c.path);
     return out;
   }
   // Expects a clean merge whose top directory holds exactly `expected`.
-  void ExpectMerged(const TreeMergeResult &r, const TreeEntry &expected) {
+  void ExpectMerged(const TreeMergeResult& r, const TreeEntry& expected) {
     EXPECT_EQ(Paths(r), std::vector<std::string>{});
     if (!r.conflicts.empty()) return;
     EXPECT_EQ(r.merged.subtree, expected.subtree) << "merged tree differs";
@@ -178,8 +178,8 @@ TEST_F(TreeMergeTest, NestedDirectoriesCostWhatChanged) {
   // Every level holds many unchanged directories; each side changes one
   // file at the bottom of a different branch of the same path.
   constexpr int kWidth = 40, kDepth = 5;
-  std::function<TreeEntry(int, const std::string &, const std::string &)> level =
-      [&](int depth, const std::string &left, const std::string &right) -> TreeEntry {
+  std::function<TreeEntry(int, const std::string&, const std::string&)> level =
+      [&](int depth, const std::string& left, const std::string& right) -> TreeEntry {
     std::vector<TreeEntry> entries;
     for (int i = 0; i < kWidth; i++) entries.push_back(Dir("same" + std::to_string(i), {File("f", std::to_string(i))}));
     if (depth == kDepth) {
@@ -197,6 +197,12 @@ TEST_F(TreeMergeTest, NestedDirectoriesCostWhatChanged) {
   EXPECT_EQ(r.stats.trees_read, 3u * (kDepth + 1)) << "only the trees on the changed path";
   EXPECT_EQ(r.stats.trees_written, uint64_t{kDepth} + 1);
   EXPECT_EQ(r.stats.subtrees_skipped, uint64_t{kWidth} * (kDepth + 1));
+
+  // A side that changed nothing: the other side is the merge, nothing is read.
+  TreeMergeResult one_sided = Merge(&base, base, theirs);
+  ExpectMerged(one_sided, theirs);
+  EXPECT_EQ(one_sided.stats.trees_read, 0u);
+  EXPECT_EQ(one_sided.stats.trees_written, 0u);
 
   // Both sides editing the same file deep down: one conflict, with its path.
   TreeMergeResult c = Merge(&base, level(0, "L", "r"), level(0, "X", "r"));

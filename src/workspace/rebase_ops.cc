@@ -32,7 +32,7 @@ namespace {
 // Attempts before giving up on a workspace that keeps changing under a rebase.
 constexpr int kRebaseAttempts = 3;
 
-RootMeta MetaOf(const TreeEntry &top) {
+RootMeta MetaOf(const TreeEntry& top) {
   RootMeta m;
   m.mode = top.mode;
   m.uid = top.uid;
@@ -45,7 +45,7 @@ RootMeta MetaOf(const TreeEntry &top) {
 
 }  // namespace
 
-Result<bool> SqliteWorkspace::TryRebase(const Hash &head_id, const strata::Commit &head, RebaseOutcome *out) {
+Result<bool> SqliteWorkspace::TryRebase(const Hash& head_id, const strata::Commit& head, RebaseOutcome* out) {
   CommitPlan plan;
   STRATA_ASSIGN_OR_RETURN(WorkspaceSnapshot snap, BuildSnapshot(plan));
   if (snap.base == head_id) {  // a commit moved the base there meanwhile
@@ -80,7 +80,7 @@ Result<bool> SqliteWorkspace::TryRebase(const Hash &head_id, const strata::Commi
   return true;
 }
 
-Result<RebaseOutcome> SqliteWorkspace::RebaseOnto(const Hash &commit) {
+Result<RebaseOutcome> SqliteWorkspace::RebaseOnto(const Hash& commit) {
   // The merged trees are reachable from no ref until `base_root` names them,
   // and the commit may be reachable only by its id: gc must keep both.
   STRATA_ASSIGN_OR_RETURN(Store::WriteSession session, store_.BeginWrite());

@@ -14,18 +14,18 @@ class RebaseTest : public WorkspaceTest {
     base_ = MakeBase();
     ASSERT_TRUE(store_->CompareAndSwapRef("main", std::nullopt, base_).ok());
   }
-  Hash CommitOk(Workspace &ws) {
+  Hash CommitOk(Workspace& ws) {
     auto out = ws.Commit(CommitRequest{"m", "tester", ""});
     EXPECT_TRUE(out.ok()) << out.status().ToString();
     EXPECT_TRUE(out.ok() && out->commit) << "nothing was committed";
     return out.ok() && out->commit ? *out->commit : Hash();
   }
-  RebaseOutcome RebaseOk(Workspace &ws, const Hash &onto) {
+  RebaseOutcome RebaseOk(Workspace& ws, const Hash& onto) {
     auto out = ws.RebaseOnto(onto);
     EXPECT_TRUE(out.ok()) << out.status().ToString();
     return out.ok() ? std::move(out).value() : RebaseOutcome();
   }
-  InodeId At(Workspace &ws, const std::string &path) {
+  InodeId At(Workspace& ws, const std::string& path) {
     InodeId at = kRootInode;
     for (size_t start = 0; start <= path.size();) {
       size_t slash = std::min(path.find('/', start), path.size());
@@ -35,17 +35,17 @@ class RebaseTest : public WorkspaceTest {
     return at;
   }
   // The paths of the non-directory entries that differ between two trees.
-  std::vector<std::string> ChangedFiles(const Hash &a, const Hash &b) {
+  std::vector<std::string> ChangedFiles(const Hash& a, const Hash& b) {
     std::vector<std::string> out;
-    Status s = DiffTrees(*store_, a, b, [&](const TreeChange &c) {
-      const TreeEntry &e = c.new_entry ? *c.new_entry : *c.old_entry;
+    Status s = DiffTrees(*store_, a, b, [&](const TreeChange& c) {
+      const TreeEntry& e = c.new_entry ? *c.new_entry : *c.old_entry;
       if (e.kind != EntryKind::kDirectory) out.push_back(std::string(1, ChangeLetter(c.type)) + " " + c.path);
       return Status::Ok();
     });
     EXPECT_TRUE(s.ok()) << s.ToString();
     return out;
   }
-  Hash RootOf(const Hash &commit) { return store_->GetCommit(commit)->root; }
+  Hash RootOf(const Hash& commit) { return store_->GetCommit(commit)->root; }
 
   Hash base_;
 };
