@@ -165,9 +165,12 @@ int RunMount(Globals& g, const MountArgs& a) {
   if (mountpoint.size() > 1 && mountpoint.back() == '/') mountpoint.pop_back();
   // A daemon that was killed leaves its mount behind, answering ENOTCONN:
   // detach it so that the workspace can be mounted again.
-  if (IsStrataMountpoint(mountpoint) && !std::filesystem::is_directory(mountpoint, ec)) {
-    std::fprintf(stderr, "strata: %s was left by a daemon that stopped; detaching it\n", mountpoint.c_str());
+  // Dead mounts may be stacked (each crash of a remounted daemon leaves one),
+  // so detach until the directory underneath shows.
+  for (int i = 0; i < 50 && IsStrataMountpoint(mountpoint) && !std::filesystem::is_directory(mountpoint, ec); i++) {
+    if (i == 0) std::fprintf(stderr, "strata: %s was left by a daemon that stopped; detaching it\n", mountpoint.c_str());
     DetachMount(mountpoint);
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (!std::filesystem::is_directory(mountpoint, ec))
     return Fail(Status::InvalidArgument("mountpoint " + a.mountpoint + " is not a directory"));
