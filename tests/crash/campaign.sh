@@ -119,7 +119,13 @@ for ((it = 1; it <= ITERATIONS; it++)); do
   pid=$(awk 'NR==1' "$STORE/workspaces/crash/mounted")
   kill -9 "$pid" 2>/dev/null && kills=$((kills + 1))
   wait "$wl" 2>/dev/null || true
-  expect_ok strata mount --workspace crash "$MP"
+  run strata mount --workspace crash "$MP"
+  if [[ $RC != 0 ]]; then
+    # Say what the mountpoint looked like: the failure is rare and needs its facts.
+    { echo "iteration $it: remount failed:"; cat "$ERR"; grep -F "$MP" /proc/mounts || echo "(not in /proc/mounts)"
+      stat "$MP" 2>&1 || true; ps -eo pid,stat,args | grep -F "strata" | grep -v grep || true; } >&2
+    fail "iteration $it: the workspace could not be mounted again after the kill"
+  fi
   read -r checked bad < <(check_journals)
   ((bad == 0)) || fail "iteration $it: $bad of $checked fsynced files lost or damaged"
   ((checked >= 3 * it / 2)) || fail "iteration $it: only $checked fsynced files to check; the campaign proves nothing"
