@@ -119,6 +119,9 @@ for ((it = 1; it <= ITERATIONS; it++)); do
   pid=$(awk 'NR==1' "$STORE/workspaces/crash/mounted")
   kill -9 "$pid" 2>/dev/null && kills=$((kills + 1))
   wait "$wl" 2>/dev/null || true
+  # A killed process may take a while to go (a thread in an uninterruptible
+  # fsync on a loaded disk): remount once it is gone, as a supervisor would.
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   run strata mount --workspace crash "$MP"
   if [[ $RC != 0 ]]; then
     # Say what the mountpoint looked like: the failure is rare and needs its facts.
