@@ -10,6 +10,7 @@
 #include <malloc.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,6 +81,13 @@ bool IsStrataMountpoint(const std::string& path) {
     if (unescaped == path && type == "fuse.strata") return true;
   }
   return false;
+}
+
+// A FUSE mount whose daemon is gone: the kernel answers ENOTCONN. statfs is
+// never served from a cache, unlike stat.
+bool IsDeadMount(const std::string& path) {
+  struct statfs st;
+  return ::statfs(path.c_str(), &st) != 0 && errno == ENOTCONN;
 }
 
 // Runs in the daemon: opens, mounts, reports readiness on ready_fd, serves.
@@ -165,12 +173,13 @@ int RunMount(Globals& g, const MountArgs& a) {
   if (mountpoint.size() > 1 && mountpoint.back() == '/') mountpoint.pop_back();
   // A daemon that was killed leaves its mount behind, answering ENOTCONN:
   // detach it so that the workspace can be mounted again.
-  // Dead mounts may be stacked (each crash of a remounted daemon leaves one),
-  // so detach until the directory underneath shows.
-  for (int i = 0; i < 50 && IsStrataMountpoint(mountpoint) && !std::filesystem::is_directory(mountpoint, ec); i++) {
+  // stat() is no test of that: the kernel may answer it from its attribute
+  // cache, and a new mount would then go on top of the dead one (the crash
+  // campaign stacked dozens). statfs always asks the daemon. Detach until
+  // no dead mount is left.
+  for (int i = 0; i < 1000 && IsStrataMountpoint(mountpoint) && IsDeadMount(mountpoint); i++) {
     if (i == 0) std::fprintf(stderr, "strata: %s was left by a daemon that stopped; detaching it\n", mountpoint.c_str());
     DetachMount(mountpoint);
-    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (!std::filesystem::is_directory(mountpoint, ec))
     return Fail(Status::InvalidArgument("mountpoint " + a.mountpoint + " is not a directory"));
