@@ -145,8 +145,10 @@ expect_stderr_matches() {
 }
 
 # expect_output_matches REGEX: stdout or stderr of the last command matches.
+# grep reads both files itself: in a pipeline under pipefail, grep -q quitting
+# early would kill the writer with SIGPIPE and turn a match into a failure.
 expect_output_matches() {
-  if ! cat "$OUT" "$ERR" | grep -Eqi -- "$1"; then
+  if ! grep -Eqi -- "$1" "$OUT" "$ERR"; then
     echo "FAIL: output does not match /$1/" >&2
     _show_last
     _die
