@@ -8,11 +8,13 @@ packages=(
   cmake ninja-build g++ pkg-config
   # libraries
   libsqlite3-dev libzstd-dev libssl-dev libcli11-dev libfmt-dev nlohmann-json3-dev
-  libgtest-dev libgmock-dev libfuse3-dev
+  libgtest-dev libgmock-dev libfuse3-dev libcurl4-openssl-dev
   # the fuzz targets (libFuzzer comes with clang)
   clang
   # used by the tests (xattrs, fifos, sockets, devices)
-  attr fuse3 python3 stress-ng git
+  attr fuse3 python3 stress-ng git curl
+  # the remote store's tests run against a real single-node Ceph cluster (S3 through radosgw)
+  ceph-mon ceph-osd radosgw
 )
 
 missing=()

@@ -25,6 +25,7 @@ class Status {
     kIOError,          // the OS refused; errno() tells why
     kConflict,         // a compare-and-swap lost ("head moved")
     kUnsupported,      // a format version or feature this build does not know
+    kUnavailable,      // a remote service did not answer in time (worth retrying later)
   };
 
   Status() = default;
@@ -35,6 +36,7 @@ class Status {
   static Status Corruption(std::string msg) { return {Code::kCorruption, std::move(msg)}; }
   static Status Conflict(std::string msg) { return {Code::kConflict, std::move(msg)}; }
   static Status Unsupported(std::string msg) { return {Code::kUnsupported, std::move(msg)}; }
+  static Status Unavailable(std::string msg) { return {Code::kUnavailable, std::move(msg)}; }
   // An OS error: "what: strerror(err)". Keeps err so callers can map it back.
   static Status IOError(const std::string& what, int err);
   // An OS error whose message already says why (relayed from another process).

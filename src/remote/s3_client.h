@@ -1,0 +1,110 @@
+// S3Client: the few S3 requests a remote store needs, over libcurl.
+//
+// Requests are signed with AWS Signature V4 by libcurl itself
+// (CURLOPT_AWS_SIGV4); the payload is sent as UNSIGNED-PAYLOAD. Keys are
+// relative to the location's prefix and are percent-encoded here, so callers
+// pass plain names ("packs/ab12...", "refs/main").
+//
+// Failures: a request that did not get an answer (connect error, timeout) or
+// got a 5xx is retried with exponential backoff when it is idempotent (every
+// request except a conditional PUT); when the retries run out the result is
+// Unavailable, naming the endpoint and the key. 403 and other 4xx answers are
+// not retried: they are IOError with the server's error code in the message.
+// Credentials never appear in a message.
+//
+// Thread-safety: safe for concurrent use; each thread gets its own curl
+// handle, so requests from several threads run in parallel.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/status.h"
+
+namespace strata {
+
+// Where a remote store lives: s3://BUCKET/PREFIX at an endpoint.
+struct S3Location {
+  std::string endpoint;  // "http://127.0.0.1:7480" (scheme, host, port; no path)
+  std::string bucket;
+  std::string prefix;    // "" or "team/store" (no leading or trailing '/')
+  std::string region = "us-east-1";
+
+  // Parses "s3://BUCKET[/PREFIX]"; InvalidArgument naming what is wrong.
+  static Result<S3Location> FromUrl(std::string_view url, std::string endpoint);
+  std::string Url() const;  // "s3://bucket/prefix"
+};
+
+struct S3Credentials {
+  std::string access_key;
+  std::string secret_key;
+
+  // AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY when set; otherwise the
+  // profile AWS_PROFILE (default "default") of the credentials file
+  // AWS_SHARED_CREDENTIALS_FILE (default ~/.aws/credentials). NotFound with a
+  // message telling the user what to set when neither has them.
+  static Result<S3Credentials> FromEnvironment();
+};
+
+struct S3Options {
+  int connect_timeout_ms = 5000;
+  // A request that makes no progress for this long fails (and is retried when
+  // idempotent); also bounds how long a read on a mount can hang.
+  int request_timeout_ms = 30000;
+  int retries = 4;          // after the first attempt
+  int backoff_ms = 100;     // doubled after each failed attempt
+};
+
+struct S3ObjectInfo {
+  std::string key;  // relative to the prefix
+  uint64_t size = 0;
+  std::string etag;  // without quotes
+};
+
+struct S3Body {
+  std::string data;
+  std::string etag;  // without quotes
+};
+
+// Outcome of a conditional PUT.
+enum class S3PutOutcome {
+  kWritten,             // the condition held and the object was written
+  kPreconditionFailed,  // 412: the condition did not hold; nothing written
+  kUnknown,             // no clear answer (5xx, timeout): re-read to learn what happened
+};
+
+class S3Client {
+ public:
+  static Result<std::unique_ptr<S3Client>> Create(S3Location location, S3Credentials credentials,
+                                                  S3Options options = {});
+  virtual ~S3Client() = default;
+
+  virtual const S3Location& location() const = 0;
+
+  // The whole object; nullopt when it does not exist (404).
+  virtual Result<std::optional<S3Body>> Get(const std::string& key) = 0;
+  // Bytes [offset, offset+length) of an object; NotFound when it does not exist.
+  virtual Result<std::string> GetRange(const std::string& key, uint64_t offset, uint64_t length) = 0;
+  // Size of an object; nullopt when it does not exist.
+  virtual Result<std::optional<uint64_t>> Head(const std::string& key) = 0;
+  // Unconditional PUT (idempotent, so retried).
+  virtual Status Put(const std::string& key, std::string_view body) = 0;
+  // Unconditional PUT of a local file's bytes, streamed from disk.
+  virtual Status PutFile(const std::string& key, const std::string& local_path) = 0;
+  // PUT with If-Match: if_match (when set) or If-None-Match: * (when not).
+  // Never retried: a lost answer is kUnknown.
+  virtual Result<S3PutOutcome> PutIf(const std::string& key, std::string_view body,
+                                     const std::optional<std::string>& if_match) = 0;
+  // DELETE; deleting an absent object is not an error.
+  virtual Status Delete(const std::string& key) = 0;
+  // Every object whose key starts with key_prefix (all pages of ListObjectsV2).
+  virtual Result<std::vector<S3ObjectInfo>> List(const std::string& key_prefix) = 0;
+  // Creates the bucket; AlreadyExists when it is there.
+  virtual Status CreateBucket() = 0;
+};
+
+}  // namespace strata
