@@ -1,0 +1,352 @@
+// S3Client over libcurl: request building, the retry policy, answers mapped
+// to Status, and the If-Match probe. One HTTP exchange is s3_request.cc; the
+// XML answers are read by s3_xml.cc.
+#include "remote/s3_client.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "remote/s3_request.h"
+#include "remote/s3_xml.h"
+
+namespace strata {
+namespace {
+
+using s3::HttpRequest;
+using s3::HttpResponse;
+using s3::Transport;
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+std::string RandomHex(size_t bytes) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < bytes; ++i) {
+    auto b = static_cast<unsigned>(rng() & 0xff);
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 15]);
+  }
+  return out;
+}
+
+// Sleeps before retry number `attempt` (1-based): backoff_ms doubled each time,
+// capped at 10 s, with jitter so that clients failing together spread out.
+void Backoff(int backoff_ms, int attempt) {
+  thread_local std::mt19937 rng{std::random_device{}()};
+  int64_t ms = std::min<int64_t>(int64_t{backoff_ms} << std::min(attempt - 1, 20), 10000);
+  ms = ms / 2 + static_cast<int64_t>(rng() % static_cast<uint64_t>(ms / 2 + 1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+class CurlS3Client final : public S3Client {
+ public:
+  CurlS3Client(S3Location location, S3Credentials credentials, S3Options options)
+      : location_(std::move(location)), options_(options) {
+    http_.access_key = std::move(credentials.access_key);
+    http_.secret_key = std::move(credentials.secret_key);
+    http_.region = location_.region;
+    http_.connect_timeout_ms = options_.connect_timeout_ms;
+    http_.request_timeout_ms = options_.request_timeout_ms;
+  }
+
+  const S3Location& location() const override { return location_; }
+
+  Result<std::optional<S3Body>> Get(const std::string& key) override {
+    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(Request("GET", key), true, key));
+    if (r.status == 404) {
+      STRATA_RETURN_IF_ERROR(MissingBucket("GET", key, r));
+      return std::optional<S3Body>();
+    }
+    if (r.status != 200) return HttpError("GET", key, r);
+    return std::optional<S3Body>(S3Body{std::move(r.body), std::move(r.etag)});
+  }
+
+  Result<std::string> GetRange(const std::string& key, uint64_t offset, uint64_t length) override {
+    if (length == 0) {  // not expressible as a Range; still say whether it exists
+      STRATA_ASSIGN_OR_RETURN(auto size, Head(key));
+      if (!size) return Status::NotFound("S3 GET " + Describe(key) + ": no such object");
+      return std::string();
+    }
+    HttpRequest request = Request("GET", key);
+    request.headers.push_back("Range: bytes=" + std::to_string(offset) + "-" +
+                              std::to_string(offset + length - 1));
+    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), true, key));
+    std::string what = Describe(key) + " bytes [" + std::to_string(offset) + ", " +
+                       std::to_string(offset + length) + ")";
+    if (r.status == 404) return Status::NotFound("S3 GET " + what + ": no such object");
+    if (r.status == 416) return Status::InvalidArgument("S3 GET " + what + ": beyond the end of the object");
+    if (r.status == 200 && r.body.size() > offset) {  // a server that ignored Range
+      r.body = r.body.substr(offset, length);
+    } else if (r.status != 206) {
+      return HttpError("GET", key, r);
+    }
+    if (r.body.size() != length) {
+      return Status::InvalidArgument("S3 GET " + what + ": the object ends after " +
+                                     std::to_string(r.body.size()) + " of them");
+    }
+    return std::move(r.body);
+  }
+
+  Result<std::optional<uint64_t>> Head(const std::string& key) override {
+    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(Request("HEAD", key), true, key));
+    if (r.status == 404) return std::optional<uint64_t>();
+    if (r.status != 200) return HttpError("HEAD", key, r);
+    if (!r.content_length) return Status::IOErrorWithMessage("S3 HEAD " + Describe(key) + ": no Content-Length", EIO);
+    return std::optional<uint64_t>(*r.content_length);
+  }
+
+  Status Put(const std::string& key, std::string_view body) override {
+    HttpRequest request = Request("PUT", key);
+    request.body = body;
+    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), true, key));
+    return r.status == 200 ? Status::Ok() : HttpError("PUT", key, r);
+  }
+
+  Status PutFile(const std::string& key, const std::string& local_path) override {
+    Fd fd(open(local_path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) return Status::IOError("opening " + local_path + " to upload", errno);
+    struct stat st;
+    if (fstat(fd.get(), &st) != 0) return Status::IOError("stat " + local_path, errno);
+    HttpRequest request = Request("PUT", key);
+    request.body_fd = fd.get();
+    request.body_size = static_cast<uint64_t>(st.st_size);
+    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), true, key));
+    return r.status == 200 ? Status::Ok() : HttpError("PUT", key, r);
+  }
+
+  Result<S3PutOutcome> PutIf(const std::string& key, std::string_view body,
+                             const std::optional<std::string>& if_match) override {
+    if (!if_match) return PutIfOnce(key, body, "If-None-Match: *");
+    STRATA_ASSIGN_OR_RETURN(bool quoted, QuoteIfMatch());
+    return PutIfOnce(key, body, "If-Match: " + (quoted ? "\"" + *if_match + "\"" : *if_match));
+  }
+
+  Status Delete(const std::string& key) override {
+    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(Request("DELETE", key), true, key));
+    if (r.status == 404) return MissingBucket("DELETE", key, r);
+    return r.status == 204 || r.status == 200 ? Status::Ok() : HttpError("DELETE", key, r);
+  }
+
+  Result<std::vector<S3ObjectInfo>> List(const std::string& key_prefix) override {
+    std::vector<S3ObjectInfo> out;
+    std::string full_prefix = FullKey(key_prefix);
+    size_t strip = location_.prefix.empty() ? 0 : location_.prefix.size() + 1;
+    std::string token;
+    do {
+      // SigV4 signs the query as is, so it is built in its canonical form:
+      // parameters sorted by name, names and values strictly percent-encoded.
+      std::map<std::string, std::string> query = {
+          {"list-type", "2"}, {"max-keys", std::to_string(options_.list_page_size)}};
+      if (!full_prefix.empty()) query["prefix"] = full_prefix;
+      if (!token.empty()) query["continuation-token"] = token;
+      std::string url = BucketUrl();
+      char sep = '?';
+      for (const auto& [name, value] : query) {
+        url += sep + s3::PercentEncode(name, false) + "=" + s3::PercentEncode(value, false);
+        sep = '&';
+      }
+      HttpRequest request{.method = "GET", .url = std::move(url)};
+      STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), true, key_prefix + "*"));
+      if (r.status != 200) return HttpError("LIST", key_prefix + "*", r);
+      std::optional<s3::ListPage> page = s3::ParseListPage(r.body);
+      if (!page) {
+        return Status::IOErrorWithMessage("S3 LIST " + Describe(key_prefix + "*") + ": unreadable answer", EIO);
+      }
+      for (s3::ListedObject& object : page->objects) {
+        if (object.key.size() < strip) continue;  // not under our prefix (cannot happen)
+        out.push_back(S3ObjectInfo{object.key.substr(strip), object.size, std::move(object.etag)});
+      }
+      if (page->truncated && page->next_token.empty()) {
+        return Status::IOErrorWithMessage(
+            "S3 LIST " + Describe(key_prefix + "*") + ": truncated page without a continuation token", EIO);
+      }
+      token = page->truncated ? page->next_token : "";
+    } while (!token.empty());
+    return out;
+  }
+
+  Status CreateBucket() override {
+    // Asked first because RGW (and AWS in us-east-1) answer 200 to creating a
+    // bucket its owner already has.
+    STRATA_ASSIGN_OR_RETURN(HttpResponse head, Send(HttpRequest{.method = "HEAD", .url = BucketUrl()}, true, ""));
+    if (head.status == 200) {
+      return Status::AlreadyExists("S3 bucket " + location_.bucket + " at " + location_.endpoint + " already exists");
+    }
+    HttpRequest request{.method = "PUT", .url = BucketUrl()};
+    // Outside us-east-1 AWS wants the region in the body; RGW takes either.
+    std::string body;
+    if (location_.region != "us-east-1") {
+      body = "<CreateBucketConfiguration><LocationConstraint>" + location_.region +
+             "</LocationConstraint></CreateBucketConfiguration>";
+      request.body = body;
+    }
+    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), true, ""));
+    if (r.status == 409) {
+      return Status::AlreadyExists("S3 bucket " + location_.bucket + " at " + location_.endpoint +
+                                   " already exists (" + s3::ParseError(r.body).code + ")");
+    }
+    return r.status == 200 ? Status::Ok() : HttpError("PUT", "", r);
+  }
+
+ private:
+  std::string FullKey(const std::string& key) const {
+    return location_.prefix.empty() ? key : location_.prefix + "/" + key;
+  }
+  std::string BucketUrl() const { return location_.endpoint + "/" + s3::PercentEncode(location_.bucket, false); }
+  // For messages: plain (not encoded) and without credentials.
+  std::string Describe(const std::string& key) const {
+    return location_.endpoint + "/" + location_.bucket + (key.empty() ? "" : "/" + FullKey(key));
+  }
+  HttpRequest Request(const char* method, const std::string& key) const {
+    return HttpRequest{.method = method, .url = BucketUrl() + "/" + s3::PercentEncode(FullKey(key), true)};
+  }
+
+  // One request under the retry policy. An attempt that reached no server is
+  // always retried; a lost answer or a 5xx (or 429, "slow down") only when
+  // `idempotent`. Non-idempotent requests get lost answers and 5xx back as
+  // responses for the caller to call "unknown". Unavailable when the retries
+  // run out; IOError for local failures.
+  Result<HttpResponse> Send(HttpRequest request, bool idempotent, const std::string& key) {
+    std::string last_error;
+    for (int attempt = 0;; ++attempt) {
+      if (attempt > 0) Backoff(options_.backoff_ms, attempt);
+      HttpResponse r = s3::Perform(http_, request);
+      bool server_busy = r.transport == Transport::kAnswered && (r.status >= 500 || r.status == 429);
+      if (r.transport == Transport::kLocal) {
+        return Status::IOErrorWithMessage("S3 " + request.method + " " + Describe(key) + ": " + r.transport_error,
+                                          EIO);
+      }
+      if (r.transport == Transport::kAnswered && !server_busy) return r;
+      if (!idempotent && r.transport != Transport::kNotSent) return r;
+      last_error = r.transport == Transport::kAnswered ? HttpError(request.method, key, r).message()
+                                                      : r.transport_error;
+      if (attempt >= options_.retries) {
+        return Status::Unavailable("S3 " + request.method + " " + Describe(key) + ": no answer after " +
+                                   std::to_string(attempt + 1) + " attempts (last: " + last_error + ")");
+      }
+    }
+  }
+
+  Status HttpError(const std::string& op, const std::string& key, const HttpResponse& r) const {
+    s3::ErrorDocument error = s3::ParseError(r.body);
+    std::string msg = "S3 " + op + " " + Describe(key) + ": HTTP " + std::to_string(r.status);
+    if (!error.code.empty()) msg += " " + error.code;
+    if (!error.message.empty()) msg += ": " + error.message;
+    if (r.status == 403) {
+      msg += " (check the access key, the secret and the clock)";
+      return Status::IOErrorWithMessage(msg, EACCES);
+    }
+    return Status::IOErrorWithMessage(msg, EIO);
+  }
+
+  // A 404 naming the bucket is not "no such object": a store whose bucket is
+  // gone must not look empty.
+  Status MissingBucket(const std::string& op, const std::string& key, const HttpResponse& r) const {
+    if (s3::ParseError(r.body).code != "NoSuchBucket") return Status::Ok();
+    return Status::NotFound("S3 " + op + " " + Describe(key) + ": bucket " + location_.bucket +
+                            " does not exist at " + location_.endpoint);
+  }
+
+  Result<S3PutOutcome> PutIfOnce(const std::string& key, std::string_view body, std::string condition) {
+    HttpRequest request = Request("PUT", key);
+    request.body = body;
+    request.headers.push_back(std::move(condition));
+    request.fresh_connection = true;
+    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), false, key));
+    if (r.transport != Transport::kAnswered || r.status >= 500) return S3PutOutcome::kUnknown;
+    if (r.status == 200) return S3PutOutcome::kWritten;
+    if (r.status == 412) return S3PutOutcome::kPreconditionFailed;
+    if (r.status == 404) STRATA_RETURN_IF_ERROR(MissingBucket("PUT", key, r));
+    return HttpError("PUT", key, r);
+  }
+
+  // Whether If-Match wants the ETag in quotes, as HTTP says; RGW 16 only
+  // matches it bare. Learnt once, on a temporary object, so that a genuine
+  // mismatch on a real key is never mistaken for the wrong form.
+  Result<bool> QuoteIfMatch() {
+    std::lock_guard<std::mutex> lock(probe_mu_);
+    if (quote_if_match_) return *quote_if_match_;
+    std::string key = ".probe/if-match-" + RandomHex(8);
+    Result<bool> quoted = ProbeIfMatch(key);
+    (void)Delete(key);  // best effort: a leftover probe object is harmless
+    if (quoted.ok()) quote_if_match_ = *quoted;
+    return quoted;
+  }
+
+  Result<bool> ProbeIfMatch(const std::string& key) {
+    HttpRequest request = Request("PUT", key);
+    request.body = "probe";
+    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), true, key));
+    if (r.status != 200) return HttpError("PUT", key, r);
+    if (r.etag.empty()) return Status::Unsupported("S3 PUT " + Describe(key) + ": the answer has no ETag");
+    std::string etag = r.etag;
+    auto attempt = [&](const std::string& value) -> Result<S3PutOutcome> {
+      STRATA_ASSIGN_OR_RETURN(S3PutOutcome outcome, PutIfOnce(key, "probe", "If-Match: " + value));
+      if (outcome == S3PutOutcome::kUnknown) {
+        return Status::Unavailable("S3 PUT " + Describe(key) + ": no clear answer to a conditional write");
+      }
+      return outcome;
+    };
+    // A server that ignores If-Match would let every ref update overwrite a
+    // concurrent one: refuse it rather than lose commits.
+    STRATA_ASSIGN_OR_RETURN(S3PutOutcome wrong, attempt(std::string(etag.size(), '0')));
+    if (wrong == S3PutOutcome::kWritten) {
+      return Status::Unsupported("the S3 server at " + location_.endpoint +
+                                 " ignores If-Match, so refs cannot be updated safely there");
+    }
+    STRATA_ASSIGN_OR_RETURN(S3PutOutcome bare, attempt(etag));
+    if (bare == S3PutOutcome::kWritten) return false;
+    STRATA_ASSIGN_OR_RETURN(S3PutOutcome quoted, attempt("\"" + etag + "\""));
+    if (quoted == S3PutOutcome::kWritten) return true;
+    return Status::Unsupported("the S3 server at " + location_.endpoint +
+                               " matches If-Match with neither form of an object's ETag");
+  }
+
+  S3Location location_;
+  S3Options options_;
+  s3::HttpConfig http_;
+  std::mutex probe_mu_;
+  std::optional<bool> quote_if_match_;  // guarded by probe_mu_
+};
+
+}  // namespace
+
+Result<std::unique_ptr<S3Client>> S3Client::Create(S3Location location, S3Credentials credentials,
+                                                   S3Options options) {
+  if (location.endpoint.empty() || location.bucket.empty()) {
+    return Status::InvalidArgument("S3 location needs an endpoint and a bucket");
+  }
+  if (credentials.access_key.empty() || credentials.secret_key.empty()) {
+    return Status::InvalidArgument("S3 credentials are empty");
+  }
+  if (options.list_page_size < 1 || options.list_page_size > 1000) {
+    return Status::InvalidArgument("S3 list page size must be 1 to 1000");
+  }
+  s3::GlobalInit();
+  return std::unique_ptr<S3Client>(
+      std::make_unique<CurlS3Client>(std::move(location), std::move(credentials), options));
+}
+
+}  // namespace strata

@@ -57,6 +57,9 @@ struct S3Options {
   int request_timeout_ms = 30000;
   int retries = 4;          // after the first attempt
   int backoff_ms = 100;     // doubled after each failed attempt
+  // Keys per ListObjectsV2 page (S3's maximum and default is 1000); smaller
+  // pages are for tests of the paging.
+  int list_page_size = 1000;
 };
 
 struct S3ObjectInfo {
@@ -96,7 +99,11 @@ class S3Client {
   // Unconditional PUT of a local file's bytes, streamed from disk.
   virtual Status PutFile(const std::string& key, const std::string& local_path) = 0;
   // PUT with If-Match: if_match (when set) or If-None-Match: * (when not).
-  // Never retried: a lost answer is kUnknown.
+  // Never retried: a lost answer is kUnknown. (Only a failed connect, when
+  // the server saw nothing, is retried; Unavailable when that persists.)
+  // The first call with if_match learns which ETag form the server accepts
+  // (RGW 16 wants it without quotes) from a temporary object under ".probe/",
+  // and fails Unsupported on a server that ignores If-Match.
   virtual Result<S3PutOutcome> PutIf(const std::string& key, std::string_view body,
                                      const std::optional<std::string>& if_match) = 0;
   // DELETE; deleting an absent object is not an error.

@@ -1,0 +1,239 @@
+#include "remote/s3_request.h"
+
+#include <curl/curl.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+namespace strata::s3 {
+namespace {
+
+// A curl easy handle per thread: requests from different threads never share
+// one (a handle is not thread-safe), and each thread keeps its connections
+// alive between requests. Freed when the thread ends.
+struct ThreadHandle {
+  CURL* curl = nullptr;
+  ThreadHandle() : curl(curl_easy_init()) {}
+  ~ThreadHandle() {
+    if (curl != nullptr) curl_easy_cleanup(curl);
+  }
+  ThreadHandle(const ThreadHandle&) = delete;
+  ThreadHandle& operator=(const ThreadHandle&) = delete;
+};
+
+struct SlistDeleter {
+  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+};
+
+// What the upload callbacks read from.
+struct UploadSource {
+  std::string_view body;
+  int fd = -1;
+  uint64_t size = 0;
+  uint64_t offset = 0;
+  int read_errno = 0;
+};
+
+size_t ReadBody(char* buffer, size_t size, size_t nitems, void* userdata) {
+  auto* src = static_cast<UploadSource*>(userdata);
+  size_t want = std::min<uint64_t>(size * nitems, src->size - src->offset);
+  if (want == 0) return 0;
+  if (src->fd < 0) {
+    std::memcpy(buffer, src->body.data() + src->offset, want);
+    src->offset += want;
+    return want;
+  }
+  ssize_t n;
+  do {
+    n = pread(src->fd, buffer, want, static_cast<off_t>(src->offset));
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) {  // an error, or the file shrank under us
+    src->read_errno = n < 0 ? errno : EIO;
+    return CURL_READFUNC_ABORT;
+  }
+  src->offset += static_cast<uint64_t>(n);
+  return static_cast<size_t>(n);
+}
+
+// curl rewinds the upload when it must send the request again on its own
+// (a pooled connection found dead, an auth round trip).
+int SeekBody(void* userdata, curl_off_t offset, int origin) {
+  auto* src = static_cast<UploadSource*>(userdata);
+  if (origin != SEEK_SET || offset < 0 || static_cast<uint64_t>(offset) > src->size) {
+    return CURL_SEEKFUNC_CANTSEEK;
+  }
+  src->offset = static_cast<uint64_t>(offset);
+  return CURL_SEEKFUNC_OK;
+}
+
+size_t WriteBody(char* data, size_t size, size_t nmemb, void* userdata) {
+  static_cast<HttpResponse*>(userdata)->body.append(data, size * nmemb);
+  return size * nmemb;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+size_t OnHeader(char* data, size_t size, size_t nitems, void* userdata) {
+  auto* response = static_cast<HttpResponse*>(userdata);
+  std::string_view line(data, size * nitems);
+  if (line.starts_with("HTTP/")) {  // a new response (after 100 Continue): start over
+    response->etag.clear();
+    return line.size();
+  }
+  size_t colon = line.find(':');
+  if (colon == std::string_view::npos) return line.size();
+  std::string_view name = line.substr(0, colon);
+  std::string_view value = Trim(line.substr(colon + 1));
+  if (name.size() == 4 && strncasecmp(name.data(), "etag", 4) == 0) {
+    response->etag = StripQuotes(value);
+  } else if (name.size() == 14 && strncasecmp(name.data(), "content-length", 14) == 0) {
+    // Reserve once so a large GET does not grow its string many times.
+    uint64_t length = std::strtoull(std::string(value).c_str(), nullptr, 10);
+    if (length <= (uint64_t{1} << 32)) response->body.reserve(length);
+  }
+  return line.size();
+}
+
+Transport Classify(CURLcode code, curl_off_t request_bytes) {
+  switch (code) {
+    case CURLE_OK:
+      return Transport::kAnswered;
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+      return Transport::kNotSent;
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_URL_MALFORMAT:
+    case CURLE_READ_ERROR:
+    case CURLE_ABORTED_BY_CALLBACK:
+    case CURLE_SEND_FAIL_REWIND:
+    case CURLE_OUT_OF_MEMORY:
+    case CURLE_BAD_FUNCTION_ARGUMENT:
+      return Transport::kLocal;
+    default:
+      // A timeout while connecting (or a TLS handshake failure) sent nothing.
+      return request_bytes == 0 ? Transport::kNotSent : Transport::kLost;
+  }
+}
+
+}  // namespace
+
+void GlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+HttpResponse Perform(const HttpConfig& config, const HttpRequest& request) {
+  GlobalInit();
+  thread_local ThreadHandle handle;
+  HttpResponse response;
+  CURL* curl = handle.curl;
+  if (curl == nullptr) {
+    response.transport_error = "curl_easy_init failed";
+    return response;
+  }
+
+  std::unique_ptr<curl_slist, SlistDeleter> headers;
+  auto add_header = [&](const std::string& h) {
+    headers.reset(curl_slist_append(headers.release(), h.c_str()));
+  };
+  add_header("x-amz-content-sha256: UNSIGNED-PAYLOAD");
+  // No "Expect:" to turn off curl's "Expect: 100-continue" (sent for bodies
+  // over 1 MiB): curl 7.88 signs the empty header it then leaves out, and the
+  // signature no longer matches.
+  for (const std::string& h : request.headers) add_header(h);
+
+  std::string sigv4 = "aws:amz:" + config.region + ":s3";
+  char error_buffer[CURL_ERROR_SIZE] = {0};
+  UploadSource upload{request.body, request.body_fd,
+                      request.body_fd >= 0 ? request.body_size : request.body.size(), 0, 0};
+
+  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for timeouts
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
+  curl_easy_setopt(curl, CURLOPT_USERNAME, config.access_key.c_str());
+  curl_easy_setopt(curl, CURLOPT_PASSWORD, config.secret_key.c_str());
+  curl_easy_setopt(curl, CURLOPT_AWS_SIGV4, sigv4.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config.connect_timeout_ms));
+  // "No progress for request_timeout_ms": under 1 byte/s for that long (curl
+  // counts in whole seconds). A large transfer that moves is never cut off.
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME,
+                   static_cast<long>(std::max(1, (config.request_timeout_ms + 999) / 1000)));
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteBody);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response);
+  if (request.fresh_connection) curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
+
+  if (request.method == "HEAD") {
+    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+  } else if (request.method == "PUT") {
+    curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(upload.size));
+    curl_easy_setopt(curl, CURLOPT_READFUNCTION, ReadBody);
+    curl_easy_setopt(curl, CURLOPT_READDATA, &upload);
+    curl_easy_setopt(curl, CURLOPT_SEEKFUNCTION, SeekBody);
+    curl_easy_setopt(curl, CURLOPT_SEEKDATA, &upload);
+  } else if (request.method != "GET") {
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+  }
+
+  CURLcode code = curl_easy_perform(curl);
+  curl_off_t request_bytes = 0;
+  curl_easy_getinfo(curl, CURLINFO_REQUEST_SIZE, &request_bytes);
+  response.transport = Classify(code, request_bytes);
+  if (code == CURLE_OK) {
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+    curl_off_t length = -1;
+    curl_easy_getinfo(curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+    if (length >= 0) response.content_length = static_cast<uint64_t>(length);
+  } else if (upload.read_errno != 0) {
+    response.transport_error = std::string("reading the upload: ") + std::strerror(upload.read_errno);
+  } else {
+    response.transport_error = error_buffer[0] != 0 ? error_buffer : curl_easy_strerror(code);
+  }
+  // The handle outlives this frame: drop its pointers into it.
+  curl_easy_reset(curl);
+  return response;
+}
+
+std::string PercentEncode(std::string_view s, bool keep_slash) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                 c == '-' || c == '.' || c == '_' || c == '~' || (keep_slash && c == '/');
+    if (plain) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+std::string StripQuotes(std::string_view etag) {
+  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
+    etag = etag.substr(1, etag.size() - 2);
+  }
+  return std::string(etag);
+}
+
+}  // namespace strata::s3

@@ -1,0 +1,72 @@
+// One signed HTTP exchange with an S3 endpoint, over libcurl; internal to
+// src/remote (S3Client is the interface the rest of strata uses).
+//
+// Perform() makes exactly one attempt; retrying is the caller's decision,
+// because only the caller knows whether a request is idempotent. It tells
+// apart "nothing was sent" (connect failed: always safe to retry) from "sent,
+// but the answer was lost" (only safe to retry when idempotent).
+//
+// Thread-safety: Perform() may be called from any number of threads at once;
+// each thread uses its own curl handle (and so its own connection cache).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace strata::s3 {
+
+struct HttpConfig {
+  std::string access_key;
+  std::string secret_key;
+  std::string region;
+  int connect_timeout_ms = 5000;
+  int request_timeout_ms = 30000;  // no progress for this long fails the attempt
+};
+
+struct HttpRequest {
+  std::string method;  // GET, HEAD, PUT, DELETE
+  std::string url;     // already percent-encoded, query sorted
+  std::vector<std::string> headers;  // "Name: value"
+  // Upload body of a PUT: `body`, or when body_fd >= 0, body_size bytes of
+  // that file from offset 0 (read with pread, so the fd's offset is untouched).
+  std::string_view body;
+  int body_fd = -1;
+  uint64_t body_size = 0;
+  // A new connection instead of a pooled one: a pooled connection that turns
+  // out dead makes curl resend the request by itself, which must not happen
+  // to a conditional write whose first copy may have been applied.
+  bool fresh_connection = false;
+};
+
+enum class Transport {
+  kAnswered,  // got an HTTP status (any)
+  kNotSent,   // could not connect (or resolve): the server saw nothing
+  kLost,      // sent (maybe partly); no complete answer (timeout, reset)
+  kLocal,     // a local failure (reading the upload file, bad URL): not worth retrying
+};
+
+struct HttpResponse {
+  Transport transport = Transport::kLocal;
+  std::string transport_error;  // curl's explanation when not answered
+  long status = 0;
+  std::string body;
+  std::string etag;  // ETag header, quotes stripped
+  std::optional<uint64_t> content_length;
+};
+
+// Runs curl_global_init once per process; Perform() calls it too.
+void GlobalInit();
+
+HttpResponse Perform(const HttpConfig& config, const HttpRequest& request);
+
+// RFC 3986 percent-encoding as SigV4 wants it: every byte except A-Z a-z 0-9
+// - . _ ~ (and '/' when keep_slash) becomes %XX with upper-case hex.
+std::string PercentEncode(std::string_view s, bool keep_slash);
+
+// "\"abc\"" -> "abc"; anything else unchanged.
+std::string StripQuotes(std::string_view etag);
+
+}  // namespace strata::s3

@@ -1,0 +1,140 @@
+#include "remote/s3_xml.h"
+
+#include <charconv>
+
+#include "remote/s3_request.h"
+
+namespace strata::s3 {
+namespace {
+
+struct Element {
+  std::string_view content;
+  size_t end = 0;  // just past the closing tag
+};
+
+// The first element `name` at or after `from`: "<name>...</name>",
+// "<name attr=...>...</name>" or "<name/>". Elements of other names that
+// merely start with `name` ("<KeyCount>" for "Key") do not match.
+std::optional<Element> FindElement(std::string_view xml, std::string_view name, size_t from = 0) {
+  std::string open = "<" + std::string(name);
+  for (size_t pos = xml.find(open, from); pos != std::string_view::npos; pos = xml.find(open, pos + 1)) {
+    size_t after = pos + open.size();
+    if (after >= xml.size()) return std::nullopt;
+    char c = xml[after];
+    if (c != '>' && c != ' ' && c != '/' && c != '\t' && c != '\n' && c != '\r') continue;
+    size_t gt = xml.find('>', after);
+    if (gt == std::string_view::npos) return std::nullopt;
+    if (xml[gt - 1] == '/') return Element{std::string_view(), gt + 1};
+    std::string close = "</" + std::string(name) + ">";
+    size_t end = xml.find(close, gt + 1);
+    if (end == std::string_view::npos) return std::nullopt;
+    return Element{xml.substr(gt + 1, end - gt - 1), end + close.size()};
+  }
+  return std::nullopt;
+}
+
+void AppendUtf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// Decodes the five named entities and numeric character references; an
+// ampersand that starts none of them is kept as is.
+std::string DecodeEntities(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '&') {
+      out.push_back(s[i]);
+      continue;
+    }
+    size_t semi = s.find(';', i);
+    if (semi == std::string_view::npos || semi - i > 10) {
+      out.push_back('&');
+      continue;
+    }
+    std::string_view entity = s.substr(i + 1, semi - i - 1);
+    if (entity == "amp") {
+      out.push_back('&');
+    } else if (entity == "lt") {
+      out.push_back('<');
+    } else if (entity == "gt") {
+      out.push_back('>');
+    } else if (entity == "quot") {
+      out.push_back('"');
+    } else if (entity == "apos") {
+      out.push_back('\'');
+    } else if (entity.size() > 1 && entity[0] == '#') {
+      bool hex = entity[1] == 'x' || entity[1] == 'X';
+      std::string_view digits = entity.substr(hex ? 2 : 1);
+      uint32_t cp = 0;
+      auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), cp, hex ? 16 : 10);
+      if (ec != std::errc() || ptr != digits.data() + digits.size() || digits.empty() || cp > 0x10FFFF) {
+        out.push_back('&');
+        continue;
+      }
+      AppendUtf8(out, cp);
+    } else {
+      out.push_back('&');
+      continue;
+    }
+    i = semi;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> ElementText(std::string_view xml, std::string_view name) {
+  auto element = FindElement(xml, name);
+  if (!element) return std::nullopt;
+  return DecodeEntities(element->content);
+}
+
+std::optional<ListPage> ParseListPage(std::string_view xml) {
+  auto result = FindElement(xml, "ListBucketResult");
+  if (!result) return std::nullopt;
+  std::string_view body = result->content;
+  ListPage page;
+  for (auto contents = FindElement(body, "Contents"); contents;
+       contents = FindElement(body, "Contents", contents->end)) {
+    ListedObject object;
+    auto key = ElementText(contents->content, "Key");
+    auto size = ElementText(contents->content, "Size");
+    if (!key || !size) return std::nullopt;
+    object.key = std::move(*key);
+    auto [ptr, ec] = std::from_chars(size->data(), size->data() + size->size(), object.size);
+    if (ec != std::errc() || ptr != size->data() + size->size()) return std::nullopt;
+    if (auto etag = ElementText(contents->content, "ETag")) object.etag = StripQuotes(*etag);
+    page.objects.push_back(std::move(object));
+  }
+  // Top-level elements; no child of <Contents> has these names.
+  auto truncated = ElementText(body, "IsTruncated");
+  page.truncated = truncated && *truncated == "true";
+  if (auto token = ElementText(body, "NextContinuationToken")) page.next_token = std::move(*token);
+  return page;
+}
+
+ErrorDocument ParseError(std::string_view xml) {
+  ErrorDocument error;
+  auto root = FindElement(xml, "Error");
+  if (!root) return error;
+  error.code = ElementText(root->content, "Code").value_or("");
+  error.message = ElementText(root->content, "Message").value_or("");
+  return error;
+}
+
+}  // namespace strata::s3

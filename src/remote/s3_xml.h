@@ -1,0 +1,41 @@
+// Reading the few XML answers S3 gives strata: a ListObjectsV2 page and an
+// error document. Not a general XML parser: S3 answers are flat, machine-made
+// and have no attributes strata needs, so elements are found by name.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace strata::s3 {
+
+struct ListedObject {
+  std::string key;   // full key, as stored (location prefix included)
+  uint64_t size = 0;
+  std::string etag;  // quotes stripped
+};
+
+struct ListPage {
+  std::vector<ListedObject> objects;
+  bool truncated = false;
+  std::string next_token;  // NextContinuationToken when truncated
+};
+
+// nullopt when `xml` is not a ListBucketResult (or a number in it is not one).
+std::optional<ListPage> ParseListPage(std::string_view xml);
+
+struct ErrorDocument {
+  std::string code;     // "NoSuchKey", "AccessDenied", ...
+  std::string message;  // often empty on RGW
+};
+
+// Empty fields when `xml` is not an S3 error document.
+ErrorDocument ParseError(std::string_view xml);
+
+// The text of the first <name>...</name> in `xml`, entities decoded; nullopt
+// when there is none.
+std::optional<std::string> ElementText(std::string_view xml, std::string_view name);
+
+}  // namespace strata::s3

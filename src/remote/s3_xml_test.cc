@@ -1,0 +1,150 @@
+// The parts of the S3 client that need no server: reading XML answers,
+// percent-encoding, locations and credentials.
+#include "remote/s3_xml.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "remote/s3_client.h"
+#include "remote/s3_request.h"
+#include "store/test_util.h"
+
+namespace strata {
+namespace {
+
+TEST(S3Xml, ListPage) {
+  const char* xml =
+      R"(<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">)"
+      R"(<Name>b</Name><Prefix>p/</Prefix><KeyCount>2</KeyCount><MaxKeys>2</MaxKeys><IsTruncated>true</IsTruncated>)"
+      R"(<Contents><Key>p/a&amp;b &lt;c&gt; &#xFC;&#252;</Key><LastModified>2026-01-01T00:00:00.000Z</LastModified>)"
+      R"(<ETag>&quot;0123abcd&quot;</ETag><Size>17</Size><StorageClass>STANDARD</StorageClass></Contents>)"
+      R"(<Contents><Key>p/z</Key><ETag>"ff"</ETag><Size>0</Size><Owner><ID>x</ID></Owner></Contents>)"
+      R"(<NextContinuationToken>tok/+=</NextContinuationToken></ListBucketResult>)";
+  auto page = s3::ParseListPage(xml);
+  ASSERT_TRUE(page.has_value());
+  ASSERT_EQ(page->objects.size(), 2u);
+  EXPECT_EQ(page->objects[0].key, "p/a&b <c> \xc3\xbc\xc3\xbc");
+  EXPECT_EQ(page->objects[0].size, 17u);
+  EXPECT_EQ(page->objects[0].etag, "0123abcd");
+  EXPECT_EQ(page->objects[1].key, "p/z");
+  EXPECT_EQ(page->objects[1].etag, "ff");
+  EXPECT_TRUE(page->truncated);
+  EXPECT_EQ(page->next_token, "tok/+=");
+}
+
+TEST(S3Xml, EmptyAndBadPages) {
+  auto empty = s3::ParseListPage("<ListBucketResult><Name>b</Name><IsTruncated>false</IsTruncated></ListBucketResult>");
+  ASSERT_TRUE(empty.has_value());
+  EXPECT_TRUE(empty->objects.empty());
+  EXPECT_FALSE(empty->truncated);
+  EXPECT_FALSE(s3::ParseListPage("<Error><Code>AccessDenied</Code></Error>").has_value());
+  EXPECT_FALSE(s3::ParseListPage("<ListBucketResult><Contents><Key>k</Key><Size>x1</Size></Contents></ListBucketResult>"));
+  EXPECT_FALSE(s3::ParseListPage("<ListBucketResult><Contents><Key>k</Key></Contents></ListBucketResult>"));
+  EXPECT_FALSE(s3::ParseListPage("<ListBucketResult><Contents><Key>k"));
+}
+
+TEST(S3Xml, ErrorDocument) {
+  auto e = s3::ParseError(R"(<?xml version="1.0"?><Error><Code>NoSuchKey</Code><Message>a &amp; b</Message></Error>)");
+  EXPECT_EQ(e.code, "NoSuchKey");
+  EXPECT_EQ(e.message, "a & b");
+  EXPECT_EQ(s3::ParseError("").code, "");
+  EXPECT_EQ(s3::ParseError("<html>bad gateway</html>").code, "");
+  EXPECT_EQ(s3::ElementText("<a><KeyCount>3</KeyCount><Key/></a>", "Key"), "");
+  EXPECT_EQ(s3::ElementText("<x>a & b; &bogus; &#xZZ; &#65;</x>", "x"), "a & b; &bogus; &#xZZ; A");
+  EXPECT_EQ(s3::ElementText("<y>1</y>", "x"), std::nullopt);
+}
+
+TEST(S3Request, PercentEncode) {
+  EXPECT_EQ(s3::PercentEncode("a/b c+d%e~f_g.h-i", true), "a/b%20c%2Bd%25e~f_g.h-i");
+  EXPECT_EQ(s3::PercentEncode("a/b=", false), "a%2Fb%3D");
+  EXPECT_EQ(s3::PercentEncode("\xc3\xbc", true), "%C3%BC");
+  EXPECT_EQ(s3::StripQuotes("\"abc\""), "abc");
+  EXPECT_EQ(s3::StripQuotes("abc"), "abc");
+  EXPECT_EQ(s3::StripQuotes("\""), "\"");
+}
+
+TEST(S3Location, FromUrl) {
+  auto l = S3Location::FromUrl("s3://my-bucket/team/store/", "http://127.0.0.1:7480/");
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_EQ(l->bucket, "my-bucket");
+  EXPECT_EQ(l->prefix, "team/store");
+  EXPECT_EQ(l->endpoint, "http://127.0.0.1:7480");
+  EXPECT_EQ(l->Url(), "s3://my-bucket/team/store");
+  auto bare = S3Location::FromUrl("s3://bkt", "https://s3.example.com");
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(bare->prefix, "");
+  EXPECT_EQ(bare->Url(), "s3://bkt");
+  for (const char* bad : {"bkt/x", "s3://", "s3://ab", "s3://Upper", "s3://bkt//x", "s3://-bkt"}) {
+    auto r = S3Location::FromUrl(bad, "http://h");
+    EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument) << bad;
+  }
+  for (const char* bad : {"", "127.0.0.1:7480", "http://", "http://h/path"}) {
+    EXPECT_EQ(S3Location::FromUrl("s3://bkt", bad).status().code(), Status::Code::kInvalidArgument) << bad;
+  }
+}
+
+// Sets environment variables for one test and restores them after.
+class ScopedEnv {
+ public:
+  void Set(const char* name, const char* value) {
+    const char* old = std::getenv(name);
+    saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+    if (value) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+      if (it->second) {
+        setenv(it->first.c_str(), it->second->c_str(), 1);
+      } else {
+        unsetenv(it->first.c_str());
+      }
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+TEST(S3Credentials, FromEnvironmentAndFile) {
+  testing::TempDir dir;
+  std::string file = dir.path() + "/credentials";
+  std::ofstream(file) << "# comment\n[default]\naws_access_key_id = DEF\naws_secret_access_key=defsecret\n\n"
+                         "[profile other]\r\naws_access_key_id=OTH\r\naws_secret_access_key = othsecret\r\n";
+  ScopedEnv env;
+  env.Set("AWS_ACCESS_KEY_ID", "ENVKEY");
+  env.Set("AWS_SECRET_ACCESS_KEY", "envsecret");
+  env.Set("AWS_SHARED_CREDENTIALS_FILE", file.c_str());
+  env.Set("AWS_PROFILE", nullptr);
+  auto c = S3Credentials::FromEnvironment();
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->access_key, "ENVKEY");
+
+  env.Set("AWS_ACCESS_KEY_ID", nullptr);
+  EXPECT_TRUE(S3Credentials::FromEnvironment().status().IsNotFound()) << "only the secret is set";
+  env.Set("AWS_SECRET_ACCESS_KEY", nullptr);
+  c = S3Credentials::FromEnvironment();
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->access_key, "DEF");
+  EXPECT_EQ(c->secret_key, "defsecret");
+  env.Set("AWS_PROFILE", "other");
+  c = S3Credentials::FromEnvironment();
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->access_key, "OTH");
+  EXPECT_EQ(c->secret_key, "othsecret");
+  env.Set("AWS_PROFILE", "absent");
+  Status st = S3Credentials::FromEnvironment().status();
+  EXPECT_TRUE(st.IsNotFound());
+  EXPECT_NE(st.message().find("AWS_ACCESS_KEY_ID"), std::string::npos) << st.ToString();
+  EXPECT_NE(st.message().find("[absent]"), std::string::npos) << st.ToString();
+  env.Set("AWS_SHARED_CREDENTIALS_FILE", (dir.path() + "/none").c_str());
+  EXPECT_TRUE(S3Credentials::FromEnvironment().status().IsNotFound());
+}
+
+}  // namespace
+}  // namespace strata
