@@ -97,8 +97,8 @@ class CurlS3Client final : public S3Client {
                        std::to_string(offset + length) + ")";
     if (r.status == 404) return Status::NotFound("S3 GET " + what + ": no such object");
     if (r.status == 416) return Status::InvalidArgument("S3 GET " + what + ": beyond the end of the object");
-    if (r.status == 200 && r.body.size() > offset) {  // a server that ignored Range
-      r.body = r.body.substr(offset, length);
+    if (r.status == 200) {  // a server that ignored Range sent the whole object
+      r.body = r.body.size() > offset ? r.body.substr(offset, length) : std::string();
     } else if (r.status != 206) {
       return HttpError("GET", key, r);
     }
