@@ -23,11 +23,16 @@ constexpr int kExitConflict = 4;  // a branch moved under us
 struct Globals {
   std::string store;  // --store; empty: STRATA_STORE, then the default location
   bool json = false;  // --json on read-only commands
+  std::string remote;  // --remote NAME: work on that remote's store instead
 };
 
 // --store, else $STRATA_STORE, else $XDG_DATA_HOME/strata, else ~/.local/share/strata.
 std::string StorePath(const Globals& g);
+// The local store, or with --remote the store at that remote.
 Result<std::unique_ptr<Store>> OpenStore(const Globals& g);
+// For commands on a workspace: when mountpoint_or_name is the mountpoint of a
+// workspace mounted from a remote, that remote's store (without --remote).
+Result<std::unique_ptr<Store>> OpenStoreFor(const Globals& g, const std::string& mountpoint_or_name);
 
 // Prints "strata: <message>" to stderr and returns the exit code for the status.
 int Fail(const Status& s);
@@ -43,6 +48,9 @@ struct MountedWorkspace {
   std::string mountpoint;
 };
 std::optional<MountedWorkspace> FindMountedWorkspace(Store& store, const std::string& mountpoint_or_name);
+// The source /proc/mounts shows for a strata mount at path ("strata:NAME", or
+// "strata+REMOTE:NAME" from a remote); nullopt when there is none.
+std::optional<std::string> StrataMountSource(const std::string& path);
 
 // Each family of commands registers its subcommands on the app. The callback
 // of a subcommand stores its exit code in *exit_code.
@@ -52,6 +60,7 @@ void RegisterHistoryCommands(CLI::App& app, Globals& g, int* exit_code);   // lo
 void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code);     // mount, umount, workspace
 void RegisterCommitCommands(CLI::App& app, Globals& g, int* exit_code);    // commit
 void RegisterGcCommands(CLI::App& app, Globals& g, int* exit_code);        // gc, fsck
+void RegisterRemoteCommands(CLI::App& app, Globals& g, int* exit_code);    // remote, push, pull
 // `strata stats MOUNTPOINT`: the counters of the daemon serving a mount.
 int RunMountStats(Globals& g, const std::string& mountpoint);
 

@@ -40,7 +40,7 @@ Result<nlohmann::ordered_json> CommitWorkspace(Store& store, const CommitArgs& a
 
 int RunCommit(Globals& g, const CommitArgs& a) {
   if (a.message.empty()) return Fail(Status::InvalidArgument("a commit needs a message (-m MESSAGE)"));
-  auto store = OpenStore(g);
+  auto store = OpenStoreFor(g, a.target);
   if (!store.ok()) return Fail(store.status());
   CommitRequest request{a.message, DefaultAuthor(), a.branch};
   auto reply = CommitWorkspace(**store, a, request);

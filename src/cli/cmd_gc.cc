@@ -30,6 +30,10 @@ Result<std::vector<RootSet>> WorkspaceRoots(Store& store) {
 }
 
 int RunGc(Globals& g, const GcArgs& a) {
+  // Other machines may be writing to a remote store, and gc's lock is a local
+  // file: it would protect only this machine's commits.
+  if (!g.remote.empty())
+    return Fail(Status::Unsupported("gc of a remote store is not supported (other machines may be writing to it)"));
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(store.status());
   Progress progress(a.dry_run ? "gc (dry run)" : "gc", 0, 0);

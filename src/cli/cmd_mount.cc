@@ -24,6 +24,7 @@
 #include "cli/cli.h"
 #include "fs/control.h"
 #include "fs/fuse_server.h"
+#include "remote/remote.h"
 #include "store/revision.h"
 #include "util/progress.h"
 #include "workspace/workspace.h"
@@ -64,24 +65,7 @@ Result<nlohmann::ordered_json> DaemonCounters(const Store& store, const std::str
 
 // Whether /proc/mounts shows a strata FUSE mount at path (which may belong to
 // a daemon that died: then the path answers ENOTCONN to everything).
-bool IsStrataMountpoint(const std::string& path) {
-  std::ifstream in("/proc/mounts");
-  std::string fsname, dir, type, rest;
-  while (in >> fsname >> dir >> type && std::getline(in, rest)) {
-    // /proc/mounts escapes spaces, tabs, newlines and backslashes in octal.
-    std::string unescaped;
-    for (size_t i = 0; i < dir.size(); i++) {
-      if (dir[i] == '\\' && i + 3 < dir.size()) {
-        unescaped.push_back(static_cast<char>(std::stoi(dir.substr(i + 1, 3), nullptr, 8)));
-        i += 3;
-      } else {
-        unescaped.push_back(dir[i]);
-      }
-    }
-    if (unescaped == path && type == "fuse.strata") return true;
-  }
-  return false;
-}
+bool IsStrataMountpoint(const std::string& path) { return StrataMountSource(path).has_value(); }
 
 // A FUSE mount whose daemon is gone: the kernel answers ENOTCONN. statfs is
 // never served from a cache, unlike stat.
@@ -118,7 +102,9 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
   auto ws = Workspace::Open(**store, name);
   if (!ws.ok()) return fail(ws.status());
   MountOptions options;
-  options.fsname = "strata:" + name;
+  // The source names the remote, so commands given only the mountpoint find
+  // the store that holds its workspace (OpenStoreFor).
+  options.fsname = (g.remote.empty() ? "strata:" : "strata+" + g.remote + ":") + name;
   options.allow_other = ::geteuid() == 0;
   options.state_dir = StateDir(**store, name);
   options.writeback_cache = a.writeback_cache;
@@ -167,7 +153,7 @@ void RemoveStaleReadOnly(Store& store) {
   }
 }
 
-int RunMount(Globals& g, const MountArgs& a) {
+int MountIn(Globals& g, const MountArgs& a) {
   std::error_code ec;
   std::string mountpoint = std::filesystem::absolute(a.mountpoint, ec).lexically_normal().string();
   if (mountpoint.size() > 1 && mountpoint.back() == '/') mountpoint.pop_back();
@@ -323,7 +309,7 @@ int RunUmount(Globals& g, const std::string& mp_arg) {
   std::error_code ec;
   std::string mountpoint = std::filesystem::absolute(mp_arg, ec).lexically_normal().string();
   if (mountpoint.size() > 1 && mountpoint.back() == '/') mountpoint.pop_back();
-  auto store = OpenStore(g);
+  auto store = OpenStoreFor(g, mountpoint);
   if (!store.ok()) return Fail(store.status());
   auto found = FindMounted(**store, mountpoint);
   if (!found) {
@@ -367,7 +353,7 @@ int RunWorkspaceList(Globals& g) {
 }
 
 int RunWorkspaceEnd(Globals& g, const std::string& target, bool discard) {
-  auto store = OpenStore(g);
+  auto store = OpenStoreFor(g, target);
   if (!store.ok()) return Fail(store.status());
   std::string name = target;
   std::error_code ec;
@@ -441,7 +427,7 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
   std::error_code ec;
   std::string mountpoint = std::filesystem::canonical(mp_arg, ec).string();
   if (ec) return Fail(Status::NotFound(mp_arg + " does not exist"));
-  auto store = OpenStore(g);
+  auto store = OpenStoreFor(g, mountpoint);
   if (!store.ok()) return Fail(store.status());
   auto found = FindMounted(**store, mountpoint);
   if (!found) return Fail(Status::NotFound("no strata workspace is mounted at " + mountpoint));
@@ -474,6 +460,21 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
              cache["misses"].get<uint64_t>(), cache["waits"].get<uint64_t>());
   if (ws.contains("read_path")) PrintReadPath(ws["read_path"]);
   return kExitOk;
+}
+
+// --read-only and --branch also take REMOTE/BRANCH: the workspace then lives
+// in that remote's store, and the daemon reads it from there lazily.
+int RunMount(Globals& g, const MountArgs& args) {
+  MountArgs a = args;
+  Globals remote_globals = g;
+  for (std::string* rev : {&a.read_only, &a.branch}) {
+    if (rev->empty() || !g.remote.empty()) continue;
+    if (auto split = SplitRemoteBranch(StorePath(g), *rev)) {
+      remote_globals.remote = split->remote;
+      *rev = split->branch;
+    }
+  }
+  return MountIn(remote_globals, a);
 }
 
 void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
@@ -511,6 +512,25 @@ void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
   end->add_option("NAME|MOUNTPOINT", end_target)->required();
   end->add_flag("--discard", end_discard, "drop uncommitted changes");
   end->callback([&g, exit_code] { *exit_code = RunWorkspaceEnd(g, end_target, end_discard); });
+}
+
+std::optional<std::string> StrataMountSource(const std::string& path) {
+  std::ifstream in("/proc/mounts");
+  std::string fsname, dir, type, rest;
+  while (in >> fsname >> dir >> type && std::getline(in, rest)) {
+    // /proc/mounts escapes spaces, tabs, newlines and backslashes in octal.
+    std::string unescaped;
+    for (size_t i = 0; i < dir.size(); i++) {
+      if (dir[i] == '\\' && i + 3 < dir.size()) {
+        unescaped.push_back(static_cast<char>(std::stoi(dir.substr(i + 1, 3), nullptr, 8)));
+        i += 3;
+      } else {
+        unescaped.push_back(dir[i]);
+      }
+    }
+    if (unescaped == path && type == "fuse.strata") return fsname;
+  }
+  return std::nullopt;
 }
 
 std::optional<MountedWorkspace> FindMountedWorkspace(Store& store, const std::string& mountpoint_or_name) {

@@ -53,7 +53,7 @@ Result<nlohmann::ordered_json> RebaseWorkspace(Store& store, const RebaseArgs& a
 }
 
 int RunRebase(Globals& g, const RebaseArgs& a) {
-  auto store = OpenStore(g);
+  auto store = OpenStoreFor(g, a.target);
   if (!store.ok()) return Fail(store.status());
   auto reply = RebaseWorkspace(**store, a);
   if (!reply.ok()) return Fail(reply.status());

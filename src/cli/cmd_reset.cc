@@ -35,7 +35,7 @@ Result<nlohmann::ordered_json> ResetWorkspace(Store& store, const ResetArgs& a, 
 }
 
 int RunReset(Globals& g, const ResetArgs& a) {
-  auto store = OpenStore(g);
+  auto store = OpenStoreFor(g, a.target);
   if (!store.ok()) return Fail(store.status());
   auto commit = ResolveRevision(**store, a.rev);
   if (!commit.ok()) return Fail(commit.status());

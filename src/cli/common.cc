@@ -6,7 +6,10 @@
 #include <cstdlib>
 #include <ctime>
 
+#include <filesystem>
+
 #include "cli/cli.h"
+#include "remote/remote.h"
 
 namespace strata::cli {
 
@@ -18,7 +21,21 @@ std::string StorePath(const Globals& g) {
   return std::string(home && *home ? home : ".") + "/.local/share/strata";
 }
 
-Result<std::unique_ptr<Store>> OpenStore(const Globals& g) { return Store::Open(StorePath(g)); }
+Result<std::unique_ptr<Store>> OpenStore(const Globals& g) {
+  if (!g.remote.empty()) return OpenRemoteStore(StorePath(g), g.remote);
+  return Store::Open(StorePath(g));
+}
+
+Result<std::unique_ptr<Store>> OpenStoreFor(const Globals& g, const std::string& mountpoint_or_name) {
+  if (!g.remote.empty()) return OpenStore(g);
+  std::error_code ec;
+  std::string path = std::filesystem::canonical(mountpoint_or_name, ec).string();
+  std::optional<std::string> source = ec ? std::nullopt : StrataMountSource(path);
+  if (!source || !source->starts_with("strata+")) return OpenStore(g);
+  Globals remote_globals = g;
+  remote_globals.remote = source->substr(7, source->find(':') - 7);
+  return OpenStore(remote_globals);
+}
 
 int Fail(const Status& s) {
   std::fprintf(stderr, "strata: %s\n", s.message().c_str());

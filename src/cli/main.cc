@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.fallthrough();  // global options may follow the subcommand
   Globals globals;
   app.add_option("--store", globals.store, "store directory (default: $STRATA_STORE, then ~/.local/share/strata)");
+  app.add_option("--remote", globals.remote, "work on the store at this remote (see 'strata remote')");
   int exit_code = kExitOk;
   RegisterStoreCommands(app, globals, &exit_code);
   RegisterSnapshotCommands(app, globals, &exit_code);
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
   RegisterMountCommands(app, globals, &exit_code);
   RegisterCommitCommands(app, globals, &exit_code);
   RegisterGcCommands(app, globals, &exit_code);
+  RegisterRemoteCommands(app, globals, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

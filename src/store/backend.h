@@ -3,8 +3,8 @@
 // Packs are immutable blobs named by the SHA-256 of their bytes; refs are the
 // only mutable state, and change only by compare-and-swap. That is all a store
 // asks of its storage, so the same Store runs on a local directory
-// (LocalBackend) or, later, on an S3 bucket, where packs are objects and a ref
-// update is a conditional PUT.
+// (LocalBackend) or on an S3 bucket (remote/s3_backend.h), where packs are
+// objects and a ref update is a conditional PUT.
 //
 // The local index (which pack holds which object) is not part of the backend:
 // every machine keeps its own, rebuilt from pack footers when needed.
@@ -52,6 +52,10 @@ class Backend {
 
   // Where packs live, for messages ("/srv/store/packs").
   virtual std::string PackLocation(const std::string& name) const = 0;
+
+  // Whether other machines publish packs here too: then an object missing
+  // from the local index may have appeared since it was last synchronised.
+  virtual bool Shared() const { return false; }
 };
 
 // Packs as files in STORE/packs, refs in the refs table of STORE/index.db.

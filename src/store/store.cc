@@ -59,6 +59,12 @@ Status Store::Init(const std::string& path, const StoreConfig& config, Env* env)
 }
 
 Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env) {
+  return Open(path, env, [](Env* e, const std::string& store_path, Index* index) -> Result<std::unique_ptr<Backend>> {
+    return NewLocalBackend(e, store_path, index);
+  });
+}
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env, const BackendFactory& backend) {
   if (!env->Exists(path + kConfigFile)) {
     if (!env->Exists(path)) return Status::NotFound("no store at " + path + " (create one with 'strata init')");
     return Status::NotFound(path + " is not a strata store (no config.json; create one with 'strata init')");
@@ -70,17 +76,19 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env) {
   if (!env->Exists(path + kIndexFile))
     return Status::Corruption("store " + path + " is damaged: its index (index.db) is missing");
   STRATA_ASSIGN_OR_RETURN(auto index, Index::Open(path + kIndexFile, /*create=*/false));
-  std::unique_ptr<Store> store(new Store(path, env, *config, std::move(index)));
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Backend> packs_and_refs, backend(env, path, index.get()));
+  std::unique_ptr<Store> store(new Store(path, env, *config, std::move(index), std::move(packs_and_refs)));
   STRATA_RETURN_IF_ERROR(store->Recover());
   return store;
 }
 
-Store::Store(std::string path, Env* env, StoreConfig config, std::unique_ptr<Index> index)
+Store::Store(std::string path, Env* env, StoreConfig config, std::unique_ptr<Index> index,
+             std::unique_ptr<Backend> backend)
     : path_(std::move(path)),
       env_(env),
       config_(std::move(config)),
       index_(std::move(index)),
-      backend_(NewLocalBackend(env, path_, index_.get())),
+      backend_(std::move(backend)),
       packs_(std::make_unique<PackCache>(backend_.get())) {}
 
 Store::~Store() = default;  // an unflushed open pack is abandoned (its temp file removed)
@@ -136,7 +144,12 @@ Status Store::Recover() {
     int pid = TempFileOwner(name);
     if (pid > 0 && !env_->ProcessAlive(pid)) STRATA_RETURN_IF_ERROR(env_->RemoveFile(path_ + "/tmp/" + name));
   }
-  // Sealed packs whose index rows a crash prevented: index them from their footers.
+  // Sealed packs whose index rows a crash prevented (or, on a shared backend,
+  // that other machines published): index them from their footers.
+  return IndexNewPacks();
+}
+
+Status Store::IndexNewPacks() {
   STRATA_ASSIGN_OR_RETURN(auto packs, backend_->ListPacks());
   STRATA_ASSIGN_OR_RETURN(uint64_t indexed, index_->PackCount());
   if (packs.size() == indexed) return Status::Ok();
@@ -263,6 +276,10 @@ Result<std::string> Store::Get(const Hash& id, ObjectType expected) {
                                           std::chrono::steady_clock::now() - lookup_start)
                                           .count());
   STRATA_ASSIGN_OR_RETURN(auto loc, std::move(found));
+  if (!loc && backend_->Shared()) {
+    STRATA_RETURN_IF_ERROR(RefreshAfterMiss());
+    STRATA_ASSIGN_OR_RETURN(loc, index_->Lookup(id));
+  }
   if (!loc) return Status::NotFound(std::string(ObjectTypeName(expected)) + " " + id.ToHex() + " is not in the store");
   if (loc->entry.type != expected)
     return Status::Corruption("object " + id.ToHex() + " is a " + ObjectTypeName(loc->entry.type) + ", expected a " +
@@ -275,6 +292,20 @@ Result<std::string> Store::Get(const Hash& id, ObjectType expected) {
   auto moved = index_->Lookup(id);
   if (!moved.ok() || !*moved || (*moved)->pack == loc->pack) return data;
   return packs_->ReadObject((*moved)->pack, (*moved)->entry);
+}
+
+Status Store::RefreshAfterMiss() {
+  std::lock_guard<std::mutex> lock(refresh_mu_);
+  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::steady_clock::now().time_since_epoch())
+                    .count();
+  // Threads that waited here while another refreshed look again without a
+  // new listing; so does a run of misses within a second (a missing object
+  // costs a lookup, not a listing of the bucket each time).
+  if (now - refresh_ms_ < 1000) return Status::Ok();
+  refresh_ms_ = now;
+  STRATA_ASSIGN_OR_RETURN(WriteSession session, BeginWrite());
+  return IndexNewPacks();
 }
 
 StoreReadCounters Store::ReadCounters() const {

@@ -33,6 +33,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -101,6 +102,10 @@ struct StoreReadCounters {
   uint64_t max_in_flight = 0;   // most Get() calls running at once
 };
 
+// Makes the backend of a store opened at store_path (index: its local index).
+using BackendFactory =
+    std::function<Result<std::unique_ptr<Backend>>(Env* env, const std::string& store_path, Index* index)>;
+
 class Store {
  public:
   // Creates a new store at path (which must not exist or be an empty directory).
@@ -108,6 +113,9 @@ class Store {
   // Opens an existing store, refusing unknown format versions, and recovers
   // from an earlier crash (temp packs removed, unindexed packs indexed).
   static Result<std::unique_ptr<Store>> Open(const std::string& path, Env* env = Env::Default());
+  // The same with packs and refs kept elsewhere (a remote store: path is then
+  // its local side, the index and temp packs).
+  static Result<std::unique_ptr<Store>> Open(const std::string& path, Env* env, const BackendFactory& backend);
 
   ~Store();
   Store(const Store&) = delete;
@@ -170,8 +178,14 @@ class Store {
   Index* index() const { return index_.get(); }
 
  private:
-  Store(std::string path, Env* env, StoreConfig config, std::unique_ptr<Index> index);
+  Store(std::string path, Env* env, StoreConfig config, std::unique_ptr<Index> index,
+        std::unique_ptr<Backend> backend);
   Status Recover();
+  // Indexes published packs the index does not know (from their footers).
+  Status IndexNewPacks();
+  // For a shared backend: an object missing from the index may be in a pack
+  // another machine published since; lists the packs at most once a second.
+  Status RefreshAfterMiss();
   void EndWrite();
   void ForgetKnownIds();
   // Closes pack handles once gc removed packs, so their space is freed even in
@@ -204,6 +218,8 @@ class Store {
   std::unique_ptr<FileLock> session_lock_;    // shared gc lock while sessions_ > 0, GUARDED_BY(session_mu_)
   std::atomic<uint64_t> gets_in_flight_{0}, max_gets_in_flight_{0}, lookup_us_{0};
   std::atomic<int64_t> pack_check_ms_{0};     // when DropRemovedPackHandles last looked
+  std::mutex refresh_mu_;                     // one pack-list refresh at a time
+  int64_t refresh_ms_ = 0;                    // when the last one started, GUARDED_BY(refresh_mu_)
   std::atomic<uint64_t> gc_generation_{0};    // the index's gc generation it saw then
 };
 

@@ -163,6 +163,17 @@ TreeEntry RootEntry(const Commit& commit) {
   return e;
 }
 
+RootMeta RootMetaOf(const TreeEntry& top) {
+  RootMeta m;
+  m.mode = top.mode;
+  m.uid = top.uid;
+  m.gid = top.gid;
+  m.mtime_sec = top.mtime_sec;
+  m.mtime_nsec = top.mtime_nsec;
+  m.xattrs = top.xattrs;
+  return m;
+}
+
 Status DiffTrees(Store& store, const std::optional<Hash>& old_tree, const std::optional<Hash>& new_tree,
                  const ChangeVisitor& visit, TreeDiffStats* stats) {
   Differ d(store, visit, stats);

@@ -105,5 +105,7 @@ unsigned CompareEntries(const TreeEntry& a, const TreeEntry& b);
 // RootEntry of two commits at path "" compares them in full, the top
 // directory's own metadata included.
 TreeEntry RootEntry(const Commit& commit);
+// The other way: the root metadata a commit of this top directory records.
+RootMeta RootMetaOf(const TreeEntry& top);
 
 }  // namespace strata

@@ -32,17 +32,6 @@ namespace {
 // Attempts before giving up on a workspace that keeps changing under a rebase.
 constexpr int kRebaseAttempts = 3;
 
-RootMeta MetaOf(const TreeEntry& top) {
-  RootMeta m;
-  m.mode = top.mode;
-  m.uid = top.uid;
-  m.gid = top.gid;
-  m.mtime_sec = top.mtime_sec;
-  m.mtime_nsec = top.mtime_nsec;
-  m.xattrs = top.xattrs;
-  return m;
-}
-
 }  // namespace
 
 Result<bool> SqliteWorkspace::TryRebase(const Hash& head_id, const strata::Commit& head, RebaseOutcome* out) {
@@ -70,7 +59,7 @@ Result<bool> SqliteWorkspace::TryRebase(const Hash& head_id, const strata::Commi
   // The workspace's base_root will name the merged tree: it must be durable
   // first.
   STRATA_RETURN_IF_ERROR(store_.Flush());
-  const RootMeta meta = MetaOf(merge->merged);
+  const RootMeta meta = RootMetaOf(merge->merged);
   out->root = merge->merged.subtree;
   out->differs = out->root != head.root || !(meta == head.root_meta);
 

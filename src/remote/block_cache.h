@@ -1,0 +1,98 @@
+// BlockCache: a bounded on-disk cache of remote pack bytes.
+//
+// Packs are cut into fixed-size blocks (1 MiB by default); a read fetches the
+// blocks it covers that are not cached, each with one range GET, keeps them
+// as files in the cache directory ("<pack>.<block>") and serves the bytes
+// from them afterwards. Blocks rather than objects, because small objects
+// (trees, small files' chunks) sit next to each other in a pack: one GET
+// brings a directory's neighbours along.
+//
+// Bounded: when the cached bytes pass the capacity, the least recently used
+// blocks are deleted. Blocks cached by an earlier run count as older than any
+// used in this one (ranked among themselves in directory order).
+//
+// Single-flight: concurrent reads of one missing block share one fetch.
+//
+// Trust: cached bytes are not verified here. The store checks every object's
+// hash when it decodes it, so a block damaged on disk shows as a Corruption
+// naming the object, never as wrong data.
+//
+// Thread-safety: safe for concurrent use.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "env/env.h"
+#include "util/status.h"
+
+namespace strata {
+
+struct BlockCacheCounters {
+  uint64_t hits = 0;           // blocks served from the cache
+  uint64_t misses = 0;         // blocks fetched
+  uint64_t waits = 0;          // reads that waited on another thread's fetch of their block
+  uint64_t fetched_bytes = 0;  // bytes fetched
+  uint64_t evictions = 0;      // blocks deleted to stay under the capacity
+  uint64_t cached_bytes = 0;   // now in the cache
+};
+
+class BlockCache {
+ public:
+  // Fetches `length` bytes of the pack at `offset` (a range GET).
+  using Fetch = std::function<Result<std::string>(uint64_t offset, uint64_t length)>;
+
+  // Opens (creating it when missing) the cache in `dir`, counting what it holds.
+  static Result<std::unique_ptr<BlockCache>> Open(Env* env, const std::string& dir, uint64_t capacity_bytes,
+                                                  uint64_t block_size = 1 << 20);
+
+  // Reads bytes [offset, offset+n) of pack `pack` (`pack_size` bytes long)
+  // into *out, fetching missing blocks with `fetch`.
+  Status Read(const std::string& pack, uint64_t pack_size, uint64_t offset, size_t n, std::string* out,
+              const Fetch& fetch);
+
+  BlockCacheCounters counters() const;
+
+ private:
+  struct InFlight {
+    bool done = false;
+    Status status;
+    std::string data;
+  };
+  struct Entry {
+    uint64_t size = 0;
+    std::list<std::string>::iterator lru;  // position in lru_
+  };
+
+  BlockCache(Env* env, std::string dir, uint64_t capacity, uint64_t block_size)
+      : env_(env), dir_(std::move(dir)), capacity_(capacity), block_size_(block_size) {}
+
+  // Appends bytes [from, to) of block `block` of the pack to *out.
+  Status ReadBlock(const std::string& pack, uint64_t pack_size, uint64_t block, uint64_t from, uint64_t to,
+                   std::string* out, const Fetch& fetch);
+  Status FetchBlock(const std::string& key, uint64_t offset, uint64_t length, const Fetch& fetch,
+                    std::string* data);
+  void Insert(const std::string& key, uint64_t size);  // and evict; called with mu_ held
+  std::string PathOf(const std::string& key) const { return dir_ + "/" + key; }
+
+  Env* const env_;
+  const std::string dir_;
+  const uint64_t capacity_;
+  const uint64_t block_size_;
+
+  mutable std::mutex mu_;
+  std::condition_variable fetched_;
+  std::unordered_map<std::string, Entry> entries_;                   // GUARDED_BY(mu_)
+  std::list<std::string> lru_;                                       // front: most recent, GUARDED_BY(mu_)
+  std::map<std::string, std::shared_ptr<InFlight>> in_flight_;       // GUARDED_BY(mu_)
+  BlockCacheCounters counters_;                                      // GUARDED_BY(mu_)
+};
+
+}  // namespace strata

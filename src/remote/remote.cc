@@ -1,0 +1,145 @@
+#include "remote/remote.h"
+
+#include <cctype>
+#include <nlohmann/json.hpp>
+
+#include "remote/s3_backend.h"
+
+namespace strata {
+namespace {
+
+constexpr const char* kConfigKey = "config.json";
+
+std::string SpecPath(const std::string& dir) { return dir + "/remote.json"; }
+
+std::string SpecToJson(const RemoteSpec& spec) {
+  nlohmann::ordered_json j;
+  j["url"] = spec.location.Url();
+  j["endpoint"] = spec.location.endpoint;
+  j["region"] = spec.location.region;
+  j["cache_bytes"] = spec.cache_bytes;
+  j["timeout_ms"] = spec.timeout_ms;
+  return j.dump(2) + "\n";
+}
+
+Result<RemoteSpec> SpecFromJson(const std::string& name, const std::string& text) {
+  auto bad = [&](const std::string& why) { return Status::Corruption("remote " + name + ": remote.json " + why); };
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return bad("is not a JSON object");
+  for (const char* key : {"url", "endpoint", "region"})
+    if (!j.contains(key) || !j[key].is_string()) return bad(std::string("lacks the text field '") + key + "'");
+  for (const char* key : {"cache_bytes", "timeout_ms"})
+    if (!j.contains(key) || !j[key].is_number_unsigned()) return bad(std::string("lacks the number '") + key + "'");
+  RemoteSpec spec;
+  spec.name = name;
+  auto location = S3Location::FromUrl(j["url"].get<std::string>(), j["endpoint"].get<std::string>());
+  if (!location.ok()) return bad(location.status().message());
+  spec.location = *location;
+  spec.location.region = j["region"].get<std::string>();
+  spec.cache_bytes = j["cache_bytes"].get<uint64_t>();
+  spec.timeout_ms = static_cast<int>(std::min<uint64_t>(j["timeout_ms"].get<uint64_t>(), 3600000));
+  return spec;
+}
+
+Result<std::shared_ptr<S3Client>> Connect(const RemoteSpec& spec) {
+  STRATA_ASSIGN_OR_RETURN(S3Credentials credentials, S3Credentials::FromEnvironment());
+  S3Options options;
+  options.request_timeout_ms = spec.timeout_ms;
+  STRATA_ASSIGN_OR_RETURN(auto client, S3Client::Create(spec.location, std::move(credentials), options));
+  return std::shared_ptr<S3Client>(std::move(client));
+}
+
+}  // namespace
+
+bool IsValidRemoteName(std::string_view name) {
+  if (name.empty() || name.size() > 64 || name.front() == '-') return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') return false;
+  return true;
+}
+
+std::string RemoteDir(const std::string& store_path, const std::string& name) {
+  return store_path + "/remotes/" + name;
+}
+
+Status AddRemote(const Store& local, const RemoteSpec& spec, bool create_bucket) {
+  if (!IsValidRemoteName(spec.name))
+    return Status::InvalidArgument("'" + spec.name + "' is not a valid remote name (letters, digits, '-', '_')");
+  Env* env = local.env();
+  const std::string dir = RemoteDir(local.path(), spec.name);
+  if (env->Exists(SpecPath(dir))) return Status::AlreadyExists("remote " + spec.name + " exists already");
+  if (env->Exists(dir))
+    return Status::AlreadyExists(dir + " is left over from an interrupted 'remote add'; remove it and try again");
+
+  STRATA_ASSIGN_OR_RETURN(auto client, Connect(spec));
+  if (create_bucket) {
+    Status s = client->CreateBucket();
+    if (!s.ok() && s.code() != Status::Code::kAlreadyExists) return s;
+  }
+  // The location's settings win, so every machine writes commits chunked alike.
+  STRATA_ASSIGN_OR_RETURN(auto existing, client->Get(kConfigKey));
+  if (!existing) {
+    STRATA_ASSIGN_OR_RETURN(S3PutOutcome outcome, client->PutIf(kConfigKey, local.config().ToJson(), std::nullopt));
+    if (outcome != S3PutOutcome::kWritten) {
+      STRATA_ASSIGN_OR_RETURN(existing, client->Get(kConfigKey));  // another machine was first
+    }
+  }
+  StoreConfig config = local.config();
+  if (existing) {
+    auto parsed = StoreConfig::FromJson(existing->data);
+    if (!parsed.ok()) return parsed.status().WithContext(spec.location.Url() + "/" + kConfigKey);
+    config = *parsed;
+  }
+  STRATA_RETURN_IF_ERROR(env->CreateDir(local.path() + "/remotes"));
+  STRATA_RETURN_IF_ERROR(env->CreateDir(dir));
+  STRATA_RETURN_IF_ERROR(Store::Init(dir + "/store", config, env));
+  // remote.json last: until it is there, the remote does not exist.
+  return env->WriteFileAtomically(SpecPath(dir), SpecToJson(spec));
+}
+
+Result<RemoteSpec> LoadRemote(const std::string& store_path, const std::string& name) {
+  if (!IsValidRemoteName(name)) return Status::InvalidArgument("'" + name + "' is not a valid remote name");
+  Env* env = Env::Default();
+  const std::string path = SpecPath(RemoteDir(store_path, name));
+  if (!env->Exists(path))
+    return Status::NotFound("no remote named " + name + " (add one with 'strata remote add')");
+  STRATA_ASSIGN_OR_RETURN(std::string text, env->ReadFile(path));
+  return SpecFromJson(name, text);
+}
+
+Result<std::vector<RemoteSpec>> ListRemotes(const std::string& store_path) {
+  Env* env = Env::Default();
+  std::vector<RemoteSpec> remotes;
+  if (!env->Exists(store_path + "/remotes")) return remotes;
+  STRATA_ASSIGN_OR_RETURN(auto names, env->ListDir(store_path + "/remotes"));
+  for (const std::string& name : names) {
+    if (!IsValidRemoteName(name) || !env->Exists(SpecPath(RemoteDir(store_path, name)))) continue;
+    STRATA_ASSIGN_OR_RETURN(RemoteSpec spec, LoadRemote(store_path, name));
+    remotes.push_back(std::move(spec));
+  }
+  return remotes;
+}
+
+Result<std::unique_ptr<Store>> OpenRemoteStore(const std::string& store_path, const std::string& name) {
+  STRATA_ASSIGN_OR_RETURN(RemoteSpec spec, LoadRemote(store_path, name));
+  STRATA_ASSIGN_OR_RETURN(auto client, Connect(spec));
+  const std::string dir = RemoteDir(store_path, name);
+  auto backend = [&](Env* env, const std::string&, Index*) -> Result<std::unique_ptr<Backend>> {
+    STRATA_ASSIGN_OR_RETURN(auto cache, BlockCache::Open(env, dir + "/cache", spec.cache_bytes));
+    return std::unique_ptr<Backend>(std::make_unique<S3Backend>(env, client, std::move(cache)));
+  };
+  auto store = Store::Open(dir + "/store", Env::Default(), backend);
+  if (!store.ok()) return store.status().WithContext("remote " + name + " (" + spec.location.Url() + ")");
+  return store;
+}
+
+std::optional<RemoteBranch> SplitRemoteBranch(const std::string& store_path, const std::string& spec) {
+  size_t slash = spec.find('/');
+  if (slash == std::string::npos || slash + 1 >= spec.size()) return std::nullopt;
+  std::string remote = spec.substr(0, slash);
+  if (!IsValidRemoteName(remote) || !Env::Default()->Exists(SpecPath(RemoteDir(store_path, remote))))
+    return std::nullopt;
+  return RemoteBranch{remote, spec.substr(slash + 1)};
+}
+
+}  // namespace strata

@@ -1,0 +1,60 @@
+// Remotes: named S3 locations a local store pushes to, pulls from and mounts.
+//
+// A remote is itself a store (store.h) whose packs and refs live in the
+// bucket (S3Backend). Its local side sits in the local store, under
+// remotes/NAME/ (docs/format/remote.md):
+//   remote.json   where it is: URL, endpoint, region, cache size, timeout
+//   store/        its index (which remote pack holds which object, rebuilt
+//                 from pack footers), temp packs being written, and the
+//                 workspaces mounted from it
+//   cache/        the block cache of remote pack bytes (block_cache.h)
+// Credentials are never written there: they come from the environment each
+// time (S3Credentials::FromEnvironment).
+//
+// Thread-safety: functions; the stores they open are thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "remote/s3_client.h"
+#include "store/store.h"
+
+namespace strata {
+
+struct RemoteSpec {
+  std::string name;
+  S3Location location;
+  uint64_t cache_bytes = 2ull << 30;  // bound of the block cache
+  int timeout_ms = 30000;             // a request without progress for this long fails
+};
+
+// Remote names: letters, digits, '-', '_' (they prefix branches: NAME/BRANCH).
+bool IsValidRemoteName(std::string_view name);
+std::string RemoteDir(const std::string& store_path, const std::string& name);
+
+// Registers a remote of the store at store_path: checks that the location
+// answers with these credentials, adopts the store settings found there or,
+// for an empty location, writes the local store's (create-if-absent, so two
+// machines adding one location agree), and sets up the local side.
+// create_bucket: create the bucket first (an existing one is fine).
+Status AddRemote(const Store& local, const RemoteSpec& spec, bool create_bucket);
+Result<RemoteSpec> LoadRemote(const std::string& store_path, const std::string& name);
+Result<std::vector<RemoteSpec>> ListRemotes(const std::string& store_path);
+
+// Opens the store at a remote, synchronising its index with the packs in the
+// bucket. Each call talks to the bucket; a mount keeps one open.
+Result<std::unique_ptr<Store>> OpenRemoteStore(const std::string& store_path, const std::string& name);
+
+// Splits "NAME/BRANCH" when NAME is a remote of the store; nullopt otherwise
+// (a local branch, which may contain '/' too).
+struct RemoteBranch {
+  std::string remote;
+  std::string branch;
+};
+std::optional<RemoteBranch> SplitRemoteBranch(const std::string& store_path, const std::string& spec);
+
+}  // namespace strata

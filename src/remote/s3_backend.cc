@@ -1,0 +1,161 @@
+#include "remote/s3_backend.h"
+
+#include "store/pack_format.h"
+
+namespace strata {
+namespace {
+
+constexpr const char* kPacks = "packs/";
+constexpr const char* kRefs = "refs/";
+constexpr const char* kTombstone = "deleted\n";
+
+// A pack read with range GETs through the block cache.
+class RemotePack : public RandomAccessFile {
+ public:
+  RemotePack(std::shared_ptr<S3Client> client, BlockCache* cache, std::string name, uint64_t size)
+      : client_(std::move(client)), cache_(cache), name_(std::move(name)), size_(size) {}
+
+  Status Read(uint64_t offset, size_t n, std::string* out) const override {
+    return cache_->Read(name_, size_, offset, n, out, [this](uint64_t at, uint64_t length) {
+      return client_->GetRange(kPacks + name_, at, length);
+    });
+  }
+  uint64_t Size() const override { return size_; }
+
+ private:
+  const std::shared_ptr<S3Client> client_;
+  BlockCache* const cache_;
+  const std::string name_;
+  const uint64_t size_;
+};
+
+Result<std::optional<Hash>> ParseRef(const std::string& name, const std::string& body) {
+  if (body == kTombstone) return std::optional<Hash>();
+  std::string hex = body;
+  if (!hex.empty() && hex.back() == '\n') hex.pop_back();
+  auto id = Hash::FromHex(hex);
+  if (!id) return Status::Corruption("remote ref " + name + " does not hold a commit id");
+  return std::optional<Hash>(*id);
+}
+
+std::string Describe(const std::optional<Hash>& h) { return h ? h->ToHex().substr(0, 12) : "nowhere"; }
+
+}  // namespace
+
+Status S3Backend::PublishPack(const std::string& local_path, const std::string& name) {
+  STRATA_ASSIGN_OR_RETURN(uint64_t size, env_->FileSize(local_path));
+  STRATA_RETURN_IF_ERROR(client_->PutFile(kPacks + name, local_path));
+  packs_published_++;
+  bytes_published_ += size;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pack_sizes_[name] = size;
+  }
+  return env_->RemoveFile(local_path);  // the bucket has it now
+}
+
+Result<std::shared_ptr<RandomAccessFile>> S3Backend::OpenPack(const std::string& name) {
+  std::optional<uint64_t> size;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = pack_sizes_.find(name); it != pack_sizes_.end()) size = it->second;
+  }
+  if (!size) {
+    STRATA_ASSIGN_OR_RETURN(size, client_->Head(kPacks + name));
+    if (!size) return Status::NotFound("pack " + name + " is not in " + PackLocation(name));
+    std::lock_guard<std::mutex> lock(mu_);
+    pack_sizes_[name] = *size;
+  }
+  return std::shared_ptr<RandomAccessFile>(std::make_shared<RemotePack>(client_, cache_.get(), name, *size));
+}
+
+Status S3Backend::DeletePack(const std::string& name) {
+  STRATA_RETURN_IF_ERROR(client_->Delete(kPacks + name));
+  std::lock_guard<std::mutex> lock(mu_);
+  pack_sizes_.erase(name);
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> S3Backend::ListPacks() {
+  STRATA_ASSIGN_OR_RETURN(auto objects, client_->List(kPacks));
+  std::vector<std::string> names;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const S3ObjectInfo& o : objects) {
+    std::string name = o.key.substr(std::string(kPacks).size());
+    if (!PackNameToHash(name)) continue;  // not ours
+    pack_sizes_[name] = o.size;
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
+Result<S3Backend::RefState> S3Backend::ReadRef(const std::string& name) {
+  STRATA_ASSIGN_OR_RETURN(auto body, client_->Get(kRefs + name));
+  RefState state;
+  if (!body) return state;
+  state.etag = body->etag;
+  STRATA_ASSIGN_OR_RETURN(state.value, ParseRef(name, body->data));
+  return state;
+}
+
+Result<std::optional<Hash>> S3Backend::GetRef(const std::string& name) {
+  STRATA_ASSIGN_OR_RETURN(RefState state, ReadRef(name));
+  return state.value;
+}
+
+Result<std::map<std::string, Hash>> S3Backend::ListRefs() {
+  STRATA_ASSIGN_OR_RETURN(auto objects, client_->List(kRefs));
+  std::map<std::string, Hash> refs;
+  for (const S3ObjectInfo& o : objects) {
+    std::string name = o.key.substr(std::string(kRefs).size());
+    STRATA_ASSIGN_OR_RETURN(RefState state, ReadRef(name));
+    if (state.value) refs[name] = *state.value;
+  }
+  return refs;
+}
+
+Status S3Backend::SwapRef(const std::string& name, const std::optional<Hash>& expected, const std::string& body,
+                          const std::optional<Hash>& target) {
+  // A few rounds only for answers that were lost while the ref stayed put.
+  for (int attempt = 0; attempt < 4; attempt++) {
+    STRATA_ASSIGN_OR_RETURN(RefState now, ReadRef(name));
+    if (now.value != expected)
+      return Status::Conflict("head moved: remote branch " + name + " is at " + Describe(now.value) +
+                              ", expected " + Describe(expected));
+    STRATA_ASSIGN_OR_RETURN(S3PutOutcome outcome, client_->PutIf(kRefs + name, body, now.etag));
+    if (outcome == S3PutOutcome::kWritten) return Status::Ok();
+    // No write, or no answer (RGW answers some losers of a race with a 5xx
+    // rather than 412): what the ref holds now tells what happened.
+    STRATA_ASSIGN_OR_RETURN(RefState after, ReadRef(name));
+    if (after.value == target) return Status::Ok();  // it landed (or an identical update did)
+    if (after.value != expected)
+      return Status::Conflict("head moved: remote branch " + name + " is at " + Describe(after.value) +
+                              ", expected " + Describe(expected));
+    // Still where it was: the write did not land; try again.
+  }
+  return Status::Unavailable("remote branch " + name + ": the object store gave no clear answer to its update; "
+                             "it still holds " + Describe(expected) + ", try again");
+}
+
+Status S3Backend::CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected,
+                                    const Hash& target) {
+  return SwapRef(name, expected, target.ToHex() + "\n", target);
+}
+
+Status S3Backend::DeleteRef(const std::string& name, const Hash& expected) {
+  return SwapRef(name, expected, kTombstone, std::nullopt);
+}
+
+std::string S3Backend::PackLocation(const std::string& name) const {
+  return client_->location().Url() + "/" + kPacks + name;
+}
+
+S3BackendCounters S3Backend::counters() const {
+  S3BackendCounters c;
+  c.cache = cache_->counters();
+  c.packs_published = packs_published_.load();
+  c.bytes_published = bytes_published_.load();
+  return c;
+}
+
+}  // namespace strata

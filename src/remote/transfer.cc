@@ -1,0 +1,218 @@
+#include "remote/transfer.h"
+
+#include <chrono>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "util/thread_pool.h"
+
+namespace strata {
+namespace {
+
+struct StoredObject {
+  Hash id;
+  std::string data;
+};
+
+// The first error of many workers.
+class FirstError {
+ public:
+  void Set(const Status& s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (status_.ok()) status_ = s;
+  }
+  bool failed() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return !status_.ok();
+  }
+  Status status() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return status_;
+  }
+
+ private:
+  std::mutex mu_;
+  Status status_;
+};
+
+// Parents before children: a depth-first post-order over the missing commits.
+std::vector<const StoredObject*> OldestFirst(const std::vector<StoredObject>& commits,
+                                             const std::unordered_map<Hash, std::vector<Hash>>& parents) {
+  std::unordered_map<Hash, const StoredObject*> by_id;
+  for (const StoredObject& c : commits) by_id[c.id] = &c;
+  std::vector<const StoredObject*> order;
+  std::unordered_set<Hash> done;
+  for (const StoredObject& c : commits) {
+    std::vector<std::pair<Hash, size_t>> stack{{c.id, 0}};  // commit, next parent to visit
+    if (!done.insert(c.id).second) continue;
+    while (!stack.empty()) {
+      auto& [id, next] = stack.back();
+      const std::vector<Hash>& ps = parents.at(id);
+      if (next < ps.size()) {
+        const Hash& p = ps[next++];
+        if (by_id.count(p) && done.insert(p).second) stack.push_back({p, 0});
+        continue;
+      }
+      order.push_back(by_id.at(id));
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+}  // namespace
+
+Result<TransferStats> CopyHistory(Store& from, Store& to, const Hash& head, const TransferOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  TransferStats stats;
+
+  // Commits the destination lacks; a commit it has brings its history along.
+  std::vector<StoredObject> commits;
+  std::unordered_map<Hash, std::vector<Hash>> parents;
+  std::vector<Hash> level;  // root trees to look at
+  std::unordered_set<Hash> seen;
+  for (std::vector<Hash> todo{head}; !todo.empty();) {
+    Hash id = todo.back();
+    todo.pop_back();
+    if (!seen.insert(id).second) continue;
+    STRATA_ASSIGN_OR_RETURN(bool present, to.Contains(id));
+    if (present) continue;
+    STRATA_ASSIGN_OR_RETURN(std::string data, from.Get(id, ObjectType::kCommit));
+    auto commit = DecodeCommit(data);
+    if (!commit.ok()) return commit.status().WithContext("commit " + id.ToHex());
+    level.push_back(commit->root);
+    parents[id] = commit->parents;
+    for (const Hash& p : commit->parents) todo.push_back(p);
+    commits.push_back({id, std::move(data)});
+  }
+
+  // Trees a level at a time, read in parallel; the chunks their files name.
+  std::vector<std::vector<StoredObject>> tree_levels;
+  std::unordered_map<Hash, uint64_t> chunks;  // id -> length
+  std::mutex mu;
+  FirstError error;
+  ThreadPool pool(static_cast<size_t>(std::max(1, options.threads)));
+  while (!level.empty()) {
+    std::vector<Hash> wanted;
+    for (const Hash& id : level) {
+      if (!seen.insert(id).second) continue;
+      STRATA_ASSIGN_OR_RETURN(bool present, to.Contains(id));
+      if (!present) wanted.push_back(id);
+    }
+    std::vector<StoredObject> read(wanted.size());
+    std::vector<Hash> next;
+    for (size_t i = 0; i < wanted.size(); i++) {
+      pool.Submit([&, i] {
+        auto data = from.Get(wanted[i], ObjectType::kTree);
+        auto tree = data.ok() ? DecodeTree(*data) : Result<Tree>(data.status());
+        if (!tree.ok()) return error.Set(tree.status().WithContext("tree " + wanted[i].ToHex()));
+        read[i] = {wanted[i], std::move(*data)};
+        std::lock_guard<std::mutex> lock(mu);
+        for (const TreeEntry& e : tree->entries) {
+          if (e.kind == EntryKind::kDirectory) next.push_back(e.subtree);
+          for (const ChunkRef& c : e.chunks) chunks.emplace(c.id, c.length);
+        }
+      });
+    }
+    pool.Wait();
+    STRATA_RETURN_IF_ERROR(error.status());
+    tree_levels.push_back(std::move(read));
+    level = std::move(next);
+  }
+
+  // Round 1: chunks, in parallel.
+  std::vector<std::pair<Hash, uint64_t>> missing;
+  for (const auto& [id, length] : chunks) {
+    STRATA_ASSIGN_OR_RETURN(bool present, to.Contains(id));
+    if (present) {
+      stats.chunks_present++;
+    } else {
+      missing.emplace_back(id, length);
+      stats.chunk_bytes += length;
+    }
+  }
+  if (options.progress) options.progress->SetTotals(missing.size(), stats.chunk_bytes);
+  for (const auto& [id, length] : missing) {
+    if (error.failed()) break;
+    pool.Submit([&, id = id, length = length] {
+      if (error.failed()) return;
+      auto data = from.Get(id, ObjectType::kChunk);
+      if (!data.ok()) return error.Set(data.status());
+      auto put = to.Put(ObjectType::kChunk, *data);
+      if (!put.ok()) return error.Set(put.status());
+      if (options.progress) options.progress->Add(1, length);
+    });
+  }
+  pool.Wait();
+  STRATA_RETURN_IF_ERROR(error.status());
+  STRATA_RETURN_IF_ERROR(to.Flush());
+  stats.chunks = missing.size();
+
+  // Round 2: trees, deepest level first.
+  for (auto it = tree_levels.rbegin(); it != tree_levels.rend(); ++it)
+    for (const StoredObject& t : *it) {
+      STRATA_RETURN_IF_ERROR(to.Put(ObjectType::kTree, t.data).status());
+      stats.trees++;
+    }
+  STRATA_RETURN_IF_ERROR(to.Flush());
+
+  // Round 3: commits, oldest first.
+  for (const StoredObject* c : OldestFirst(commits, parents)) {
+    STRATA_RETURN_IF_ERROR(to.Put(ObjectType::kCommit, c->data).status());
+    stats.commits++;
+  }
+  STRATA_RETURN_IF_ERROR(to.Flush());
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return stats;
+}
+
+Result<bool> IsAncestor(Store& store, const Hash& ancestor, const Hash& descendant) {
+  std::unordered_set<Hash> seen;
+  for (std::deque<Hash> todo{descendant}; !todo.empty(); todo.pop_front()) {
+    const Hash id = todo.front();
+    if (id == ancestor) return true;
+    if (!seen.insert(id).second) continue;
+    auto commit = store.GetCommit(id);
+    if (!commit.ok()) {
+      if (commit.status().IsNotFound()) continue;
+      return commit.status();
+    }
+    for (const Hash& p : commit->parents) todo.push_back(p);
+  }
+  return false;
+}
+
+Result<std::vector<Hash>> FirstParentLine(Store& store, const Hash& base, const Hash& descendant) {
+  std::vector<Hash> line;
+  for (Hash id = descendant; id != base;) {
+    line.push_back(id);
+    STRATA_ASSIGN_OR_RETURN(Commit commit, store.GetCommit(id));
+    if (commit.parents.empty())
+      return Status::InvalidArgument("commit " + base.ToHex() + " is not on the first-parent line of " +
+                                     descendant.ToHex());
+    id = commit.parents[0];
+  }
+  return std::vector<Hash>(line.rbegin(), line.rend());
+}
+
+Result<std::optional<Hash>> MergeBase(Store& store, const Hash& a, const Hash& b) {
+  std::unordered_set<Hash> from_a;
+  for (std::deque<Hash> todo{a}; !todo.empty(); todo.pop_front()) {
+    if (!from_a.insert(todo.front()).second) continue;
+    STRATA_ASSIGN_OR_RETURN(Commit commit, store.GetCommit(todo.front()));
+    for (const Hash& p : commit.parents) todo.push_back(p);
+  }
+  std::unordered_set<Hash> seen;
+  for (std::deque<Hash> todo{b}; !todo.empty(); todo.pop_front()) {
+    const Hash id = todo.front();
+    if (from_a.count(id)) return std::optional<Hash>(id);
+    if (!seen.insert(id).second) continue;
+    STRATA_ASSIGN_OR_RETURN(Commit commit, store.GetCommit(id));
+    for (const Hash& p : commit.parents) todo.push_back(p);
+  }
+  return std::optional<Hash>();
+}
+
+}  // namespace strata
