@@ -8,7 +8,7 @@
 #   --rounds R    rounds (default 3; quick 1); each round starts from a new store
 #   --out DIR     results folder (default bench/results/commit-<timestamp>)
 #
-# Environment: STRATA_BIN (default <repo>/build/src/cli/strata).
+# Environment: STRATA_BIN, or STRATA_BUILD (default <repo>/build): the strata binary.
 #
 # One round, on a fresh store and a workspace mounted with `strata mount --new`:
 #   all-files    N small files (100 per directory) are created, then committed
@@ -24,25 +24,18 @@
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO_ROOT=$(cd "${SCRIPT_DIR}/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 source "${SCRIPT_DIR}/../lib.sh"
 
-usage() { sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { bench_usage 2 11; }
 
-QUICK=0
 FILES=
 DATA_MIB=
-ROUNDS=
-OUT=
 while [[ $# -gt 0 ]]; do
+  if bench_common_opt "$@"; then shift "${BENCH_SHIFT}"; continue; fi
   case "$1" in
-    --quick) QUICK=1 ;;
-    --files) FILES=${2:?--files needs a number}; shift ;;
-    --data-mib) DATA_MIB=${2:?--data-mib needs a number}; shift ;;
-    --rounds) ROUNDS=${2:?--rounds needs a number}; shift ;;
-    --out) OUT=${2:?--out needs a directory}; shift ;;
-    -h | --help) usage; exit 0 ;;
+    --files) FILES=$(bench_optarg "$@"); shift ;;
+    --data-mib) DATA_MIB=$(bench_optarg "$@"); shift ;;
     *) usage >&2; bench_die "unknown argument: $1" ;;
   esac
   shift
@@ -52,34 +45,28 @@ if ((QUICK)); then
 else
   FILES=${FILES:-100000} DATA_MIB=${DATA_MIB:-1024} ROUNDS=${ROUNDS:-3}
 fi
-for v in "${FILES}" "${DATA_MIB}" "${ROUNDS}"; do
-  [[ $v =~ ^[1-9][0-9]*$ ]] || bench_die "expected a positive integer, got '$v'"
-done
+bench_check_int --files "${FILES}" --data-mib "${DATA_MIB}" --rounds "${ROUNDS}"
 
 require_root
 [[ -e /dev/fuse ]] || bench_die "no /dev/fuse: the workspace is a FUSE mount"
-STRATA_BIN=${STRATA_BIN:-${REPO_ROOT}/build/src/cli/strata}
-[[ -x "${STRATA_BIN}" ]] || bench_die "strata binary not found at ${STRATA_BIN} (build it, or set STRATA_BIN)"
-OUT=${OUT:-${REPO_ROOT}/bench/results/commit-$(date +%Y%m%d-%H%M%S)}
-mkdir -p "${OUT}/logs"
-OUT=$(cd "${OUT}" && pwd -P)
+bench_find_bin STRATA_BIN src/cli/strata strata
 
 cleanup_install_trap
-SCRATCH=/var/tmp/strata-bench-commit-$$
-cleanup_register rm -rf -- "${SCRATCH}"
+bench_results_dir commit
+bench_scratch commit
 MP=${SCRATCH}/mnt
-unmount_quietly() { fusermount3 -u -z "$1" 2>/dev/null || true; }
-cleanup_register unmount_quietly "${MP}"
 mkdir -p "${MP}"
 
 RAW=${OUT}/raw.tsv
 printf 'round\tphase\tseconds\tbytes_hashed\tdirectories_written\tfiles_captured\tchanged_inodes\n' >"${RAW}"
-{
-  printf 'strata_commit\t%s\n' "$(git -C "${REPO_ROOT}" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  printf 'kernel\t%s\n' "$(uname -r)"
-  printf 'files\t%s\ndata_mib\t%s\nrounds\t%s\n' "${FILES}" "${DATA_MIB}" "${ROUNDS}"
-  printf 'disk\t%s\n' "$(df -h --output=source,fstype "${SCRATCH}" | tail -n 1)"
-} >"${OUT}/meta.tsv"
+bench_meta_open "${OUT}/meta.tsv"
+bench_meta_env
+meta files "${FILES}"
+meta data_mib "${DATA_MIB}"
+meta disk "$(df -h --output=source,fstype "${SCRATCH}" | tail -n 1)"
+meta strata_bin "${STRATA_BIN}"
+meta cmd_strata "strata --store S init; strata --store S mount --new --name bench MP; (files written through MP); strata commit MP -m PHASE --branch bench --json (timed)"
+meta cache_state "warm: the files were just written through the mount; strata commit calls syncfs first"
 
 strata() { "${STRATA_BIN}" --store "${STORE}" "$@"; }
 
@@ -118,7 +105,9 @@ PY
 for ((round = 1; round <= ROUNDS; round++)); do
   STORE=${SCRATCH}/store-${round}
   strata init >/dev/null
+  bench_track_mount "${MP}"
   strata mount --new --name bench "${MP}" >/dev/null
+  bench_track_strata_daemon "${STORE}" "${MP}" /dev/null
   bench_log "round ${round}: creating ${FILES} files"
   make_files "${MP}" 0 "${FILES}"
   timed_commit "${round}" all-files

@@ -22,21 +22,18 @@
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO_ROOT=$(cd "${SCRIPT_DIR}/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 source "${SCRIPT_DIR}/../lib.sh"
 
-usage() { sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { bench_usage 2 11; }
 
-QUICK=0 OBJECTS= BRANCHES=20 ROUNDS= OUT=
+OBJECTS=''
+BRANCHES=20
 while [[ $# -gt 0 ]]; do
+  if bench_common_opt "$@"; then shift "${BENCH_SHIFT}"; continue; fi
   case "$1" in
-    --quick) QUICK=1 ;;
-    --objects) OBJECTS=${2:?--objects needs a number}; shift ;;
-    --branches) BRANCHES=${2:?--branches needs a number}; shift ;;
-    --rounds) ROUNDS=${2:?--rounds needs a number}; shift ;;
-    --out) OUT=${2:?--out needs a directory}; shift ;;
-    -h | --help) usage; exit 0 ;;
+    --objects) OBJECTS=$(bench_optarg "$@"); shift ;;
+    --branches) BRANCHES=$(bench_optarg "$@"); shift ;;
     *) usage >&2; bench_die "unknown argument: $1" ;;
   esac
   shift
@@ -46,33 +43,23 @@ if ((QUICK)); then
 else
   OBJECTS=${OBJECTS:-1000000} ROUNDS=${ROUNDS:-3}
 fi
-for v in "${OBJECTS}" "${BRANCHES}" "${ROUNDS}"; do
-  [[ $v =~ ^[1-9][0-9]*$ ]] || bench_die "expected a positive integer, got '$v'"
-done
+bench_check_int --objects "${OBJECTS}" --branches "${BRANCHES}" --rounds "${ROUNDS}"
 ((BRANCHES >= 2)) || bench_die "--branches must be at least 2 (half of them are deleted)"
 
-STRATA_BIN=${STRATA_BIN:-${REPO_ROOT}/build/src/cli/strata}
-GC_STORE_GEN=${GC_STORE_GEN:-${REPO_ROOT}/build/bench/tools/gc_store_gen}
-for b in "${STRATA_BIN}" "${GC_STORE_GEN}"; do
-  [[ -x $b ]] || bench_die "$b not found (build with scripts/build.sh, or set STRATA_BIN / GC_STORE_GEN)"
-done
-OUT=${OUT:-${REPO_ROOT}/bench/results/gc-$(date +%Y%m%d-%H%M%S)}
-mkdir -p "${OUT}/logs"
-OUT=$(cd "${OUT}" && pwd -P)
+bench_find_bin STRATA_BIN src/cli/strata strata
+bench_find_bin GC_STORE_GEN bench/tools/gc_store_gen gc_store_gen
 
 cleanup_install_trap
-SCRATCH=/var/tmp/strata-bench-gc-$$
-cleanup_register rm -rf -- "${SCRATCH}"
-mkdir -p "${SCRATCH}"
+bench_results_dir gc
+bench_scratch gc
 
 RAW=${OUT}/raw.tsv
 printf 'round\tphase\tseconds\tobjects_before\tobjects_deleted\tmark_ms\tdelete_ms\trepack_ms\tlocked_ms\n' >"${RAW}"
-{
-  printf 'strata_commit\t%s\n' "$(git -C "${REPO_ROOT}" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  printf 'kernel\t%s\ncpus\t%s\n' "$(uname -r)" "$(nproc)"
-  printf 'objects\t%s\nbranches\t%s\nrounds\t%s\n' "${OBJECTS}" "${BRANCHES}" "${ROUNDS}"
-  printf 'disk\t%s\n' "$(df -h --output=source,fstype "${SCRATCH}" | tail -n 1)"
-} >"${OUT}/meta.tsv"
+bench_meta_open "${OUT}/meta.tsv"
+bench_meta_env
+meta objects "${OBJECTS}"
+meta branches "${BRANCHES}"
+meta disk "$(df -h --output=source,fstype "${SCRATCH}" | tail -n 1)"
 
 strata() { "${STRATA_BIN}" --store "${STORE}" "$@"; }
 

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # bench/import/run.sh — import and dedup benchmark: strata against restic and borg.
 #
-# Usage: bench/import/run.sh [--quick] [--rounds N] [--out DIR] [--data SRC] [--arms LIST]
+# Usage: bench/import/run.sh [--quick] [--rounds N] [--out DIR] [--data SRC] [--arms LIST] [--modify N]
 #
 #   --quick       small data (/usr/share/doc, ~120 MB) and 1 round, for a smoke run
 #   --rounds N    rounds to run (default 3, quick 1)
 #   --out DIR     results folder (default bench/results/import-<timestamp>)
 #   --data SRC    tree to import (default /usr/share, quick /usr/share/doc)
 #   --arms LIST   comma-separated subset of strata,restic,borg (default all three)
+#   --modify N    files v2 modifies (default 300; see mutate_data)
 #
-# Environment: STRATA_BIN (default <repo>/build/src/cli/strata).
+# Environment: STRATA_BIN, or STRATA_BUILD (default <repo>/build): the strata binary.
 #
 # What one round does (all arms see byte-identical data in a round):
 #   1. fresh copy of SRC → scratch/data                             ("v1")
@@ -29,35 +30,27 @@
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO_ROOT=$(cd "${SCRIPT_DIR}/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 source "${SCRIPT_DIR}/../lib.sh"
 
 # Fixed, documented benchmark password: restic always encrypts; the secret is irrelevant here.
 readonly BENCH_RESTIC_PASSWORD="strata-bench-not-a-secret"
 # How v2 differs from v1 (see mutate_data).
-readonly MUT_MODIFY=300
+MUT_MODIFY=300
 readonly MUT_ADD=20
 readonly MUT_DELETE=20
 
-usage() {
-  sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
-}
+usage() { bench_usage 2 13; }
 
 # --- arguments ----------------------------------------------------------------
-QUICK=0
-ROUNDS=
-OUT=
 DATA_SRC=
 ARMS_CSV="strata,restic,borg"
 while [[ $# -gt 0 ]]; do
+  if bench_common_opt "$@"; then shift "${BENCH_SHIFT}"; continue; fi
   case "$1" in
-    --quick) QUICK=1 ;;
-    --rounds) ROUNDS=${2:?--rounds needs a number}; shift ;;
-    --out) OUT=${2:?--out needs a directory}; shift ;;
-    --data) DATA_SRC=${2:?--data needs a directory}; shift ;;
-    --arms) ARMS_CSV=${2:?--arms needs a list}; shift ;;
-    -h | --help) usage; exit 0 ;;
+    --data) DATA_SRC=$(bench_optarg "$@"); shift ;;
+    --arms) ARMS_CSV=$(bench_optarg "$@"); shift ;;
+    --modify) MUT_MODIFY=$(bench_optarg "$@"); shift ;;
     *) usage >&2; bench_die "unknown argument: $1" ;;
   esac
   shift
@@ -66,7 +59,8 @@ done
 if [[ -z "${ROUNDS}" ]]; then
   if ((QUICK)); then ROUNDS=1; else ROUNDS=3; fi
 fi
-[[ "${ROUNDS}" =~ ^[1-9][0-9]*$ ]] || bench_die "--rounds must be a positive integer, got '${ROUNDS}'"
+bench_check_int --rounds "${ROUNDS}" --modify "${MUT_MODIFY}"
+readonly MUT_MODIFY
 if [[ -z "${DATA_SRC}" ]]; then
   # /usr/share/doc is on every Debian 12 install (~120 MB, ~5 000 files) and is a
   # real mixed tree (text, gzip'ed changelogs, HTML), good enough for a smoke run.
@@ -74,85 +68,28 @@ if [[ -z "${DATA_SRC}" ]]; then
 fi
 [[ -d "${DATA_SRC}" ]] || bench_die "data source ${DATA_SRC} is not a directory"
 DATA_SRC=$(cd "${DATA_SRC}" && pwd -P)
-OUT=${OUT:-${REPO_ROOT}/bench/results/import-$(date +%Y%m%d-%H%M%S)}
-
-IFS=',' read -r -a ARMS <<<"${ARMS_CSV}"
-((${#ARMS[@]} > 0)) || bench_die "--arms is empty"
-for arm in "${ARMS[@]}"; do
-  case "${arm}" in
-    strata | restic | borg) ;;
-    *) bench_die "unknown arm '${arm}' (expected strata, restic, borg)" ;;
-  esac
-done
-has_arm() {
-  local a
-  for a in "${ARMS[@]}"; do [[ "${a}" == "$1" ]] && return 0; done
-  return 1
-}
+bench_parse_arms "strata,restic,borg" "${ARMS_CSV}"
 
 # --- prerequisites ------------------------------------------------------------
 require_root
 
-need_pkgs=0
-if has_arm restic && ! command -v restic >/dev/null; then need_pkgs=1; fi
-if has_arm borg && ! command -v borg >/dev/null; then need_pkgs=1; fi
-if ((need_pkgs)); then
-  bench_log "installing restic and borgbackup (Debian packages)"
-  # Retry after refreshing the package lists: a fresh machine may have none yet.
-  apt-get install -y restic borgbackup >&2 ||
-    { apt-get update >&2 && apt-get install -y restic borgbackup >&2; } ||
-    bench_die "could not install restic/borgbackup with apt-get"
-fi
-
-STRATA_BIN=${STRATA_BIN:-${REPO_ROOT}/build/src/cli/strata}
-if has_arm strata; then
-  if [[ ! -x "${STRATA_BIN}" ]]; then
-    bench_die "strata binary not found at ${STRATA_BIN}.
-  Build it first:  cmake -S ${REPO_ROOT} -B ${REPO_ROOT}/build -G Ninja && cmake --build ${REPO_ROOT}/build
-  or point STRATA_BIN at an existing binary (or run only --arms restic,borg)."
-  fi
-  STRATA_BIN=$(cd "$(dirname "${STRATA_BIN}")" && pwd -P)/$(basename "${STRATA_BIN}")
-fi
+if has_arm restic; then bench_install restic:restic; fi
+if has_arm borg; then bench_install borg:borgbackup; fi
+if has_arm strata; then bench_find_bin STRATA_BIN src/cli/strata strata; fi
 
 # --- scratch and results folders ---------------------------------------------
 cleanup_install_trap
-SCRATCH=/var/tmp/strata-bench-$$
-# Register before creating so a failure half-way still removes it.
-cleanup_register rm -rf -- "${SCRATCH}"
-mkdir -p "${SCRATCH}"
-mkdir -p "${OUT}/logs" "${OUT}/strata-stats"
-OUT=$(cd "${OUT}" && pwd -P)
+bench_results_dir import
+bench_scratch import
+mkdir -p "${OUT}/strata-stats"
 DATA=${SCRATCH}/data
 
 RAW=${OUT}/raw.tsv
-META=${OUT}/meta.tsv
 printf 'round\tposition\tarm\tphase\tseconds\tstored_bytes\tcached_kb_after_drop\twarning\n' >"${RAW}"
-: >"${META}"
-meta() { printf '%s\t%s\n' "$1" "$2" >>"${META}"; }
+bench_meta_open "${OUT}/meta.tsv"
 
 # --- environment record -------------------------------------------------------
-strata_commit() {
-  local sha
-  if sha=$(git -C "${REPO_ROOT}" rev-parse --short HEAD 2>/dev/null); then
-    # A dirty tree is not the commit it names: say so.
-    if [[ -n "$(git -C "${REPO_ROOT}" status --porcelain --untracked-files=no 2>/dev/null)" ]]; then
-      sha="${sha}-dirty"
-    fi
-    echo "${sha}"
-  else
-    echo "uncommitted"
-  fi
-}
-meta date_utc "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-meta kernel "$(uname -r)"
-meta cpu_model "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-meta nproc "$(nproc)"
-meta mem_total_kb "$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)"
-meta scratch_dir "${SCRATCH}"
-meta scratch_fs "$(df -T "${SCRATCH}" | awk 'NR == 2 { print $2 " on " $1 }')"
-meta strata_commit "$(strata_commit)"
-meta quick "${QUICK}"
-meta rounds "${ROUNDS}"
+bench_meta_env
 meta arms "${ARMS_CSV}"
 meta data_source "${DATA_SRC}"
 if has_arm restic; then meta restic_version "$(restic version)"; fi
@@ -301,15 +238,12 @@ mutate_data() {
 
 # --- rounds -------------------------------------------------------------------
 bench_log "results: ${OUT}"
-bench_log "scratch: ${SCRATCH} ($(awk -F'\t' '$1 == "scratch_fs" { print $2 }' "${META}"))"
+bench_log "scratch: ${SCRATCH} ($(awk -F'\t' '$1 == "scratch_fs" { print $2 }' "${BENCH_META}"))"
 bench_log "arms: ${ARMS[*]}; rounds: ${ROUNDS}; every timed import runs cold (sync; echo 3 > /proc/sys/vm/drop_caches)"
 
 for ((round = 1; round <= ROUNDS; round++)); do
   # Rotate the arm order by one each round.
-  order=()
-  for ((i = 0; i < ${#ARMS[@]}; i++)); do
-    order+=("${ARMS[(i + round - 1) % ${#ARMS[@]}]}")
-  done
+  mapfile -t order < <(bench_rotate "${round}" "${ARMS[@]}")
   meta "order_r${round}" "${order[*]}"
   bench_log "round ${round}/${ROUNDS}: order ${order[*]}; copying ${DATA_SRC} (not timed)"
 

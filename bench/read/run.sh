@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # bench/read/run.sh — reading a committed file: strata against native ext4, passthrough_ll and squashfuse.
 #
-# Usage: bench/read/run.sh [--quick] [--rounds N] [--size-mib M] [--runtime SECS] [--arms LIST] [--out DIR]
+# Usage: bench/read/run.sh [--quick] [--rounds N] [--size-mib M] [--runtime SECS] [--arms LIST]
+#                          [--phases LIST] [--out DIR]
 #
 #   --quick         256 MiB file, 1 round, 3 s random phase (a smoke run of a few minutes)
 #   --rounds N      rounds (default 3, quick 1); arms interleaved, their order rotated each round
 #   --size-mib M    size of the file (default 1024, quick 256): half random bytes, half base64 text
 #   --runtime SECS  length of the random 4 KiB read phase (default 10, quick 3)
 #   --arms LIST     comma-separated subset of native,passthrough_ll,squashfuse,strata
+#   --phases LIST   comma-separated subset of the phases below (default all)
 #   --out DIR       results folder (default bench/results/read-<timestamp>)
 #
 # Environment: STRATA_BUILD (default <repo>/build) or STRATA_BIN: the strata binary;
@@ -36,26 +38,25 @@
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-REPO_ROOT=$(cd "${SCRIPT_DIR}/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 source "${SCRIPT_DIR}/../lib.sh"
 
 readonly ALL_ARMS="native,passthrough_ll,squashfuse,strata"
-readonly PASSTHROUGH_SRC=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
-readonly PHASES=(cold-seq-1m-1j cold-seq-128k-1j cold-seq-1m-4j cold-seq-128k-4j cold-rand-4k-1j warm-seq-1m-1j)
+readonly ALL_PHASES="cold-seq-1m-1j,cold-seq-128k-1j,cold-seq-1m-4j,cold-seq-128k-4j,cold-rand-4k-1j,warm-seq-1m-1j"
+PHASES_CSV=${ALL_PHASES}
 
-usage() { sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { bench_usage 2 15; }
 
-QUICK=0 ROUNDS= SIZE_MIB= RUNTIME= OUT= ARMS_CSV=${ALL_ARMS}
+SIZE_MIB=''
+RUNTIME=''
+ARMS_CSV=${ALL_ARMS}
 while [[ $# -gt 0 ]]; do
+  if bench_common_opt "$@"; then shift "${BENCH_SHIFT}"; continue; fi
   case "$1" in
-    --quick) QUICK=1 ;;
-    --rounds) ROUNDS=${2:?--rounds needs a number}; shift ;;
-    --size-mib) SIZE_MIB=${2:?--size-mib needs a number}; shift ;;
-    --runtime) RUNTIME=${2:?--runtime needs seconds}; shift ;;
-    --arms) ARMS_CSV=${2:?--arms needs a list}; shift ;;
-    --out) OUT=${2:?--out needs a directory}; shift ;;
-    -h | --help) usage; exit 0 ;;
+    --size-mib) SIZE_MIB=$(bench_optarg "$@"); shift ;;
+    --runtime) RUNTIME=$(bench_optarg "$@"); shift ;;
+    --arms) ARMS_CSV=$(bench_optarg "$@"); shift ;;
+    --phases) PHASES_CSV=$(bench_optarg "$@"); shift ;;
     *) usage >&2; bench_die "unknown argument: $1" ;;
   esac
   shift
@@ -65,55 +66,32 @@ if ((QUICK)); then
 else
   ROUNDS=${ROUNDS:-3} SIZE_MIB=${SIZE_MIB:-1024} RUNTIME=${RUNTIME:-10}
 fi
-for v in "${ROUNDS}" "${SIZE_MIB}" "${RUNTIME}"; do
-  [[ $v =~ ^[1-9][0-9]*$ ]] || bench_die "expected a positive integer, got '$v'"
+bench_check_int --rounds "${ROUNDS}" --size-mib "${SIZE_MIB}" --runtime "${RUNTIME}"
+bench_parse_arms "${ALL_ARMS}" "${ARMS_CSV}"
+IFS=',' read -r -a PHASES <<<"${PHASES_CSV}"
+for p in "${PHASES[@]}"; do
+  [[ ",${ALL_PHASES}," == *",${p},"* ]] || bench_die "unknown phase '${p}' (expected some of ${ALL_PHASES})"
 done
-IFS=',' read -r -a ARMS <<<"${ARMS_CSV}"
-for arm in "${ARMS[@]}"; do
-  [[ ",${ALL_ARMS}," == *",${arm},"* ]] || bench_die "unknown arm '${arm}' (expected some of ${ALL_ARMS})"
-done
-has_arm() { [[ ",${ARMS_CSV}," == *",$1,"* ]]; }
 
 # --- prerequisites ------------------------------------------------------------
 require_root
 [[ -e /dev/fuse ]] || bench_die "/dev/fuse is missing: the FUSE arms cannot run"
-need_pkgs=()
-command -v fio >/dev/null || need_pkgs+=(fio)
-command -v fincore >/dev/null || need_pkgs+=(util-linux)
-if has_arm squashfuse; then
-  command -v mksquashfs >/dev/null || need_pkgs+=(squashfs-tools)
-  command -v squashfuse >/dev/null || need_pkgs+=(squashfuse)
-fi
-if has_arm passthrough_ll && [[ ! -f "${PASSTHROUGH_SRC}" ]]; then need_pkgs+=(libfuse3-dev gcc pkg-config); fi
-if ((${#need_pkgs[@]})); then
-  bench_log "installing ${need_pkgs[*]} (Debian packages)"
-  apt-get install -y "${need_pkgs[@]}" >&2 || bench_die "could not install ${need_pkgs[*]}"
-fi
-STRATA_BIN=${STRATA_BIN:-${STRATA_BUILD:-${REPO_ROOT}/build}/src/cli/strata}
-if has_arm strata; then
-  [[ -x "${STRATA_BIN}" ]] || bench_die "strata binary not found at ${STRATA_BIN} (build it, or set STRATA_BUILD / STRATA_BIN)"
-fi
+bench_install fio:fio fincore:util-linux
+if has_arm squashfuse; then bench_install mksquashfs:squashfs-tools squashfuse:squashfuse; fi
+if has_arm strata; then bench_find_bin STRATA_BIN src/cli/strata strata; fi
 read -r -a STRATA_MOUNT_EXTRA <<<"${STRATA_MOUNT_ARGS:-}"
 
-OUT=${OUT:-${REPO_ROOT}/bench/results/read-$(date +%Y%m%d-%H%M%S)}
-mkdir -p "${OUT}/logs"
-OUT=$(cd "${OUT}" && pwd -P)
-RAW=${OUT}/raw.tsv META=${OUT}/meta.tsv
-printf 'round\tposition\tarm\tphase\tvalue\tunit\tcached_kb_after_drop\tbacking_resident_bytes\tstats\n' >"${RAW}"
-: >"${META}"
-meta() { printf '%s\t%s\n' "$1" "$2" >>"${META}"; }
-
 cleanup_install_trap
-SCRATCH=/var/tmp/strata-bench-read-$$
-cleanup_register rm -rf -- "${SCRATCH}"
+bench_results_dir read
+RAW=${OUT}/raw.tsv
+printf 'round\tposition\tarm\tphase\tvalue\tunit\tcached_kb_after_drop\tbacking_resident_bytes\tstats\n' >"${RAW}"
+bench_meta_open "${OUT}/meta.tsv"
+
+bench_scratch read
 mkdir -p "${SCRATCH}/data" "${SCRATCH}/mnt"
 MP=${SCRATCH}/mnt
+bench_track_mount "${MP}"
 DAEMON_PID=
-stop_leftovers() {
-  if mountpoint -q "${MP}"; then fusermount3 -u -z "${MP}" 2>/dev/null || umount -l "${MP}" 2>/dev/null || true; fi
-  if [[ -n "${DAEMON_PID}" ]]; then kill "${DAEMON_PID}" 2>/dev/null || true; fi
-}
-cleanup_register stop_leftovers
 
 # --- the data, the image, the store --------------------------------------------
 FILE_NAME=big.bin
@@ -132,9 +110,7 @@ sync
 
 PT_BIN=${SCRATCH}/passthrough_ll
 if has_arm passthrough_ll; then
-  # shellcheck disable=SC2046  # pkg-config prints several words on purpose
-  gcc -O2 -Wall -o "${PT_BIN}" "${PASSTHROUGH_SRC}" $(pkg-config --cflags --libs fuse3) \
-    >"${OUT}/logs/passthrough_ll-build.log" 2>&1 || bench_die "could not compile ${PASSTHROUGH_SRC}"
+  bench_build_passthrough "${PT_BIN}" "${OUT}/logs/passthrough_ll-build.log"
 fi
 IMAGE=${SCRATCH}/image.sqfs
 if has_arm squashfuse; then
@@ -153,30 +129,15 @@ if has_arm strata; then
 fi
 
 # --- environment record -------------------------------------------------------
-strata_commit() {
-  local sha
-  sha=$(git -C "${REPO_ROOT}" rev-parse --short HEAD 2>/dev/null) || { echo unknown; return; }
-  if [[ -n "$(git -C "${REPO_ROOT}" status --porcelain --untracked-files=no -- src 2>/dev/null)" ]]; then
-    sha="${sha}-dirty"
-  fi
-  echo "${sha}"
-}
-meta date_utc "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-meta kernel "$(uname -r)"
-meta cpu_model "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-meta nproc "$(nproc)"
-meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
-meta scratch_fs "$(df -T "${SCRATCH}" | awk 'NR == 2 { print $2 " on " $1 }')"
-meta strata_commit "${STRATA_COMMIT:-$(strata_commit)}"
+bench_meta_env
 meta strata_mount_args "${STRATA_MOUNT_ARGS:-}"
-meta rounds "${ROUNDS}"
 meta size_mib "${SIZE_MIB}"
 meta data "first half head -c /dev/urandom; second half base64 -w 76 of /dev/urandom"
 meta fio_version "$(fio --version)"
 meta libfuse_version "$(pkg-config --modversion fuse3 2>/dev/null || echo unknown)"
 meta squashfuse_version "$(dpkg-query -W -f '${Version}' squashfuse 2>/dev/null || echo unknown)"
 meta squashfs_tools_version "$(dpkg-query -W -f '${Version}' squashfs-tools 2>/dev/null || echo unknown)"
-meta cmd_passthrough_ll "gcc -O2 ${PASSTHROUGH_SRC}; passthrough_ll -f -o source=DATA -o timeout=60 MP"
+meta cmd_passthrough_ll "gcc -O2 ${BENCH_PASSTHROUGH_SRC}; passthrough_ll -f -o source=DATA -o timeout=60 MP"
 meta cmd_squashfuse "mksquashfs DATA image.sqfs -comp zstd -noappend; squashfuse -f image.sqfs MP"
 meta cmd_strata "strata init; strata import DATA --branch bench; strata mount --read-only bench ${STRATA_MOUNT_ARGS:-}MP"
 meta cmd_fio "fio --name=read --filename=FILE --ioengine=psync --invalidate=0 --readonly --rw=read|randread --bs=1m|128k|4k --numjobs=1|4 --group_reporting [--time_based --runtime=${RUNTIME} --norandommap]"
@@ -201,11 +162,20 @@ arm_up() {
   DAEMON_PID=
   case "${arm}" in
     native) FILE=${DATA}; return ;;
-    passthrough_ll) "${PT_BIN}" -f -o "source=${SCRATCH}/data" -o timeout=60 "${MP}" >>"${log}" 2>&1 & DAEMON_PID=$! ;;
-    squashfuse) squashfuse -f "${IMAGE}" "${MP}" >>"${log}" 2>&1 & DAEMON_PID=$! ;;
+    passthrough_ll)
+      "${PT_BIN}" -f -o "source=${SCRATCH}/data" -o timeout=60 "${MP}" >>"${log}" 2>&1 &
+      DAEMON_PID=$!
+      bench_track_pid "${DAEMON_PID}"
+      ;;
+    squashfuse)
+      squashfuse -f "${IMAGE}" "${MP}" >>"${log}" 2>&1 &
+      DAEMON_PID=$!
+      bench_track_pid "${DAEMON_PID}"
+      ;;
     strata)
       strata mount --read-only bench "${STRATA_MOUNT_EXTRA[@]}" "${MP}" >>"${log}" 2>&1 || bench_die "strata mount failed; see ${log}"
       DAEMON_PID=$(strata stats "${MP}" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["daemon_pid"])')
+      bench_track_pid "${DAEMON_PID}"
       ;;
   esac
   wait_mounted "${log}"
@@ -290,8 +260,7 @@ PY
 
 for ((round = 1; round <= ROUNDS; round++)); do
   # Rotate the arms' order from round to round; within a phase, arms alternate.
-  order=()
-  for ((i = 0; i < ${#ARMS[@]}; i++)); do order+=("${ARMS[(i + round - 1) % ${#ARMS[@]}]}"); done
+  mapfile -t order < <(bench_rotate "${round}" "${ARMS[@]}")
   for phase in "${PHASES[@]}"; do
     pos=0
     for arm in "${order[@]}"; do

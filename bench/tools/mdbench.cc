@@ -3,7 +3,7 @@
 // processes.
 //
 //   mdbench --dir D [--items N] [--procs P] [--shared-dir] [--phases LIST]
-//           [--drop-caches] [--json]
+//           [--drop-caches] [--json | --json-lines]
 //
 // P processes are forked. Each works on N items of its own, either in a
 // directory of its own (default) or all in one shared directory
@@ -35,6 +35,11 @@
 // before every phase, outside the timed interval, so stat and open phases
 // start with cold dentry, inode and page caches; each phase reports its cache
 // state ("cold" = dropped just before, "warm" = not).
+//
+// Output: a table on stdout; with --json one JSON object on stdout (the table
+// on stderr); with --json-lines one JSON object per phase and line on stdout,
+// {"phase", "ops", "seconds", "ops_per_s", "cache", "procs", "items_per_proc",
+// "layout"}, for tools that read results line by line (bench/run).
 //
 // Only libc and the C++ standard library are used.
 
@@ -99,6 +104,7 @@ struct Options {
   bool shared_dir = false;
   bool drop_caches = false;
   bool json = false;
+  bool json_lines = false;
   bool selected[kPhaseCount] = {};
 };
 
@@ -118,7 +124,7 @@ struct PhaseResult {
 void Usage(FILE* out) {
   std::fprintf(out,
                "usage: mdbench --dir D [--items N] [--procs P] [--shared-dir] [--phases LIST]\n"
-               "               [--drop-caches] [--json]\n"
+               "               [--drop-caches] [--json | --json-lines]\n"
                "  --dir D         existing directory to work in (a fresh mdbench.<pid> is made inside)\n"
                "  --items N       items per process and phase (default 1000)\n"
                "  --procs P       client processes (default 1)\n"
@@ -128,7 +134,8 @@ void Usage(FILE* out) {
   std::fprintf(out,
                "\n                  (default: all; they always run in that order)\n"
                "  --drop-caches   sync; echo 3 > /proc/sys/vm/drop_caches before every phase (root)\n"
-               "  --json          print one JSON object on stdout (the table goes to stderr)\n");
+               "  --json          print one JSON object on stdout (the table goes to stderr)\n"
+               "  --json-lines    print one JSON object per phase and line on stdout (the table goes to stderr)\n");
 }
 
 long ParseLong(const char* flag, const char* s, long min, long max) {
@@ -163,6 +170,8 @@ Options ParseArgs(int argc, char** argv) {
       o.drop_caches = true;
     } else if (a == "--json") {
       o.json = true;
+    } else if (a == "--json-lines") {
+      o.json_lines = true;
     } else if (a == "--phases") {
       std::string list = value();
       size_t start = 0;
@@ -609,6 +618,19 @@ void PrintJson(const Options& o, const std::string& base, const PhaseResult* res
   std::printf("}}\n");
 }
 
+// One line per phase: easy to append to, grep and parse without a JSON parser.
+void PrintJsonLines(const Options& o, const PhaseResult* res) {
+  for (int p = 0; p < kPhaseCount; ++p) {
+    if (!res[p].ran) continue;
+    std::printf("{\"phase\": \"%s\", \"ops\": %ld, \"seconds\": %.6f, \"ops_per_s\": %.1f, \"cache\": \"%s\", "
+                "\"procs\": %d, \"items_per_proc\": %ld, \"layout\": \"%s\"",
+                kPhaseNames[p], res[p].ops, res[p].seconds, res[p].ops / res[p].seconds, res[p].cold ? "cold" : "warm",
+                o.procs, o.items, o.shared_dir ? "shared-dir" : "dir-per-proc");
+    if (res[p].cold) std::printf(", \"cached_kb_after_drop\": %ld", res[p].cached_kb_after_drop);
+    std::printf("}\n");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -686,6 +708,9 @@ int main(int argc, char** argv) {
   if (o.json) {
     PrintTable(stderr, o, base, res);
     PrintJson(o, base, res);
+  } else if (o.json_lines) {
+    PrintTable(stderr, o, base, res);
+    PrintJsonLines(o, res);
   } else {
     PrintTable(stdout, o, base, res);
   }
