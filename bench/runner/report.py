@@ -53,12 +53,15 @@ def cache_states(metas):
     for suite, by_round in metas.items():
         first = by_round[min(by_round, key=int)] if by_round else {}
         states = {k: v for k, v in first.items() if k.startswith("cache")}
+        # bench/mount/run.sh records both of its suites' cache states: keep this one's.
+        if f"cache_{suite}" in states:
+            states = {f"cache_{suite}": states[f"cache_{suite}"]}
         if states:
             out[suite] = states
     return out
 
 
-def markdown(env, runs, summaries):
+def markdown(env, runs, summaries, caches=None):
     lines = [f"# bench/run — strata {env.get('strata_commit', '?')}, {env.get('date_utc', '?')}"
              f"{' (--quick)' if env.get('quick') == '1' else ''}", ""]
     lines.append(f"Kernel {env.get('kernel', '?')}, {env.get('cpu_model', '?')}, {env.get('nproc', '?')} CPUs, "
@@ -93,6 +96,15 @@ def markdown(env, runs, summaries):
                 else:
                     cells.append("–")
             lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "## Environment", ""]
+    pkgs = ", ".join(f"{k[4:]} {v}" for k, v in env.items() if k.startswith("pkg_"))
+    for label, value in (("strata", f"{env.get('strata_commit', '?')} ({env.get('strata_bin', '?')})"),
+                         ("packages", pkgs), ("scratch", env.get("scratch_fs")), ("python", env.get("python")),
+                         ("command", env.get("command"))):
+        if value:
+            lines.append(f"- {label}: {value}")
+    for suite, states in (caches or {}).items():
+        lines.append(f"- cache state, {suite}: " + "; ".join(f"{k}: {v}" for k, v in states.items()))
     failed = [r for r in runs if r["status"] != "ok"]
     if failed:
         lines += ["", "## Failed suite runs", ""]
@@ -117,7 +129,7 @@ def build(out):
         "suite_meta": metas,
     }
     (out / "results.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
-    text = markdown(env, runs, summaries)
+    text = markdown(env, runs, summaries, doc["cache_state"])
     (out / "table.md").write_text(text)
     title = f"strata {env.get('strata_commit', '?')} against the other arms"
     subtitle = (f"{env.get('date_utc', '?')}, kernel {env.get('kernel', '?')}, {env.get('nproc', '?')} CPUs (shared), "

@@ -187,6 +187,7 @@ class ReportTest(unittest.TestCase):
             self.assertEqual(doc["env"]["strata_commit"], "abc1234")
             self.assertIn("| file-create dirs-1p | ops/s | 950 (900–1 000) | 1.50× (1.00–2.00) |", text)
             self.assertIn("round 2 import: failed (exit 1)", text)
+            self.assertIn("- cache state, metadata: cache_metadata: warm", text)
             self.assertEqual((out / "table.md").read_text(), text)
             svg = ET.parse(out / "chart.svg").getroot()
             self.assertTrue(svg.tag.endswith("svg"))
