@@ -61,6 +61,7 @@ Result<size_t> SqliteWorkspace::Write(InodeId ino, uint64_t offset, std::string_
   // Bytes first, then the transaction that makes them part of the file: a
   // crash in between leaves bytes no extent points at, never an extent
   // pointing at bytes that were not written.
+  STRATA_RETURN_IF_ERROR(RoomForData(data.size()));
   STRATA_RETURN_IF_ERROR(files_.Write(ino, offset, data));
   Transaction txn(*db_);
   STRATA_RETURN_IF_ERROR(txn.status());
@@ -81,7 +82,15 @@ Status SqliteWorkspace::Sync(InodeId ino) {
   {
     std::lock_guard lock(mu_);
     counters_.syncs++;
-    STRATA_RETURN_IF_ERROR(CommitPending());
+    Status s = CommitPending();
+    // Operations lost with a batch SQLite rolled back (perhaps by the
+    // committer thread, before this call) are reported to the next Sync,
+    // once, as a failed writeback is to the next fsync.
+    if (db_->lost_batches() != lost_batches_synced_) {
+      lost_batches_synced_ = db_->lost_batches();
+      if (s.ok()) s = Errno(db_->lost_errno(), "operations were lost: the database could not commit them");
+    }
+    STRATA_RETURN_IF_ERROR(s);
   }
   // With synchronous=NORMAL a committed batch is in the WAL file but not
   // necessarily on disk; one fdatasync of the WAL makes it durable. Done

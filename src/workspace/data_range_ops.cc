@@ -132,7 +132,9 @@ Status SqliteWorkspace::Allocate(InodeId ino, int mode, uint64_t offset, uint64_
     // Bytes that will still come from the base are in the store already.
     uint64_t base_len = row.base_len;
     if (offset < base_len && zero_end >= base_len) base_len = offset;
-    STRATA_RETURN_IF_ERROR(files_.Reserve(ino, std::max(offset, base_len), end));
+    const uint64_t from = std::max(offset, base_len);
+    if (from < end) STRATA_RETURN_IF_ERROR(RoomForData(end - from));
+    STRATA_RETURN_IF_ERROR(files_.Reserve(ino, from, end));
   }
   Transaction txn(*db_);
   STRATA_RETURN_IF_ERROR(txn.status());
@@ -268,6 +270,11 @@ Result<uint64_t> SqliteWorkspace::CopyRange(InodeId in, uint64_t in_offset, Inod
       }
     }
     // Bytes first (written or punched into data/<out>), then the transaction.
+    uint64_t to_write = 0;
+    for (size_t i = 0; i < spans.size(); i++) {
+      if (actions[i] == Action::kWrite) to_write += spans[i].end - spans[i].start;
+    }
+    STRATA_RETURN_IF_ERROR(RoomForData(to_write));
     for (size_t i = 0; i < spans.size(); i++) {
       const uint64_t d = dst_pos + (spans[i].start - src_pos), len = spans[i].end - spans[i].start;
       if (actions[i] == Action::kWrite) {

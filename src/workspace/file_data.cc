@@ -18,6 +18,10 @@ namespace {
 // limited resource and reopening a file costs one open(2).
 constexpr size_t kMaxOpenFiles = 256;
 
+// Errors a user causes by filling the disk, passed on as they are; every other
+// failure of our own files is EIO.
+bool IsNoSpace(int err) { return err == ENOSPC || err == EDQUOT; }
+
 }  // namespace
 
 DataFile::~DataFile() { ::close(fd_); }
@@ -54,8 +58,11 @@ Result<std::shared_ptr<DataFile>> FileData::Get(InodeId ino, bool create) {
   std::string path = PathOf(ino);
   int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
   if (fd < 0) {
-    if (errno == ENOENT && !create) return std::shared_ptr<DataFile>();
-    return Status::IOError("opening " + path + " (" + std::strerror(errno) + ")", EIO);
+    const int err = errno;
+    if (err == ENOENT && !create) return std::shared_ptr<DataFile>();
+    // Creating the file on a full disk (no room for its inode or directory
+    // entry) is the user's to see as such, as a write there would be.
+    return Status::IOError("opening " + path + " (" + std::strerror(err) + ")", IsNoSpace(err) ? err : EIO);
   }
   if (create) dir_dirty_ = true;  // maybe created: data/ needs a sync before it is durable
   if (open_.size() >= kMaxOpenFiles) open_.erase(open_.begin());  // users keep theirs alive
@@ -73,7 +80,7 @@ Status FileData::Write(InodeId ino, uint64_t offset, std::string_view data) {
       if (errno == EINTR) continue;
       int err = errno;
       // A full disk is the user's to see as such; anything else is our I/O error.
-      return Status::IOError("writing " + PathOf(ino), err == ENOSPC || err == EDQUOT ? err : EIO);
+      return Status::IOError("writing " + PathOf(ino), IsNoSpace(err) ? err : EIO);
     }
     done += static_cast<size_t>(n);
   }
@@ -100,7 +107,10 @@ void FileData::Remove(InodeId ino) {
 
 Status FileData::Sync(InodeId ino) {
   STRATA_ASSIGN_OR_RETURN(auto file, Get(ino, false));
-  if (file && ::fdatasync(file->fd()) != 0) return Status::IOError("syncing " + PathOf(ino), EIO);
+  if (file && ::fdatasync(file->fd()) != 0) {
+    const int err = errno;
+    return Status::IOError("syncing " + PathOf(ino), IsNoSpace(err) ? err : EIO);
+  }
   if (dir_dirty_.exchange(false)) {
     int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
@@ -125,7 +135,7 @@ Status FileData::Punch(InodeId ino, uint64_t start, uint64_t end) {
     return Status::Ok();
   if (errno != EOPNOTSUPP) {
     int err = errno;
-    return Status::IOError("punching " + PathOf(ino), err == ENOSPC || err == EDQUOT ? err : EIO);
+    return Status::IOError("punching " + PathOf(ino), IsNoSpace(err) ? err : EIO);
   }
   // No hole punching here: write zeros over the part the file has.
   struct stat st;

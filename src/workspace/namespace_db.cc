@@ -172,7 +172,12 @@ Status NamespaceDb::CheckpointAside() {
 }
 
 Status NamespaceDb::Error(const std::string& what) const {
-  return Status::IOError("workspace database: " + what + ": " + sqlite3_errmsg(db_), EIO);
+  // A full disk (SQLITE_FULL, or an I/O error whose cause was ENOSPC: growing
+  // the shared-memory index) is the user's to see as such.
+  const int code = sqlite3_errcode(db_) & 0xff;
+  const int sys = sqlite3_system_errno(db_);
+  const bool full = code == SQLITE_FULL || (code == SQLITE_IOERR && (sys == ENOSPC || sys == EDQUOT));
+  return Status::IOError("workspace database: " + what + ": " + sqlite3_errmsg(db_), full ? ENOSPC : EIO);
 }
 
 Status NamespaceDb::Exec(const char* sql) {
@@ -216,7 +221,11 @@ Result<InodeId> NamespaceDb::AllocateIno(uint64_t count) {
   char* end = nullptr;
   InodeId ino = std::strtoull(next->c_str(), &end, 10);
   if (next->empty() || *end != '\0') return Status::IOError("workspace database: bad inode counter", EIO);
+  // A batch rolled back by SQLite takes its counter with it, but the kernel
+  // may still hold the numbers it handed out: never give them again.
+  ino = std::max(ino, next_ino_floor_);
   STRATA_RETURN_IF_ERROR(SetMeta("next_ino", std::to_string(ino + count)));
+  next_ino_floor_ = ino + count;
   return ino;
 }
 
@@ -615,6 +624,7 @@ Status NamespaceDb::EndOperation(bool success) {
     batch_open_ = false;
     batch_operations_ = 0;
     if (s.ok()) s = Status::IOError("workspace database: uncommitted operations were rolled back", EIO);
+    NoteLostBatch(s);
   }
   return s;
 }
@@ -623,14 +633,21 @@ Status NamespaceDb::CommitBatch(uint64_t* operations) {
   if (operations != nullptr) *operations = 0;
   if (!batch_open_) return Status::Ok();
   Status s = Run("COMMIT");
-  // A failed COMMIT may leave the transaction open (it is retried by the next
-  // call) or rolled back (its operations are lost, reported here).
+  // A failed COMMIT may leave the transaction open (SQLITE_BUSY: it is
+  // retried by the next call) or rolled back (SQLITE_FULL, I/O errors: its
+  // operations are lost, reported here).
   batch_open_ = sqlite3_get_autocommit(db_) == 0;
   if (!batch_open_) {
     if (s.ok() && operations != nullptr) *operations = batch_operations_;
     batch_operations_ = 0;
+    if (!s.ok()) NoteLostBatch(s);
   }
   return s;
+}
+
+void NamespaceDb::NoteLostBatch(const Status& why) {
+  lost_batches_++;
+  lost_errno_ = why.errno_value() == ENOSPC ? ENOSPC : EIO;
 }
 
 Transaction::Transaction(NamespaceDb& db) : db_(db) { status_ = db_.BeginOperation(&owner_); }

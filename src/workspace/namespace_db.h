@@ -4,8 +4,9 @@
 // xattrs, extents and meta, with cached prepared statements. What the rows
 // mean (POSIX rules, lazy loading, link counts) lives in SqliteWorkspace.
 //
-// Every failure of SQLite is a Status with errno EIO: a user can never cause
-// one, so the filesystem reports it as an I/O error and logs the message.
+// Every failure of SQLite is a Status with errno EIO (the filesystem reports
+// it as an I/O error and logs the message), except a full disk, which a user
+// can cause: ENOSPC.
 //
 // Thread-safety: none. The owner serialises all calls (one mutex per workspace).
 #pragma once
@@ -84,6 +85,12 @@ class NamespaceDb {
   // Called (with the owner's lock held) when an operation opens a new batch,
   // so the owner can schedule its commit.
   void OnBatchOpened(std::function<void()> f) { on_batch_opened_ = std::move(f); }
+  // Batches SQLite rolled back on its own (a failed COMMIT or statement on a
+  // full disk or after an I/O error), and the errno of the last one (ENOSPC
+  // or EIO). Their operations are lost as in a crash, although the kernel
+  // was told they succeeded.
+  uint64_t lost_batches() const { return lost_batches_; }
+  int lost_errno() const { return lost_errno_; }
 
   // ---- meta (key → value)
   Result<std::optional<std::string>> GetMeta(std::string_view key);
@@ -167,6 +174,7 @@ class NamespaceDb {
   // false when an operation is already running (nested calls join it).
   Status BeginOperation(bool* outer);
   Status EndOperation(bool success);
+  void NoteLostBatch(const Status& why);
   Status Run(const char* sql);  // a cached statement returning no rows
   sqlite3_stmt* Prepare(const char* sql);  // cached by the address of sql
   Status Error(const std::string& what) const;
@@ -179,6 +187,9 @@ class NamespaceDb {
   bool batch_open_ = false;     // a write transaction holds uncommitted operations
   bool in_operation_ = false;   // an operation's savepoint is open
   uint64_t batch_operations_ = 0;  // operations released into the open batch
+  uint64_t lost_batches_ = 0;
+  int lost_errno_ = 0;
+  InodeId next_ino_floor_ = 0;  // AllocateIno never returns less (numbers of lost batches)
   std::unordered_set<InodeId>* track_changed_ = nullptr;
   std::function<void()> on_batch_opened_;
 };

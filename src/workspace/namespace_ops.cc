@@ -15,7 +15,14 @@ namespace strata::workspace_internal {
 
 Result<InodeRow> SqliteWorkspace::Inode(InodeId ino) {
   STRATA_ASSIGN_OR_RETURN(auto row, db_->GetInode(ino));
-  if (!row) return Errno(ENOENT, "no inode " + std::to_string(ino));
+  if (!row) {
+    // The kernel's references keep every inode (Unref deletes), so one it
+    // holds can only be gone with a batch SQLite rolled back: say why.
+    if (db_->lost_batches() > 0 && refs_.count(ino) != 0)
+      return Errno(db_->lost_errno(), "inode " + std::to_string(ino) +
+                                          " was lost with a batch the database could not commit");
+    return Errno(ENOENT, "no inode " + std::to_string(ino));
+  }
   return std::move(*row);
 }
 

@@ -1,9 +1,47 @@
 #include "workspace/space_reserve.h"
 
 #include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <limits>
+#include <mutex>
+
 namespace strata::workspace_internal {
+namespace {
+
+std::mutex probe_mu;
+std::function<uint64_t(const std::string&)>& Probe() {
+  static std::function<uint64_t(const std::string&)> probe;  // GUARDED_BY(probe_mu)
+  return probe;
+}
+
+std::string DirectoryOf(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+}  // namespace
+
+SpaceReserve::SpaceReserve(std::string path) : path_(std::move(path)), dir_(DirectoryOf(path_)) {}
+
+void SpaceReserve::SetProbeForTesting(std::function<uint64_t(const std::string& dir)> probe) {
+  std::lock_guard lock(probe_mu);
+  Probe() = std::move(probe);
+}
+
+uint64_t SpaceReserve::Available() const {
+  {
+    std::lock_guard lock(probe_mu);
+    if (Probe()) return Probe()(dir_);
+  }
+  struct statvfs st;
+  // Cannot tell: behave as if there were room (the kernel still says ENOSPC).
+  if (::statvfs(dir_.c_str(), &st) != 0) return std::numeric_limits<uint64_t>::max();
+  const uint64_t blocks = ::geteuid() == 0 ? st.f_bfree : st.f_bavail;
+  return blocks * st.f_frsize;
+}
 
 bool SpaceReserve::Take() {
   if (held_) return true;
@@ -20,6 +58,25 @@ bool SpaceReserve::Release() {
   if (!held_) return false;
   held_ = false;
   return ::unlink(path_.c_str()) == 0;
+}
+
+bool SpaceReserve::MakeRoomForCommit() {
+  if (!held_ || Available() >= kBytes) return false;
+  return Release();
+}
+
+Status SpaceReserve::RoomForData(uint64_t n) {
+  if (held_) return Status::Ok();
+  const uint64_t available = Available();
+  if (available >= 2 * kBytes + n && Take()) return Status::Ok();
+  if (available >= kBytes && available - kBytes >= n) return Status::Ok();
+  return Status::IOError("no space left: the last " + std::to_string(kBytes >> 20) +
+                             " MiB of the disk are kept for the workspace's database",
+                         ENOSPC);
+}
+
+void SpaceReserve::Replenish() {
+  if (!held_ && Available() >= 2 * kBytes) (void)Take();
 }
 
 }  // namespace strata::workspace_internal

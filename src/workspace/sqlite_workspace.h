@@ -110,6 +110,13 @@ class SqliteWorkspace final : public Workspace {
   // Commits the batch, then removes and shortens the data files it released.
   // REQUIRES mu_ held.
   Status CommitPending();
+  // After SQLite rolled a batch back on its own: keeps in doomed_files_ only
+  // the inodes whose deletion is still to be committed, and deletes again the
+  // inodes without names that the kernel no longer holds. REQUIRES mu_ held.
+  void ForgetLostDeletions();
+  // Before writing or allocating n bytes of file data: ENOSPC when that would
+  // leave the database no room to commit (space_reserve.h). REQUIRES mu_ held.
+  Status RoomForData(uint64_t n) { return reserve_.RoomForData(n); }
 
   // ---- commit (commit_cut.cc, commit_ops.cc)
   struct CommitPlan;
@@ -142,7 +149,9 @@ class SqliteWorkspace final : public Workspace {
   void WaitForCapture(std::unique_lock<std::mutex>& lock, InodeId ino);
 
   // ---- helpers; all REQUIRE mu_ held.
-  Result<InodeRow> Inode(InodeId ino);  // ENOENT when gone
+  // ENOENT when gone; ENOSPC (or EIO) when the kernel holds it but its
+  // creation was lost with a batch the database could not commit.
+  Result<InodeRow> Inode(InodeId ino);
   // A directory to look into or change: ENOENT, ENOTDIR, loaded from the base.
   Result<InodeRow> Directory(InodeId ino);
   Attr ToAttr(const InodeRow& row) const;
@@ -191,6 +200,8 @@ class SqliteWorkspace final : public Workspace {
   std::thread committer_;
   FileData files_;
   SpaceReserve reserve_;  // GUARDED_BY(mu_)
+  uint64_t lost_batches_seen_ = 0;  // db_->lost_batches() when doomed_files_ was last checked, GUARDED_BY(mu_)
+  uint64_t lost_batches_synced_ = 0;  // db_->lost_batches() when Sync last reported them, GUARDED_BY(mu_)
   const int lock_fd_;  // flock held while open: one daemon per workspace
 };
 

@@ -297,7 +297,7 @@ SqliteWorkspace::SqliteWorkspace(Store& store, std::string dir, WorkspaceInfo in
       files_(dir_ + "/data", store, ChunkCache::Shared()),
       reserve_(dir_ + "/reserve"),
       lock_fd_(lock_fd) {
-  (void)reserve_.Take();  // best effort: a disk already full gets one once space is freed
+  (void)reserve_.Take();  // best effort: on a disk already full, RoomForData keeps the room instead
   db_->OnBatchOpened([this] { commit_cv_.notify_one(); });
   committer_ = std::thread([this] { CommitLoop(); });
 }
@@ -351,14 +351,28 @@ Status SqliteWorkspace::CommitPending() {
   if (!db_->HasBatch() && doomed_files_.empty() && shrunk_files_.empty()) return Status::Ok();
   const auto start = std::chrono::steady_clock::now();
   uint64_t operations = 0;
+  ForgetLostDeletions();
+  // A commit that finds no room is rolled back whole by SQLite, so the room
+  // must be there before it starts: on a nearly full disk, the reserve goes.
+  if (db_->HasBatch() && reserve_.MakeRoomForCommit()) {
+    std::fprintf(stderr, "strata: workspace %s: the disk is nearly full; released the space reserve for the database\n",
+                 info_.name.c_str());
+  }
   Status committed = db_->CommitBatch(&operations);
-  // A full disk: the reserve makes room for the commit that frees space.
-  if (!committed.ok() && db_->HasBatch() && reserve_.Release()) {
+  // Still open (SQLite kept the batch): one more try with the reserve's room.
+  if (!committed.ok() && db_->HasBatch() && committed.errno_value() == ENOSPC && reserve_.Release()) {
     std::fprintf(stderr, "strata: workspace %s: database commit failed (%s); released the space reserve\n",
                  info_.name.c_str(), committed.message().c_str());
     committed = db_->CommitBatch(&operations);
   }
-  STRATA_RETURN_IF_ERROR(committed);
+  if (!committed.ok()) {
+    if (!db_->HasBatch()) {
+      std::fprintf(stderr, "strata: workspace %s: the database rolled back a batch of operations: %s\n",
+                   info_.name.c_str(), committed.message().c_str());
+    }
+    ForgetLostDeletions();
+    return committed;
+  }
   const uint64_t us = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
   counters_.batches_committed++;
@@ -378,8 +392,33 @@ Status SqliteWorkspace::CommitPending() {
     if (extents.ok()) (void)files_.Truncate(ino, extents->empty() ? 0 : extents->back().end);
   }
   shrunk_files_.clear();
-  if (!reserve_.held()) (void)reserve_.Take();  // once deletions made room again
+  reserve_.Replenish();  // once deletions made room again
   return Status::Ok();
+}
+
+void SqliteWorkspace::ForgetLostDeletions() {
+  if (db_->lost_batches() == lost_batches_seen_) return;
+  lost_batches_seen_ = db_->lost_batches();
+  // The data files of inodes a lost batch deleted (or rebased) must stay:
+  // the inodes are back. Only those whose row is gone in the batch open now
+  // are still to be removed once it commits. (A file rebased in that batch
+  // keeps its data file: unreferenced bytes, never wrong ones.)
+  std::vector<InodeId> still;
+  for (InodeId ino : doomed_files_) {
+    auto row = db_->GetInode(ino);
+    if (row.ok() && !*row) still.push_back(ino);
+  }
+  doomed_files_ = std::move(still);
+  // Files without names that nobody holds any more were deleted by the lost
+  // batch (the kernel forgot them): deleted again, so their space comes back
+  // with the next commit instead of at the next Open.
+  auto orphans = db_->InodesWithoutLinks();
+  if (!orphans.ok()) return;
+  for (InodeId ino : *orphans) {
+    if (refs_.count(ino) != 0) continue;
+    Transaction txn(*db_);
+    if (txn.status().ok() && db_->DeleteInode(ino).ok() && txn.Commit().ok()) doomed_files_.push_back(ino);
+  }
 }
 
 Status SqliteWorkspace::Recover() {

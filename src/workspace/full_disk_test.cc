@@ -1,0 +1,304 @@
+// A full disk under a workspace, without a mount and without a small
+// filesystem: a fake disk that the workspace's database writes through (an
+// SQLite VFS over the default one that fails writes growing a file with
+// SQLITE_FULL when the fake disk has no room) and whose free space the space
+// reserve measures (SpaceReserve::SetProbeForTesting). The reserve file is on
+// the fake disk too: while it exists it takes SpaceReserve::kBytes of it, so
+// deleting it gives the database its room, as on a real disk.
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstring>
+#include <mutex>
+
+#include "workspace/space_reserve.h"
+#include "workspace/workspace_test_util.h"
+
+namespace strata::workspace_testing {
+namespace {
+
+using workspace_internal::SpaceReserve;
+
+// The disk the files under one directory live on.
+class FakeDisk {
+ public:
+  explicit FakeDisk(std::string dir) : dir_(std::move(dir)) {}
+
+  bool Covers(const char* path) const { return path != nullptr && std::strncmp(path, dir_.c_str(), dir_.size()) == 0; }
+
+  // Fills the disk: nothing is left but what the reserve file holds.
+  void Fill() {
+    std::lock_guard lock(mu_);
+    free_ = grown_ + (ReserveExists() ? static_cast<int64_t>(SpaceReserve::kBytes) : 0);
+  }
+  // Fills the disk so that deleting the reserve gives no room either (someone
+  // else takes it at once).
+  void FillForGood() {
+    std::lock_guard lock(mu_);
+    free_ = grown_ - (ReserveExists() ? 0 : static_cast<int64_t>(SpaceReserve::kBytes));
+    hard_ = true;
+  }
+  void MakeRoom(int64_t bytes) {
+    std::lock_guard lock(mu_);
+    if (hard_) free_ = grown_ + (ReserveExists() ? static_cast<int64_t>(SpaceReserve::kBytes) : 0);
+    hard_ = false;
+    free_ += bytes;
+  }
+  uint64_t Available() {
+    std::lock_guard lock(mu_);
+    return AvailableLocked();
+  }
+  // A database file grows by `bytes`: false when the disk has no room.
+  bool Grow(int64_t bytes) {
+    std::lock_guard lock(mu_);
+    if (static_cast<int64_t>(AvailableLocked()) < bytes) return false;
+    grown_ += bytes;
+    return true;
+  }
+  void Shrink(int64_t bytes) {
+    std::lock_guard lock(mu_);
+    grown_ -= bytes;
+  }
+
+ private:
+  bool ReserveExists() const { return ::access((dir_ + "/reserve").c_str(), F_OK) == 0; }
+  uint64_t AvailableLocked() const {
+    int64_t a = free_ - grown_ - (ReserveExists() ? static_cast<int64_t>(SpaceReserve::kBytes) : 0);
+    if (hard_) a = std::min<int64_t>(a, 0);
+    return a < 0 ? 0 : static_cast<uint64_t>(a);
+  }
+
+  const std::string dir_;
+  std::mutex mu_;
+  int64_t free_ = INT64_MAX / 4;  // free bytes, the reserve file's included
+  int64_t grown_ = 0;             // what the database files grew by since
+  bool hard_ = false;
+};
+
+// ---- an SQLite VFS over the default one, writing through the fake disk
+
+FakeDisk* g_disk = nullptr;
+sqlite3_vfs* g_real = nullptr;
+sqlite3_vfs g_vfs;
+
+struct ShimFile {
+  sqlite3_file base;
+  sqlite3_file* real;  // follows this struct in the same allocation
+  bool on_disk;        // a file on the fake disk
+};
+sqlite3_file* Real(sqlite3_file* f) { return reinterpret_cast<ShimFile*>(f)->real; }
+
+int ShimClose(sqlite3_file* f) { return Real(f)->pMethods->xClose(Real(f)); }
+int ShimRead(sqlite3_file* f, void* p, int n, sqlite3_int64 off) { return Real(f)->pMethods->xRead(Real(f), p, n, off); }
+int ShimWrite(sqlite3_file* f, const void* p, int n, sqlite3_int64 off) {
+  if (reinterpret_cast<ShimFile*>(f)->on_disk) {
+    sqlite3_int64 size = 0;
+    if (int rc = Real(f)->pMethods->xFileSize(Real(f), &size); rc != SQLITE_OK) return rc;
+    if (off + n > size && !g_disk->Grow(off + n - size)) return SQLITE_FULL;
+  }
+  return Real(f)->pMethods->xWrite(Real(f), p, n, off);
+}
+int ShimTruncate(sqlite3_file* f, sqlite3_int64 to) {
+  if (reinterpret_cast<ShimFile*>(f)->on_disk) {
+    sqlite3_int64 size = 0;
+    if (Real(f)->pMethods->xFileSize(Real(f), &size) == SQLITE_OK && to < size) g_disk->Shrink(size - to);
+  }
+  return Real(f)->pMethods->xTruncate(Real(f), to);
+}
+int ShimSync(sqlite3_file* f, int flags) { return Real(f)->pMethods->xSync(Real(f), flags); }
+int ShimFileSize(sqlite3_file* f, sqlite3_int64* size) { return Real(f)->pMethods->xFileSize(Real(f), size); }
+int ShimLock(sqlite3_file* f, int l) { return Real(f)->pMethods->xLock(Real(f), l); }
+int ShimUnlock(sqlite3_file* f, int l) { return Real(f)->pMethods->xUnlock(Real(f), l); }
+int ShimCheckReservedLock(sqlite3_file* f, int* out) { return Real(f)->pMethods->xCheckReservedLock(Real(f), out); }
+int ShimFileControl(sqlite3_file* f, int op, void* arg) { return Real(f)->pMethods->xFileControl(Real(f), op, arg); }
+int ShimSectorSize(sqlite3_file* f) { return Real(f)->pMethods->xSectorSize(Real(f)); }
+int ShimDeviceCharacteristics(sqlite3_file* f) { return Real(f)->pMethods->xDeviceCharacteristics(Real(f)); }
+int ShimShmMap(sqlite3_file* f, int page, int size, int extend, void volatile** out) {
+  return Real(f)->pMethods->xShmMap(Real(f), page, size, extend, out);
+}
+int ShimShmLock(sqlite3_file* f, int offset, int n, int flags) {
+  return Real(f)->pMethods->xShmLock(Real(f), offset, n, flags);
+}
+void ShimShmBarrier(sqlite3_file* f) { Real(f)->pMethods->xShmBarrier(Real(f)); }
+int ShimShmUnmap(sqlite3_file* f, int del) { return Real(f)->pMethods->xShmUnmap(Real(f), del); }
+int ShimFetch(sqlite3_file* f, sqlite3_int64 off, int n, void** out) {
+  return Real(f)->pMethods->xFetch(Real(f), off, n, out);
+}
+int ShimUnfetch(sqlite3_file* f, sqlite3_int64 off, void* p) { return Real(f)->pMethods->xUnfetch(Real(f), off, p); }
+
+const sqlite3_io_methods kShimMethods = {
+    3,           ShimClose,          ShimRead,          ShimWrite,      ShimTruncate,     ShimSync,
+    ShimFileSize, ShimLock,          ShimUnlock,        ShimCheckReservedLock, ShimFileControl, ShimSectorSize,
+    ShimDeviceCharacteristics, ShimShmMap, ShimShmLock, ShimShmBarrier, ShimShmUnmap, ShimFetch,
+    ShimUnfetch};
+
+int ShimOpen(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* f, int flags, int* out_flags) {
+  auto* sf = reinterpret_cast<ShimFile*>(f);
+  sf->real = reinterpret_cast<sqlite3_file*>(sf + 1);
+  sf->on_disk = g_disk->Covers(name);
+  int rc = g_real->xOpen(g_real, name, sf->real, flags, out_flags);
+  sf->base.pMethods = sf->real->pMethods != nullptr ? &kShimMethods : nullptr;
+  return rc;
+}
+
+class FullDiskTest : public WorkspaceTest {
+ protected:
+  void SetUp() override {
+    WorkspaceTest::SetUp();
+    disk_ = std::make_unique<FakeDisk>(WsDir());
+    g_disk = disk_.get();
+    g_real = sqlite3_vfs_find(nullptr);
+    ASSERT_NE(g_real, nullptr);
+    g_vfs = *g_real;
+    g_vfs.zName = "strata-full-disk-test";
+    g_vfs.szOsFile = static_cast<int>(sizeof(ShimFile)) + g_real->szOsFile;
+    g_vfs.xOpen = ShimOpen;
+    ASSERT_EQ(sqlite3_vfs_register(&g_vfs, 1), SQLITE_OK);
+    SpaceReserve::SetProbeForTesting([this](const std::string&) { return disk_->Available(); });
+  }
+  void TearDown() override {
+    ws_.reset();  // closes its database connections before the VFS goes
+    SpaceReserve::SetProbeForTesting(nullptr);
+    sqlite3_vfs_unregister(&g_vfs);
+    g_disk = nullptr;
+  }
+
+  void Reopen() {
+    ws_.reset();
+    auto ws = Workspace::Open(*store_, "ws");
+    ASSERT_TRUE(ws.ok()) << ws.status().ToString();
+    ws_ = std::move(ws).value();
+  }
+  // The first Sync once the disk has room: the committer thread may have
+  // lost one more batch meanwhile, which one Sync reports (once).
+  Status SyncOnceThereIsRoom() {
+    Status s = ws_->Sync(kRootInode);
+    return s.ok() ? s : ws_->Sync(kRootInode);
+  }
+  bool DataFileExists(InodeId ino) { return ::access((WsDir() + "/data/" + std::to_string(ino)).c_str(), F_OK) == 0; }
+  bool ReserveExists() { return ::access((WsDir() + "/reserve").c_str(), F_OK) == 0; }
+
+  std::unique_ptr<FakeDisk> disk_;
+  std::unique_ptr<Workspace> ws_;
+};
+
+// The bug: on a full disk the COMMIT of the batch holding an unlink failed,
+// SQLite rolled the batch back, and the deleted file's space never came back.
+TEST_F(FullDiskTest, DeletingAFileOnAFullDiskCommitsAndFreesItsData) {
+  ws_ = CreateAndOpen(std::nullopt);
+  ASSERT_TRUE(ws_);
+  EXPECT_TRUE(ReserveExists());
+  Attr big = Mk(*ws_, kRootInode, "big");
+  W(*ws_, big.ino, 0, std::string(1 << 20, 'b'));
+  ASSERT_TRUE(ws_->Sync(big.ino).ok());
+  disk_->Fill();
+  ASSERT_EQ(disk_->Available(), 0u);
+
+  ASSERT_TRUE(ws_->Unlink(kRootInode, "big").ok());
+  Status s = ws_->Sync(kRootInode);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_FALSE(DataFileExists(big.ino)) << "the deleted file's data is still on the disk";
+  EXPECT_FALSE(ReserveExists()) << "the reserve was not used for the commit";
+  Reopen();
+  EXPECT_EQ(Errno(ws_->Lookup(kRootInode, "big")), ENOENT) << "the deletion did not land";
+}
+
+// Without the reserve file, the room it held is kept free: data writes that
+// would take it fail with ENOSPC, while the database still commits deletions.
+// Once there is room again, the reserve is taken again.
+TEST_F(FullDiskTest, WithoutTheReserveDataWritesLeaveTheDatabaseItsRoom) {
+  ws_ = CreateAndOpen(std::nullopt);
+  ASSERT_TRUE(ws_);
+  Attr a = Mk(*ws_, kRootInode, "a");
+  Attr b = Mk(*ws_, kRootInode, "b");
+  W(*ws_, b.ino, 0, "keep");
+  ASSERT_TRUE(ws_->Sync(kRootInode).ok());
+  disk_->Fill();
+  W(*ws_, a.ino, 0, "x");  // the reserve is held: the write itself finds room on the (fake) disk
+  ASSERT_TRUE(ws_->Sync(kRootInode).ok());
+  ASSERT_FALSE(ReserveExists());
+
+  EXPECT_EQ(Errno(ws_->Write(a.ino, 0, std::string(8192, 'y'))), ENOSPC);
+  EXPECT_EQ(Errno(ws_->Allocate(a.ino, 0, 0, 1 << 20)), ENOSPC);
+  EXPECT_EQ(Errno(ws_->CopyRange(b.ino, 0, a.ino, 100, 4)), ENOSPC);
+  // Metadata still changes, and deletions commit.
+  Mk(*ws_, kRootInode, "c");
+  ASSERT_TRUE(ws_->Unlink(kRootInode, "c").ok());
+  ASSERT_TRUE(ws_->Sync(kRootInode).ok());
+  EXPECT_EQ(ReadAll(*ws_, a.ino), "x");
+
+  disk_->MakeRoom(64 << 20);
+  W(*ws_, a.ino, 0, std::string(8192, 'y'));
+  EXPECT_TRUE(ReserveExists()) << "the reserve was not taken again once there was room";
+  ASSERT_TRUE(ws_->Sync(kRootInode).ok());
+}
+
+// The second bug: a file created in a batch that SQLite then rolled back (no
+// room even without the reserve) was gone, and a write to it through its open
+// descriptor failed with ENOENT. The kernel still holds it: ENOSPC, and its
+// inode number is never handed out again.
+TEST_F(FullDiskTest, AFileLostWithARolledBackBatchIsNoSpaceNotNoEntry) {
+  ws_ = CreateAndOpen(std::nullopt);
+  ASSERT_TRUE(ws_);
+  disk_->FillForGood();
+  Attr f = Mk(*ws_, kRootInode, "f");
+  ws_->Ref(f.ino);  // the kernel: the lookup of the create
+  ws_->Ref(f.ino);  // the kernel: the open file
+  W(*ws_, f.ino, 0, "data");
+  EXPECT_EQ(Errno(ws_->Sync(f.ino)), ENOSPC);
+  EXPECT_EQ(Errno(ws_->Write(f.ino, 4, "more")), ENOSPC);
+  EXPECT_EQ(Errno(ws_->GetAttr(f.ino)), ENOSPC);
+  EXPECT_EQ(Errno(ws_->Lookup(kRootInode, "f")), ENOENT);  // never committed: as after a crash
+
+  disk_->MakeRoom(64 << 20);
+  Attr g = Mk(*ws_, kRootInode, "g");
+  EXPECT_NE(g.ino, f.ino) << "an inode number the kernel holds was handed out again";
+  ASSERT_TRUE(SyncOnceThereIsRoom().ok());
+  ws_->Unref(f.ino, 2);
+}
+
+// An unlink in a batch SQLite rolled back did not happen: the file's data
+// file must outlive the next commit that succeeds.
+TEST_F(FullDiskTest, AnUnlinkLostWithARolledBackBatchKeepsTheFilesData) {
+  ws_ = CreateAndOpen(std::nullopt);
+  ASSERT_TRUE(ws_);
+  Attr k = Mk(*ws_, kRootInode, "keep");
+  W(*ws_, k.ino, 0, "precious");
+  ASSERT_TRUE(ws_->Sync(k.ino).ok());
+  disk_->FillForGood();
+  ASSERT_TRUE(ws_->Unlink(kRootInode, "keep").ok());
+  EXPECT_EQ(Errno(ws_->Sync(kRootInode)), ENOSPC);
+  disk_->MakeRoom(64 << 20);
+  Mk(*ws_, kRootInode, "other");
+  ASSERT_TRUE(SyncOnceThereIsRoom().ok());
+  EXPECT_TRUE(DataFileExists(k.ino));
+  Reopen();
+  Attr again = L(*ws_, kRootInode, "keep");
+  EXPECT_EQ(again.ino, k.ino);
+  EXPECT_EQ(ReadAll(*ws_, k.ino), "precious");
+}
+
+// The kernel forgot an unlinked file in a batch SQLite then rolled back: the
+// file is deleted again, so its space comes back with the next commit that
+// succeeds rather than at the next Open.
+TEST_F(FullDiskTest, AFileForgottenInARolledBackBatchIsDeletedAgain) {
+  ws_ = CreateAndOpen(std::nullopt);
+  ASSERT_TRUE(ws_);
+  Attr f = Mk(*ws_, kRootInode, "f");
+  ws_->Ref(f.ino);
+  W(*ws_, f.ino, 0, std::string(100000, 'f'));
+  ASSERT_TRUE(ws_->Unlink(kRootInode, "f").ok());
+  ASSERT_TRUE(ws_->Sync(kRootInode).ok());
+  disk_->FillForGood();
+  ws_->Unref(f.ino, 1);  // FORGET: the inode goes in this batch...
+  EXPECT_EQ(Errno(ws_->Sync(kRootInode)), ENOSPC);  // ...which is lost
+  EXPECT_TRUE(DataFileExists(f.ino));
+  disk_->MakeRoom(64 << 20);
+  ASSERT_TRUE(SyncOnceThereIsRoom().ok());
+  EXPECT_EQ(Errno(ws_->GetAttr(f.ino)), ENOENT) << "the forgotten file is still there";
+  EXPECT_FALSE(DataFileExists(f.ino));
+}
+
+}  // namespace
+}  // namespace strata::workspace_testing
