@@ -10,7 +10,9 @@ use_mountpoint
 SMALL="$WORK/small"
 mkdir -p "$SMALL"
 mount -t tmpfs -o size=24m tmpfs "$SMALL" || { echo "SKIP: cannot mount a tmpfs" >&2; exit 77; }
-trap 'rc=$?; fusermount3 -u -z "$MP" 2>/dev/null || true; umount -l "$SMALL" 2>/dev/null || true; (exit $rc); _cleanup' EXIT
+# set +e: under errexit, the (exit $rc) that hands a failure's status on to
+# _cleanup would end the trap there and leave the scratch directory behind.
+trap 'rc=$?; set +e; fusermount3 -u -z "$MP" 2>/dev/null; umount -l "$SMALL" 2>/dev/null; (exit $rc); _cleanup' EXIT
 STORE="$SMALL/store"
 
 mkdir -p "$WORK/small-src" "$WORK/big-src"
