@@ -3,8 +3,8 @@
 #   1. a release build with warnings as errors, every CTest test (unit and command-level);
 #   2. an AddressSanitizer + UndefinedBehaviorSanitizer build of the unit tests;
 #   3. the concurrent unit tests (gc racing commits, the chunk cache's single
-#      flight, read-ahead, commits and snapshots during writes, the thread pool)
-#      under ThreadSanitizer;
+#      flight, read-ahead, commits and snapshots during writes, the thread pool,
+#      the remote block cache and parallel transfers) under ThreadSanitizer;
 #   4. every fuzz target (tests/fuzz) for a short bounded time from its seed corpus
 #      and its regression inputs (scripts/fuzz.sh; longer runs are made by hand).
 # Installs missing Debian packages first. Run as root: some tests create device
@@ -19,13 +19,13 @@ echo "== all tests"
 ctest --test-dir "$root/build" --output-on-failure -j2
 
 echo "== unit tests under ASan + UBSan"
-STRATA_TARGETS="util_test store_test gc_test crash_test tree_diff_test tree_merge_test rebase_test history_graph_test workspace_test data_range_test rechunk_test commit_test snapshot_test chunk_cache_test read_ahead_test" \
+STRATA_TARGETS="util_test store_test gc_test crash_test tree_diff_test tree_merge_test rebase_test history_graph_test workspace_test data_range_test rechunk_test commit_test snapshot_test chunk_cache_test read_ahead_test reset_test workspace_snapshot_test workspace_full_disk_test s3_xml_test remote_test" \
   "$root/scripts/build.sh" "$root/build-asan" -DSTRATA_WERROR=ON -DSTRATA_SANITIZE=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$root/build-asan" --output-on-failure -j2 -L unit
 
 echo "== concurrent unit tests under ThreadSanitizer"
-tsan_tests="util_test gc_test chunk_cache_test read_ahead_test commit_test workspace_snapshot_test"
+tsan_tests="util_test gc_test chunk_cache_test read_ahead_test commit_test workspace_snapshot_test remote_test"
 # Without -Werror: GCC's flow warnings misfire on TSan-instrumented code.
 STRATA_TARGETS="$tsan_tests" "$root/scripts/build.sh" "$root/build-tsan" -DSTRATA_TSAN=ON
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \

@@ -74,6 +74,10 @@ void PrintTransfer(const Globals& g, const std::string& what, const TransferStat
                {"seconds", t.seconds}});
     return;
   }
+  if (t.commits + t.trees + t.chunks == 0) {
+    fmt::print("{}\n", what);
+    return;
+  }
   fmt::print("{}: {} commits, {} trees, {} chunks ({}) copied in {:.1f} s ({:.0f} MiB/s); {} chunks were there already\n",
              what, t.commits, t.trees, t.chunks, HumanBytes(t.chunk_bytes), t.seconds, mib_s, t.chunks_present);
 }
@@ -89,7 +93,8 @@ int RunPush(const Globals& g, const std::string& remote, const std::string& bran
   auto far_head = far.GetRef(branch);
   if (!far_head.ok()) return Fail(far_head.status());
   if (*far_head == *head) {
-    fmt::print("{}/{} is up to date ({})\n", remote, branch, ShortId(**head));
+    PrintTransfer(g, fmt::format("{}/{} is up to date ({})", remote, branch, ShortId(**head)), TransferStats{},
+                  **head);
     return kExitOk;
   }
   if (*far_head) {

@@ -18,6 +18,9 @@ int ToErrno(const Status& s) {
     case Status::Code::kNotFound: return ENOENT;
     case Status::Code::kAlreadyExists: return EEXIST;
     case Status::Code::kInvalidArgument: return EINVAL;
+    case Status::Code::kUnavailable:  // a remote store that does not answer: fail, do not hang
+      std::fprintf(stderr, "strata: store unavailable: %s\n", s.message().c_str());
+      return EIO;
     default:
       std::fprintf(stderr, "strata: internal error: %s\n", s.message().c_str());
       return EIO;

@@ -44,7 +44,10 @@ Result<RemoteSpec> SpecFromJson(const std::string& name, const std::string& text
 Result<std::shared_ptr<S3Client>> Connect(const RemoteSpec& spec) {
   STRATA_ASSIGN_OR_RETURN(S3Credentials credentials, S3Credentials::FromEnvironment());
   S3Options options;
-  options.request_timeout_ms = spec.timeout_ms;
+  // A call gives up after about timeout_ms in all: each attempt may stall for
+  // half of it, and no retry starts after it.
+  options.request_timeout_ms = std::max(250, spec.timeout_ms / 2);
+  options.total_timeout_ms = spec.timeout_ms;
   STRATA_ASSIGN_OR_RETURN(auto client, S3Client::Create(spec.location, std::move(credentials), options));
   return std::shared_ptr<S3Client>(std::move(client));
 }

@@ -9,16 +9,18 @@ constexpr const char* kPacks = "packs/";
 constexpr const char* kRefs = "refs/";
 constexpr const char* kTombstone = "deleted\n";
 
-// A pack read with range GETs through the block cache.
+// A pack read with range GETs, through the block cache when there is one.
 class RemotePack : public RandomAccessFile {
  public:
   RemotePack(std::shared_ptr<S3Client> client, BlockCache* cache, std::string name, uint64_t size)
       : client_(std::move(client)), cache_(cache), name_(std::move(name)), size_(size) {}
 
   Status Read(uint64_t offset, size_t n, std::string* out) const override {
-    return cache_->Read(name_, size_, offset, n, out, [this](uint64_t at, uint64_t length) {
-      return client_->GetRange(kPacks + name_, at, length);
-    });
+    auto fetch = [this](uint64_t at, uint64_t length) { return client_->GetRange(kPacks + name_, at, length); };
+    if (cache_) return cache_->Read(name_, size_, offset, n, out, fetch);
+    if (offset > size_ || n > size_ - offset) return Status::Corruption("read past the end of pack " + name_);
+    STRATA_ASSIGN_OR_RETURN(*out, fetch(offset, n));
+    return Status::Ok();
   }
   uint64_t Size() const override { return size_; }
 
@@ -54,19 +56,26 @@ Status S3Backend::PublishPack(const std::string& local_path, const std::string& 
   return env_->RemoveFile(local_path);  // the bucket has it now
 }
 
-Result<std::shared_ptr<RandomAccessFile>> S3Backend::OpenPack(const std::string& name) {
-  std::optional<uint64_t> size;
+Result<uint64_t> S3Backend::PackSize(const std::string& name) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = pack_sizes_.find(name); it != pack_sizes_.end()) size = it->second;
+    if (auto it = pack_sizes_.find(name); it != pack_sizes_.end()) return it->second;
   }
-  if (!size) {
-    STRATA_ASSIGN_OR_RETURN(size, client_->Head(kPacks + name));
-    if (!size) return Status::NotFound("pack " + name + " is not in " + PackLocation(name));
-    std::lock_guard<std::mutex> lock(mu_);
-    pack_sizes_[name] = *size;
-  }
-  return std::shared_ptr<RandomAccessFile>(std::make_shared<RemotePack>(client_, cache_.get(), name, *size));
+  STRATA_ASSIGN_OR_RETURN(auto size, client_->Head(kPacks + name));
+  if (!size) return Status::NotFound("pack " + name + " is not in " + PackLocation(name));
+  std::lock_guard<std::mutex> lock(mu_);
+  pack_sizes_[name] = *size;
+  return *size;
+}
+
+Result<std::shared_ptr<RandomAccessFile>> S3Backend::OpenPack(const std::string& name) {
+  STRATA_ASSIGN_OR_RETURN(uint64_t size, PackSize(name));
+  return std::shared_ptr<RandomAccessFile>(std::make_shared<RemotePack>(client_, cache_.get(), name, size));
+}
+
+Result<std::shared_ptr<RandomAccessFile>> S3Backend::OpenPackUncached(const std::string& name) {
+  STRATA_ASSIGN_OR_RETURN(uint64_t size, PackSize(name));
+  return std::shared_ptr<RandomAccessFile>(std::make_shared<RemotePack>(client_, nullptr, name, size));
 }
 
 Status S3Backend::DeletePack(const std::string& name) {

@@ -41,6 +41,7 @@ class S3Backend : public Backend {
 
   Status PublishPack(const std::string& local_path, const std::string& name) override;
   Result<std::shared_ptr<RandomAccessFile>> OpenPack(const std::string& name) override;
+  Result<std::shared_ptr<RandomAccessFile>> OpenPackUncached(const std::string& name) override;
   Status DeletePack(const std::string& name) override;
   Result<std::vector<std::string>> ListPacks() override;
 
@@ -61,6 +62,7 @@ class S3Backend : public Backend {
     std::optional<std::string> etag;  // nullopt: the object does not exist
   };
   Result<RefState> ReadRef(const std::string& name);
+  Result<uint64_t> PackSize(const std::string& name);
   // Writes `body` to ref `name` if it still holds `expected`.
   Status SwapRef(const std::string& name, const std::optional<Hash>& expected, const std::string& body,
                  const std::optional<Hash>& target);

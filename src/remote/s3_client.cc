@@ -230,6 +230,11 @@ class CurlS3Client final : public S3Client {
   // run out; IOError for local failures.
   Result<HttpResponse> Send(HttpRequest request, bool idempotent, const std::string& key) {
     std::string last_error;
+    const auto start = std::chrono::steady_clock::now();
+    auto out_of_time = [&] {
+      return options_.total_timeout_ms > 0 &&
+             std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(options_.total_timeout_ms);
+    };
     for (int attempt = 0;; ++attempt) {
       if (attempt > 0) Backoff(options_.backoff_ms, attempt);
       HttpResponse r = s3::Perform(http_, request);
@@ -242,7 +247,7 @@ class CurlS3Client final : public S3Client {
       if (!idempotent && r.transport != Transport::kNotSent) return r;
       last_error = r.transport == Transport::kAnswered ? HttpError(request.method, key, r).message()
                                                       : r.transport_error;
-      if (attempt >= options_.retries) {
+      if (attempt >= options_.retries || out_of_time()) {
         return Status::Unavailable("S3 " + request.method + " " + Describe(key) + ": no answer after " +
                                    std::to_string(attempt + 1) + " attempts (last: " + last_error + ")");
       }

@@ -56,6 +56,10 @@ struct S3Options {
   // idempotent); also bounds how long a read on a mount can hang.
   int request_timeout_ms = 30000;
   int retries = 4;          // after the first attempt
+  // When not 0: no retry starts once this long has passed since the first
+  // attempt, so a dead server fails a call in about this time (plus one
+  // request timeout) however many retries are allowed.
+  int total_timeout_ms = 0;
   int backoff_ms = 100;     // doubled after each failed attempt
   // Keys per ListObjectsV2 page (S3's maximum and default is 1000); smaller
   // pages are for tests of the paging.

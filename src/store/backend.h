@@ -35,6 +35,11 @@ class Backend {
   // harmless: equal names mean equal bytes.
   virtual Status PublishPack(const std::string& local_path, const std::string& name) = 0;
   virtual Result<std::shared_ptr<RandomAccessFile>> OpenPack(const std::string& name) = 0;
+  // For reading a pack's footer once, to index it: a backend with a cache
+  // keeps these bytes out of it (the index holds what they say).
+  virtual Result<std::shared_ptr<RandomAccessFile>> OpenPackUncached(const std::string& name) {
+    return OpenPack(name);
+  }
   // Removes a pack for good (gc, after the index stopped naming it).
   virtual Status DeletePack(const std::string& name) = 0;
   // Names of every published pack.

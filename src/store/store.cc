@@ -156,7 +156,7 @@ Status Store::IndexNewPacks() {
   STRATA_ASSIGN_OR_RETURN(auto known, index_->ListPacks());
   for (const std::string& name : packs) {
     if (known.count(name)) continue;
-    STRATA_ASSIGN_OR_RETURN(auto file, backend_->OpenPack(name));
+    STRATA_ASSIGN_OR_RETURN(auto file, backend_->OpenPackUncached(name));
     auto entries = ReadPackIndex(*file);
     if (!entries.ok()) continue;  // damaged: left for 'strata verify' to report
     STRATA_RETURN_IF_ERROR(index_->AddPack(name, file->Size(), *entries));

@@ -1,0 +1,123 @@
+#include "remote/block_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "store/test_util.h"
+
+namespace strata {
+namespace {
+
+constexpr uint64_t kBlock = 4096;
+
+class BlockCacheTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<BlockCache> Open(uint64_t capacity) {
+    auto cache = BlockCache::Open(Env::Default(), dir_.path() + "/cache", capacity, kBlock);
+    EXPECT_TRUE(cache.ok()) << cache.status().ToString();
+    return cache.ok() ? std::move(cache).value() : nullptr;
+  }
+  // A fetch from pack_, counting calls.
+  BlockCache::Fetch Fetcher() {
+    return [this](uint64_t offset, uint64_t length) -> Result<std::string> {
+      fetches_++;
+      return pack_.substr(offset, length);
+    };
+  }
+  std::string Read(BlockCache& cache, uint64_t offset, size_t n) {
+    std::string out;
+    Status s = cache.Read("p", pack_.size(), offset, n, &out, Fetcher());
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return out;
+  }
+
+  testing::TempDir dir_;
+  std::string pack_ = testing::RandomBytes(10 * kBlock + 123, 7);
+  std::atomic<int> fetches_{0};
+};
+
+TEST_F(BlockCacheTest, ReadsAcrossBlocksAndServesThemAgainFromDisk) {
+  auto cache = Open(1 << 20);
+  EXPECT_EQ(Read(*cache, kBlock - 10, 2 * kBlock + 20), pack_.substr(kBlock - 10, 2 * kBlock + 20));
+  EXPECT_EQ(fetches_, 4);  // blocks 0..3
+  EXPECT_EQ(Read(*cache, kBlock, kBlock), pack_.substr(kBlock, kBlock));
+  EXPECT_EQ(Read(*cache, 10 * kBlock, 123), pack_.substr(10 * kBlock, 123));  // the short last block
+  EXPECT_EQ(fetches_, 5);
+  BlockCacheCounters c = cache->counters();
+  EXPECT_EQ(c.misses, 5u);
+  EXPECT_EQ(c.hits, 1u);
+  EXPECT_EQ(c.fetched_bytes, 4 * kBlock + 123);
+}
+
+TEST_F(BlockCacheTest, StaysUnderItsCapacityDroppingTheLeastRecentlyUsed) {
+  auto cache = Open(3 * kBlock);
+  for (int b = 0; b < 3; b++) Read(*cache, b * kBlock, 1);
+  Read(*cache, 0, 1);          // block 0 is now the most recent
+  Read(*cache, 3 * kBlock, 1);  // evicts block 1, the least recent
+  BlockCacheCounters c = cache->counters();
+  EXPECT_EQ(c.evictions, 1u);
+  EXPECT_LE(c.cached_bytes, 3 * kBlock);
+  int before = fetches_;
+  Read(*cache, 0, 1);  // still cached
+  EXPECT_EQ(fetches_, before);
+  Read(*cache, kBlock, 1);  // was evicted
+  EXPECT_EQ(fetches_, before + 1);
+  EXPECT_LE(Env::Default()->ListDir(dir_.path() + "/cache")->size(), 3u);
+}
+
+TEST_F(BlockCacheTest, ConcurrentReadsOfOneBlockShareOneFetch) {
+  auto cache = Open(1 << 20);
+  auto slow = [this](uint64_t offset, uint64_t length) -> Result<std::string> {
+    fetches_++;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return pack_.substr(offset, length);
+  };
+  std::vector<std::thread> readers;
+  std::vector<std::string> got(8);
+  for (int i = 0; i < 8; i++)
+    readers.emplace_back([&, i] { EXPECT_TRUE(cache->Read("p", pack_.size(), 100 + i, 50, &got[i], slow).ok()); });
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(fetches_, 1);
+  for (int i = 0; i < 8; i++) EXPECT_EQ(got[i], pack_.substr(100 + i, 50));
+  EXPECT_EQ(cache->counters().waits, 7u);
+}
+
+TEST_F(BlockCacheTest, AFailedFetchIsReportedAndNotCached) {
+  auto cache = Open(1 << 20);
+  std::string out;
+  auto failing = [](uint64_t, uint64_t) -> Result<std::string> { return Status::Unavailable("no answer"); };
+  Status s = cache->Read("p", pack_.size(), 0, 10, &out, failing);
+  EXPECT_EQ(s.code(), Status::Code::kUnavailable);
+  auto short_answer = [](uint64_t, uint64_t) -> Result<std::string> { return std::string("abc"); };
+  EXPECT_TRUE(cache->Read("p", pack_.size(), 0, 10, &out, short_answer).IsCorruption());
+  EXPECT_EQ(Read(*cache, 0, 10), pack_.substr(0, 10));  // fetched for real now
+  EXPECT_EQ(fetches_, 1);
+}
+
+TEST_F(BlockCacheTest, RefusesReadsPastThePackEnd) {
+  auto cache = Open(1 << 20);
+  std::string out;
+  EXPECT_TRUE(cache->Read("p", pack_.size(), pack_.size() - 5, 10, &out, Fetcher()).IsCorruption());
+  EXPECT_EQ(fetches_, 0);
+}
+
+TEST_F(BlockCacheTest, ReopenedCacheKeepsItsBlocksAndDropsUnfinishedOnes) {
+  {
+    auto cache = Open(1 << 20);
+    Read(*cache, 0, 3 * kBlock);
+  }
+  ASSERT_TRUE(Env::Default()->WriteFileAtomically(dir_.path() + "/cache/p.9.17.part", "half a block").ok());
+  auto cache = Open(1 << 20);
+  EXPECT_EQ(cache->counters().cached_bytes, 3 * kBlock);
+  EXPECT_FALSE(Env::Default()->Exists(dir_.path() + "/cache/p.9.17.part"));
+  int before = fetches_;
+  EXPECT_EQ(Read(*cache, 0, 3 * kBlock), pack_.substr(0, 3 * kBlock));
+  EXPECT_EQ(fetches_, before);
+}
+
+}  // namespace
+}  // namespace strata
