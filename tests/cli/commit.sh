@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.sh"
 use_mountpoint
 MP2="$WORK/mnt2"
 mkdir -p "$MP2"
-trap 'rc=$?; for m in "$MP" "$MP2"; do fusermount3 -u -z "$m" 2>/dev/null || true; done; (exit $rc); _cleanup' EXIT
+trap 'rc=$?; set +e; for m in "$MP" "$MP2"; do fusermount3 -u -z "$m" 2>/dev/null || true; done; (exit $rc); _cleanup' EXIT
 
 mkdir -p "$WORK/src/a/deep" "$WORK/src/b"
 for i in $(seq 20); do printf 'file %s\n' "$i" >"$WORK/src/a/f$i"; done

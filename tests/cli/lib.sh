@@ -334,5 +334,7 @@ use_mountpoint() {
   [[ -e /dev/fuse ]] || { echo "SKIP: no /dev/fuse" >&2; exit 77; }
   MP="$WORK/mnt"
   mkdir -p "$MP"
-  trap 'rc=$?; fusermount3 -u -z "$MP" 2>/dev/null || true; (exit $rc); _cleanup' EXIT
+  # set +e: under errexit, the (exit $rc) that hands a failure's status on to
+  # _cleanup would end the trap there and leave the scratch directory behind.
+  trap 'rc=$?; set +e; fusermount3 -u -z "$MP" 2>/dev/null || true; (exit $rc); _cleanup' EXIT
 }

@@ -14,7 +14,7 @@ source "$STRATA_CEPH_ENV"
 RGW_PID=$(cat "$(dirname "$STRATA_CEPH_ENV")/pids/radosgw")
 MP2="$WORK/mnt2"
 mkdir -p "$MP2"
-trap 'rc=$?; kill -CONT "$RGW_PID" 2>/dev/null || true
+trap 'rc=$?; set +e; kill -CONT "$RGW_PID" 2>/dev/null || true
       for m in "$MP" "$MP2"; do fusermount3 -u -z "$m" 2>/dev/null || true; done; (exit $rc); _cleanup' EXIT
 
 STORE_B="$WORK/store-b"
