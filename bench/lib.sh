@@ -288,12 +288,26 @@ bench_rotate() {
 # was killed before its own cleanup ran.
 _BENCH_PIDS=()
 
-# bench_track_pid PID: remember PID and the program it runs ("pid:comm").
+# bench_track_pid PID: remember PID with its start time ("pid:start"). The
+# start time (field 22 of /proc/PID/stat) is set at fork and survives exec, so
+# a pid tracked while its child is still between fork and exec (its name then
+# that of the shell) is still recognised, and a reused pid is not.
 bench_track_pid() {
-  local comm
-  comm=$(cat "/proc/$1/comm" 2>/dev/null) || return 0
-  _BENCH_PIDS+=("$1:${comm}")
-  if [[ -n "${BENCH_TRACK_FILE:-}" ]]; then printf 'pid\t%s\t%s\n' "$1" "${comm}" >>"${BENCH_TRACK_FILE}"; fi
+  local start
+  start=$(_bench_pid_start "$1") || return 0
+  _BENCH_PIDS+=("$1:${start}")
+  if [[ -n "${BENCH_TRACK_FILE:-}" ]]; then printf 'pid\t%s\t%s\n' "$1" "${start}" >>"${BENCH_TRACK_FILE}"; fi
+}
+
+# _bench_pid_start PID: its start time in clock ticks; fails for a zombie or no process.
+_bench_pid_start() {
+  local stat
+  { read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
+  stat=${stat##*) }  # the fields after the command name, which may hold spaces
+  local -a f
+  read -r -a f <<<"${stat}"
+  [[ "${f[0]}" != Z ]] || return 1
+  echo "${f[19]}"  # field 22 of the whole line
 }
 
 # bench_track_mount MP: remember a mountpoint (for bench/run; the suite's own
@@ -302,25 +316,25 @@ bench_track_mount() {
   if [[ -n "${BENCH_TRACK_FILE:-}" ]]; then printf 'mount\t%s\n' "$1" >>"${BENCH_TRACK_FILE}"; fi
 }
 
-# bench_pid_runs PID COMM: whether PID is alive (not a zombie) and runs COMM.
+# bench_pid_runs PID START: whether PID is alive (not a zombie) and is the
+# process that started at START.
 bench_pid_runs() {
-  local comm stat
-  { read -r comm <"/proc/$1/comm" && read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
-  stat=${stat##*) }
-  [[ "${comm}" == "$2" && "${stat:0:1}" != Z ]]
+  local start
+  start=$(_bench_pid_start "$1") || return 1
+  [[ "${start}" == "$2" ]]
 }
 
-# bench_stop_pid PID:COMM: SIGTERM, then SIGKILL after 5 s, only while PID still
-# runs COMM (a pid reused by another program is left alone).
+# bench_stop_pid PID:START: SIGTERM, then SIGKILL after 5 s, only while PID is
+# still the process tracked (a pid reused by another process is left alone).
 bench_stop_pid() {
-  local pid=${1%%:*} comm=${1#*:} i
-  bench_pid_runs "${pid}" "${comm}" || return 0
+  local pid=${1%%:*} start=${1#*:} i
+  bench_pid_runs "${pid}" "${start}" || return 0
   kill -TERM "${pid}" 2>/dev/null || return 0
   for ((i = 0; i < 50; i++)); do
-    bench_pid_runs "${pid}" "${comm}" || return 0
+    bench_pid_runs "${pid}" "${start}" || return 0
     sleep 0.1
   done
-  bench_log "cleanup: pid ${pid} (${comm}) ignored SIGTERM, sending SIGKILL"
+  bench_log "cleanup: pid ${pid} ignored SIGTERM, sending SIGKILL"
   kill -KILL "${pid}" 2>/dev/null || true
 }
 

@@ -419,6 +419,13 @@ void PrintReadPath(const nlohmann::ordered_json& r) {
              s["objects"].get<uint64_t>(), HumanBytes(s["bytes_stored"].get<uint64_t>()),
              HumanBytes(s["bytes_verified"].get<uint64_t>()), ms("lookup_us"), ms("pread_us"), ms("decode_us"),
              s["max_in_flight"].get<uint64_t>());
+  if (s.contains("backend") && s["backend"].contains("cache_misses")) {
+    const auto& b = s["backend"];
+    auto v = [&](const char* key) { return b[key].get<uint64_t>(); };
+    fmt::print("remote      {} blocks fetched ({}), {} from the cache, {} waits on a fetch; cache {} ({} evicted)\n",
+               v("cache_misses"), HumanBytes(v("fetched_bytes")), v("cache_hits"), v("cache_waits"),
+               HumanBytes(v("cached_bytes")), v("cache_evictions"));
+  }
 }
 
 }  // namespace

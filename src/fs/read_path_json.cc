@@ -6,6 +6,8 @@ namespace strata::fs {
 
 nlohmann::ordered_json ReadPathJson(const WorkspaceCounters::ReadPath& r) {
   const StoreReadCounters& s = r.store;
+  nlohmann::ordered_json backend = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : s.backend) backend[name] = value;
   return {{"demands", r.demands},
           {"fetches", r.fetches},
           {"fetch_errors", r.fetch_errors},
@@ -23,7 +25,8 @@ nlohmann::ordered_json ReadPathJson(const WorkspaceCounters::ReadPath& r) {
             {"lookup_us", s.lookup_us},
             {"pread_us", s.pread_us},
             {"decode_us", s.decode_us},
-            {"max_in_flight", s.max_in_flight}}}};
+            {"max_in_flight", s.max_in_flight},
+            {"backend", backend}}}};
 }
 
 }  // namespace strata::fs

@@ -159,6 +159,14 @@ std::string S3Backend::PackLocation(const std::string& name) const {
   return client_->location().Url() + "/" + kPacks + name;
 }
 
+std::vector<std::pair<std::string, uint64_t>> S3Backend::Counters() const {
+  S3BackendCounters c = counters();
+  return {{"cache_hits", c.cache.hits},         {"cache_misses", c.cache.misses},
+          {"cache_waits", c.cache.waits},       {"fetched_bytes", c.cache.fetched_bytes},
+          {"cache_evictions", c.cache.evictions}, {"cached_bytes", c.cache.cached_bytes},
+          {"packs_published", c.packs_published}, {"bytes_published", c.bytes_published}};
+}
+
 S3BackendCounters S3Backend::counters() const {
   S3BackendCounters c;
   c.cache = cache_->counters();

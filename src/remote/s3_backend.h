@@ -55,6 +55,7 @@ class S3Backend : public Backend {
   bool Shared() const override { return true; }
 
   S3BackendCounters counters() const;
+  std::vector<std::pair<std::string, uint64_t>> Counters() const override;
 
  private:
   struct RefState {

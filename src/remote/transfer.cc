@@ -11,7 +11,7 @@
 namespace strata {
 namespace {
 
-struct StoredObject {
+struct ObjectBytes {
   Hash id;
   std::string data;
 };
@@ -38,13 +38,13 @@ class FirstError {
 };
 
 // Parents before children: a depth-first post-order over the missing commits.
-std::vector<const StoredObject*> OldestFirst(const std::vector<StoredObject>& commits,
+std::vector<const ObjectBytes*> OldestFirst(const std::vector<ObjectBytes>& commits,
                                              const std::unordered_map<Hash, std::vector<Hash>>& parents) {
-  std::unordered_map<Hash, const StoredObject*> by_id;
-  for (const StoredObject& c : commits) by_id[c.id] = &c;
-  std::vector<const StoredObject*> order;
+  std::unordered_map<Hash, const ObjectBytes*> by_id;
+  for (const ObjectBytes& c : commits) by_id[c.id] = &c;
+  std::vector<const ObjectBytes*> order;
   std::unordered_set<Hash> done;
-  for (const StoredObject& c : commits) {
+  for (const ObjectBytes& c : commits) {
     std::vector<std::pair<Hash, size_t>> stack{{c.id, 0}};  // commit, next parent to visit
     if (!done.insert(c.id).second) continue;
     while (!stack.empty()) {
@@ -69,7 +69,7 @@ Result<TransferStats> CopyHistory(Store& from, Store& to, const Hash& head, cons
   TransferStats stats;
 
   // Commits the destination lacks; a commit it has brings its history along.
-  std::vector<StoredObject> commits;
+  std::vector<ObjectBytes> commits;
   std::unordered_map<Hash, std::vector<Hash>> parents;
   std::vector<Hash> level;  // root trees to look at
   std::unordered_set<Hash> seen;
@@ -89,7 +89,7 @@ Result<TransferStats> CopyHistory(Store& from, Store& to, const Hash& head, cons
   }
 
   // Trees a level at a time, read in parallel; the chunks their files name.
-  std::vector<std::vector<StoredObject>> tree_levels;
+  std::vector<std::vector<ObjectBytes>> tree_levels;
   std::unordered_map<Hash, uint64_t> chunks;  // id -> length
   std::mutex mu;
   FirstError error;
@@ -101,7 +101,7 @@ Result<TransferStats> CopyHistory(Store& from, Store& to, const Hash& head, cons
       STRATA_ASSIGN_OR_RETURN(bool present, to.Contains(id));
       if (!present) wanted.push_back(id);
     }
-    std::vector<StoredObject> read(wanted.size());
+    std::vector<ObjectBytes> read(wanted.size());
     std::vector<Hash> next;
     for (size_t i = 0; i < wanted.size(); i++) {
       pool.Submit([&, i] {
@@ -138,9 +138,12 @@ Result<TransferStats> CopyHistory(Store& from, Store& to, const Hash& head, cons
     if (error.failed()) break;
     pool.Submit([&, id = id, length = length] {
       if (error.failed()) return;
-      auto data = from.Get(id, ObjectType::kChunk);
-      if (!data.ok()) return error.Set(data.status());
-      auto put = to.Put(ObjectType::kChunk, *data);
+      // As stored: checked on the way out, not compressed a second time.
+      auto object = from.GetStored(id);
+      if (!object.ok()) return error.Set(object.status());
+      if (object->type != ObjectType::kChunk)
+        return error.Set(Status::Corruption("object " + id.ToHex() + " is named as a chunk but is not one"));
+      auto put = to.PutStored(id, *object);
       if (!put.ok()) return error.Set(put.status());
       if (options.progress) options.progress->Add(1, length);
     });
@@ -152,14 +155,14 @@ Result<TransferStats> CopyHistory(Store& from, Store& to, const Hash& head, cons
 
   // Round 2: trees, deepest level first.
   for (auto it = tree_levels.rbegin(); it != tree_levels.rend(); ++it)
-    for (const StoredObject& t : *it) {
+    for (const ObjectBytes& t : *it) {
       STRATA_RETURN_IF_ERROR(to.Put(ObjectType::kTree, t.data).status());
       stats.trees++;
     }
   STRATA_RETURN_IF_ERROR(to.Flush());
 
   // Round 3: commits, oldest first.
-  for (const StoredObject* c : OldestFirst(commits, parents)) {
+  for (const ObjectBytes* c : OldestFirst(commits, parents)) {
     STRATA_RETURN_IF_ERROR(to.Put(ObjectType::kCommit, c->data).status());
     stats.commits++;
   }

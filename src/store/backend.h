@@ -61,6 +61,10 @@ class Backend {
   // Whether other machines publish packs here too: then an object missing
   // from the local index may have appeared since it was last synchronised.
   virtual bool Shared() const { return false; }
+
+  // What the backend did, by name, for `strata stats` (a remote's cache and
+  // transfers); empty for a local directory.
+  virtual std::vector<std::pair<std::string, uint64_t>> Counters() const { return {}; }
 };
 
 // Packs as files in STORE/packs, refs in the refs table of STORE/index.db.

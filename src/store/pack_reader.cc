@@ -41,37 +41,54 @@ void PackCache::Clear() {
   open_.clear();
 }
 
-Result<std::string> PackCache::ReadObject(const std::string& pack_name, const PackEntry& entry) {
-  auto damaged = [&](const Status& why) {
-    return Status::Corruption("object " + entry.id.ToHex() + " in pack " + pack_name + " is damaged: " +
-                              why.message());
-  };
-  if (entry.stored_len > kMaxObjectSize) return damaged(Status::Corruption("index claims an impossible size"));
+Status PackCache::Damaged(const std::string& pack_name, const PackEntry& entry, const Status& why) {
+  return Status::Corruption("object " + entry.id.ToHex() + " in pack " + pack_name + " is damaged: " + why.message());
+}
+
+Result<std::string> PackCache::ReadBytes(const std::string& pack_name, const PackEntry& entry) {
+  if (entry.stored_len > kMaxObjectSize)
+    return Damaged(pack_name, entry, Status::Corruption("index claims an impossible size"));
   STRATA_ASSIGN_OR_RETURN(auto file, OpenPack(pack_name));
   if (entry.offset + entry.stored_len > file->Size())
-    return damaged(Status::Corruption("pack is shorter than the index says"));
+    return Damaged(pack_name, entry, Status::Corruption("pack is shorter than the index says"));
   std::string stored;
   auto start = std::chrono::steady_clock::now();
   Status s = file->Read(entry.offset, entry.stored_len, &stored);
   pread_us_ += MicrosSince(start);
-  if (!s.ok()) return s.IsCorruption() ? damaged(s) : s;
-  start = std::chrono::steady_clock::now();
+  if (!s.ok()) return s.IsCorruption() ? Damaged(pack_name, entry, s) : s;
   objects_++;
   bytes_stored_ += stored.size();
+  return stored;
+}
+
+Result<std::string> PackCache::ReadObject(const std::string& pack_name, const PackEntry& entry) {
+  STRATA_ASSIGN_OR_RETURN(std::string stored, ReadBytes(pack_name, entry));
+  auto start = std::chrono::steady_clock::now();
   if (entry.codec == Codec::kRaw && entry.raw_len == stored.size()) {
     // Stored raw (incompressible): the bytes read are the object. Check them
     // and hand them over; DecodeObject would copy them first.
     const bool intact = ComputeObjectId(entry.type, stored) == entry.id;
     decode_us_ += MicrosSince(start);
-    if (!intact) return damaged(Status::Corruption("content does not match its id (checksum mismatch)"));
+    if (!intact)
+      return Damaged(pack_name, entry, Status::Corruption("content does not match its id (checksum mismatch)"));
     bytes_verified_ += stored.size();
     return stored;
   }
   auto raw = DecodeObject(entry, stored);
   decode_us_ += MicrosSince(start);
-  if (!raw.ok()) return damaged(raw.status());
+  if (!raw.ok()) return Damaged(pack_name, entry, raw.status());
   bytes_verified_ += raw->size();
   return std::move(raw).value();
+}
+
+Result<std::string> PackCache::ReadStored(const std::string& pack_name, const PackEntry& entry) {
+  STRATA_ASSIGN_OR_RETURN(std::string stored, ReadBytes(pack_name, entry));
+  auto start = std::chrono::steady_clock::now();
+  auto raw = DecodeObject(entry, stored);  // checks the id
+  decode_us_ += MicrosSince(start);
+  if (!raw.ok()) return Damaged(pack_name, entry, raw.status());
+  bytes_verified_ += raw->size();
+  return stored;
 }
 
 PackCache::Counters PackCache::counters() const {

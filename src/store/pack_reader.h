@@ -27,6 +27,9 @@ class PackCache {
   // checks that its bytes hash to entry.id. Any mismatch is Corruption that
   // names the object and the pack.
   Result<std::string> ReadObject(const std::string& pack_name, const PackEntry& entry);
+  // The object's bytes as the pack holds them (compressed or raw), after the
+  // same check: for copying them to another pack as they are.
+  Result<std::string> ReadStored(const std::string& pack_name, const PackEntry& entry);
   // Closes every handle (reads in flight keep theirs): gc removed packs.
   void Clear();
 
@@ -38,6 +41,9 @@ class PackCache {
 
  private:
   Result<std::shared_ptr<RandomAccessFile>> OpenPack(const std::string& pack_name);
+  // The stored bytes of an entry, counted, unchecked.
+  Result<std::string> ReadBytes(const std::string& pack_name, const PackEntry& entry);
+  static Status Damaged(const std::string& pack_name, const PackEntry& entry, const Status& why);
 
   Backend* const backend_;
   std::mutex mu_;

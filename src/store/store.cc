@@ -166,39 +166,53 @@ Status Store::IndexNewPacks() {
 
 Result<PutResult> Store::Put(ObjectType type, std::string_view data) {
   if (data.size() > kMaxObjectSize) return Status::InvalidArgument("object larger than the format allows");
-  PutResult result;
-  result.id = ComputeObjectId(type, data);
-  {
-    std::lock_guard<std::mutex> lock(write_mu_);
-    if (known_.count(result.id)) return result;
-  }
-  STRATA_ASSIGN_OR_RETURN(auto existing, index_->Lookup(result.id));
-  if (existing) {
-    std::lock_guard<std::mutex> lock(write_mu_);
-    known_.insert(result.id);
-    return result;
-  }
+  const Hash id = ComputeObjectId(type, data);
+  STRATA_ASSIGN_OR_RETURN(bool stored_already, IsStored(id));
+  if (stored_already) return PutResult{id};
   // Compress outside the lock: this is where the CPU time goes. The buffer is
   // per thread so its memory is reused from one object to the next.
   thread_local std::string stored;
   Codec codec = Compress(data, config_.zstd_level, &stored);
+  return Append(id, type, codec, stored, data.size());
+}
 
+Result<PutResult> Store::PutStored(const Hash& id, const StoredObject& object) {
+  STRATA_ASSIGN_OR_RETURN(bool stored_already, IsStored(id));
+  if (stored_already) return PutResult{id};
+  return Append(id, object.type, object.codec, object.bytes, object.raw_len);
+}
+
+Result<bool> Store::IsStored(const Hash& id) {
+  {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    if (known_.count(id)) return true;
+  }
+  STRATA_ASSIGN_OR_RETURN(auto existing, index_->Lookup(id));
+  if (!existing) return false;
+  std::lock_guard<std::mutex> lock(write_mu_);
+  known_.insert(id);
+  return true;
+}
+
+Result<PutResult> Store::Append(const Hash& id, ObjectType type, Codec codec, std::string_view stored,
+                                uint64_t raw_len) {
+  PutResult result{id};
   std::unique_lock<std::mutex> lock(write_mu_);
   STRATA_RETURN_IF_ERROR(seal_error_);
-  if (!known_.insert(result.id).second) return result;  // another thread stored it meanwhile
+  if (!known_.insert(id).second) return result;  // another thread stored it meanwhile
   if (!open_pack_) {
     auto writer = PackWriter::Create(env_, path_ + "/tmp");
     if (!writer.ok()) {
-      known_.erase(result.id);
+      known_.erase(id);
       return writer.status();
     }
     open_pack_ = std::move(writer).value();
   }
-  if (Status s = open_pack_->Add(result.id, type, codec, stored, data.size()); !s.ok()) {
-    known_.erase(result.id);
+  if (Status s = open_pack_->Add(id, type, codec, stored, raw_len); !s.ok()) {
+    known_.erase(id);
     return s;
   }
-  open_ids_.insert(result.id);
+  open_ids_.insert(id);
   result.stored = true;
   result.stored_bytes = stored.size();
   if (open_pack_->size() >= config_.pack_size) STRATA_RETURN_IF_ERROR(SealOpenPack(lock));
@@ -250,7 +264,7 @@ Status Store::Flush() {
   return Status::Ok();
 }
 
-Result<std::string> Store::Get(const Hash& id, ObjectType expected) {
+Status Store::FlushIfUnsealed(const Hash& id) {
   bool unsealed;
   {
     std::lock_guard<std::mutex> lock(write_mu_);
@@ -258,7 +272,11 @@ Result<std::string> Store::Get(const Hash& id, ObjectType expected) {
   }
   // Objects are read through the index only; one still in the open pack is
   // made readable by sealing that pack early.
-  if (unsealed) STRATA_RETURN_IF_ERROR(Flush());
+  return unsealed ? Flush() : Status::Ok();
+}
+
+Result<std::string> Store::Get(const Hash& id, ObjectType expected) {
+  STRATA_RETURN_IF_ERROR(FlushIfUnsealed(id));
   // Counted to show that reads run in parallel (the index lookup is the one
   // step that is serialised, on its connection's mutex).
   struct InFlight {
@@ -308,6 +326,20 @@ Status Store::RefreshAfterMiss() {
   return IndexNewPacks();
 }
 
+Result<StoredObject> Store::GetStored(const Hash& id) {
+  if (Status s = FlushIfUnsealed(id); !s.ok()) return s;
+  STRATA_ASSIGN_OR_RETURN(auto loc, index_->Lookup(id));
+  if (!loc && backend_->Shared()) {
+    STRATA_RETURN_IF_ERROR(RefreshAfterMiss());
+    STRATA_ASSIGN_OR_RETURN(loc, index_->Lookup(id));
+  }
+  if (!loc) return Status::NotFound("object " + id.ToHex() + " is not in the store");
+  DropRemovedPackHandles();
+  auto bytes = packs_->ReadStored(loc->pack, loc->entry);
+  if (!bytes.ok()) return bytes.status();
+  return StoredObject{loc->entry.type, loc->entry.codec, loc->entry.raw_len, std::move(bytes).value()};
+}
+
 StoreReadCounters Store::ReadCounters() const {
   PackCache::Counters p = packs_->counters();
   StoreReadCounters c;
@@ -318,6 +350,7 @@ StoreReadCounters Store::ReadCounters() const {
   c.decode_us = p.decode_us;
   c.lookup_us = lookup_us_.load();
   c.max_in_flight = max_gets_in_flight_.load();
+  c.backend = backend_->Counters();
   return c;
 }
 

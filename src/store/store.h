@@ -71,6 +71,15 @@ struct StoreConfig {
   static Result<StoreConfig> FromJson(std::string_view json);
 };
 
+// An object as a pack holds it (compressed or raw), for copying it to another
+// store without compressing it again (GetStored, PutStored).
+struct StoredObject {
+  ObjectType type = ObjectType::kChunk;
+  Codec codec = Codec::kRaw;
+  uint64_t raw_len = 0;
+  std::string bytes;
+};
+
 // What Put() did, for counters.
 struct PutResult {
   Hash id;
@@ -100,6 +109,7 @@ struct StoreReadCounters {
   uint64_t pread_us = 0;        // in preads of packs
   uint64_t decode_us = 0;       // decompressing and hashing
   uint64_t max_in_flight = 0;   // most Get() calls running at once
+  std::vector<std::pair<std::string, uint64_t>> backend;  // Backend::Counters()
 };
 
 // Makes the backend of a store opened at store_path (index: its local index).
@@ -132,6 +142,12 @@ class Store {
   Result<Tree> GetTree(const Hash& id);
   Result<Commit> GetCommit(const Hash& id);
   StoreReadCounters ReadCounters() const;
+  // Copying between stores: the object as stored, checked against its id
+  // (decoded and hashed, then the stored bytes handed over); and storing one
+  // so obtained as it is. PutStored trusts the id: give it only what
+  // GetStored of a store returned.
+  Result<StoredObject> GetStored(const Hash& id);
+  Result<PutResult> PutStored(const Hash& id, const StoredObject& object);
   // Seals the open pack and indexes it; after it returns every Put is durable.
   Status Flush();
   // Adds to the counter of file bytes given to the store (for the dedup ratio).
@@ -191,6 +207,12 @@ class Store {
   // Closes pack handles once gc removed packs, so their space is freed even in
   // a long-running mount; checks the index at most once a second.
   void DropRemovedPackHandles();
+  // Whether the object is stored (remembered in known_ if so).
+  Result<bool> IsStored(const Hash& id);
+  // Adds an object to the open pack unless another thread just did.
+  Result<PutResult> Append(const Hash& id, ObjectType type, Codec codec, std::string_view stored, uint64_t raw_len);
+  // Seals the open pack early when it holds `id`, so that id can be read.
+  Status FlushIfUnsealed(const Hash& id);
   // Seals the open pack; drops `lock` (on write_mu_) while syncing it.
   Status SealOpenPack(std::unique_lock<std::mutex>& lock);
 

@@ -85,6 +85,29 @@ TEST_F(StoreTest, ConcurrentPutsOfOverlappingDataStoreEachObjectOnce) {
   EXPECT_EQ(report->objects, 200u);
 }
 
+TEST_F(StoreTest, ObjectsCopiedAsStoredReadBackTheSame) {
+  std::string text(300000, 'x');  // compressible: stored with zstd
+  std::string noise = testing::RandomBytes(200000, 9);  // stored raw
+  Hash t = store_->Put(ObjectType::kChunk, text)->id;
+  Hash n = store_->Put(ObjectType::kChunk, noise)->id;
+  ASSERT_TRUE(store_->Flush().ok());
+  ASSERT_TRUE(Store::Init(dir_.path() + "/copy", StoreConfig()).ok());
+  auto copy = std::move(Store::Open(dir_.path() + "/copy")).value();
+  for (const Hash& id : {t, n}) {
+    auto object = store_->GetStored(id);
+    ASSERT_TRUE(object.ok()) << object.status().ToString();
+    auto put = copy->PutStored(id, *object);
+    ASSERT_TRUE(put.ok());
+    EXPECT_TRUE(put->stored);
+    EXPECT_FALSE(copy->PutStored(id, *object)->stored);  // once
+  }
+  EXPECT_LT(store_->GetStored(t)->bytes.size(), text.size());
+  ASSERT_TRUE(copy->Flush().ok());
+  EXPECT_EQ(*copy->Get(t, ObjectType::kChunk), text);
+  EXPECT_EQ(*copy->Get(n, ObjectType::kChunk), noise);
+  EXPECT_TRUE(store_->GetStored(Sha256::Of("absent", 6)).status().IsNotFound());
+}
+
 TEST_F(StoreTest, FlippedByteIsReportedByGetAndVerify) {
   std::string a = testing::RandomBytes(100000, 2), b = testing::RandomBytes(100000, 3);
   Hash ida = store_->Put(ObjectType::kChunk, a)->id;
@@ -105,6 +128,9 @@ TEST_F(StoreTest, FlippedByteIsReportedByGetAndVerify) {
   auto bad = store_->Get(idb, ObjectType::kChunk);
   ASSERT_TRUE(bad.status().IsCorruption());
   EXPECT_NE(bad.status().message().find(idb.ToHex()), std::string::npos);
+  // Copying as stored checks too: damaged bytes never reach another store.
+  EXPECT_TRUE(store_->GetStored(ida).ok());
+  EXPECT_TRUE(store_->GetStored(idb).status().IsCorruption());
 
   auto report = VerifyStore(*store_, nullptr);
   ASSERT_TRUE(report.ok());

@@ -94,7 +94,10 @@ json_true 'd[0]["id"] == "'"$c1"'"' # still the first commit, whatever the kille
 expect_ok strata push origin main --json
 json_true 'd["head"] == "'"$c2"'"'
 echo "resumed push: $(json 'd["chunks_present"]') chunks were there already, $(json 'd["chunks"]') sent" >&2
-json_true 'd["chunks_present"] > 0' # the killed push's first pack is not sent again
+# What the killed push had sent is not sent again: at least its first pack of
+# chunks (when the kill came later, everything but the branch update). Where
+# the kill lands depends on timing; transfer_test fails copies at every point.
+json_true 'd["chunks_present"] > 0 or (d["chunks"] == 0 and d["commits"] == 0)'
 expect_ok strata_b pull origin main
 expect_ok strata_b export main "$WORK/out-b2"
 assert_same_content "$WORK/src" "$WORK/out-b2"
