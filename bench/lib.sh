@@ -271,6 +271,23 @@ bench_meta_env() {
   fi
 }
 
+# bench_make_mixed_data PATH SIZE_MIB: the data file of the read suites — its
+# first half random bytes (incompressible), its second half base64 text of
+# random bytes (compresses to about 3/4), SIZE_MIB MiB in all; synced.
+bench_make_mixed_data() {
+  local path=$1 half=$(($2 << 19))
+  bench_log "making $2 MiB of data (half random, half base64 text)"
+  # The text half is cut from a longer base64 stream: its writer dies of SIGPIPE, on purpose.
+  set +o pipefail
+  {
+    head -c "${half}" /dev/urandom
+    head -c $((half * 3 / 4 + 4096)) /dev/urandom | base64 -w 76 | head -c "${half}"
+  } >"${path}"
+  set -o pipefail
+  sync
+  [[ $(stat -c %s "${path}") -eq $((half * 2)) ]] || bench_die "${path} has the wrong size"
+}
+
 # bench_rotate ROUND ITEM...: the items rotated left by ROUND-1, one per line (the
 # arms' order of a round: each arm takes each position in turn).
 bench_rotate() {

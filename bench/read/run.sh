@@ -96,17 +96,7 @@ DAEMON_PID=
 # --- the data, the image, the store --------------------------------------------
 FILE_NAME=big.bin
 DATA=${SCRATCH}/data/${FILE_NAME}
-HALF=$((SIZE_MIB << 19))
-bench_log "making ${SIZE_MIB} MiB of data (half random, half base64 text)"
-# The text half is cut from a longer base64 stream: its writer dies of SIGPIPE, on purpose.
-set +o pipefail
-{
-  head -c "${HALF}" /dev/urandom
-  head -c $((HALF * 3 / 4 + 4096)) /dev/urandom | base64 -w 76 | head -c "${HALF}"
-} >"${DATA}"
-set -o pipefail
-sync
-[[ $(stat -c %s "${DATA}") -eq $((HALF * 2)) ]] || bench_die "the data file has the wrong size"
+bench_make_mixed_data "${DATA}" "${SIZE_MIB}"
 
 PT_BIN=${SCRATCH}/passthrough_ll
 if has_arm passthrough_ll; then

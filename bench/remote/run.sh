@@ -43,47 +43,14 @@ REPO_ROOT=$(cd "${SCRIPT_DIR}/../.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 source "${SCRIPT_DIR}/../lib.sh"
 
-# --- helpers of this suite (bench/lib.sh keeps only the shared ones) ---------------
 usage() { sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
-optarg() {
-  [[ $# -ge 2 && -n "$2" ]] || bench_die "$1 needs a value"
-  printf '%s\n' "$2"
-}
-check_int() {
-  while [[ $# -ge 2 ]]; do
-    [[ "$2" =~ ^[1-9][0-9]*$ ]] || bench_die "$1 must be a positive integer, got '$2'"
-    shift 2
-  done
-}
-# The arms' order of round ROUND: the items rotated left by ROUND-1.
-rotate() {
-  local round=$1 i n
-  shift
-  n=$#
-  local -a items=("$@")
-  for ((i = 0; i < n; i++)); do printf '%s\n' "${items[(i + round - 1) % n]}"; done
-}
-META=
-meta() { printf '%s\t%s\n' "$1" "${2//$'\n'/ }" >>"${META}"; }
-strata_commit() {
-  local sha
-  if [[ -n "${STRATA_COMMIT:-}" ]]; then
-    echo "${STRATA_COMMIT}"
-  elif sha=$(git -C "${REPO_ROOT}" rev-parse --short HEAD 2>/dev/null); then
-    [[ -z "$(git -C "${REPO_ROOT}" status --porcelain --untracked-files=no -- src 2>/dev/null)" ]] || sha="${sha}-dirty"
-    echo "${sha}"
-  else
-    echo unknown
-  fi
-}
-
 QUICK=0 ROUNDS='' SIZE_MIB='' OUT=''
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) QUICK=1 ;;
-    --rounds) ROUNDS=$(optarg "$@"); shift ;;
-    --size-mib) SIZE_MIB=$(optarg "$@"); shift ;;
-    --out) OUT=$(optarg "$@"); shift ;;
+    --rounds) ROUNDS=$(bench_optarg "$@"); shift ;;
+    --size-mib) SIZE_MIB=$(bench_optarg "$@"); shift ;;
+    --out) OUT=$(bench_optarg "$@"); shift ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; bench_die "unknown argument: $1" ;;
   esac
@@ -94,7 +61,7 @@ if ((QUICK)); then
 else
   ROUNDS=${ROUNDS:-3} SIZE_MIB=${SIZE_MIB:-1024}
 fi
-check_int --rounds "${ROUNDS}" --size-mib "${SIZE_MIB}"
+bench_check_int --rounds "${ROUNDS}" --size-mib "${SIZE_MIB}"
 ((SIZE_MIB <= 1536)) || bench_die "--size-mib at most 1536: the memstore OSD holds 4 GiB"
 readonly READ_ARMS=(strata-read curl-get curl-get-par4)
 
@@ -120,8 +87,7 @@ OUT=$(cd "${OUT}" && pwd -P)
 LOGS=${OUT}/logs
 RAW=${OUT}/raw.tsv
 printf 'round\tposition\tarm\tphase\tvalue\tunit\tseconds\tbytes\tbytes_counted\trgw_gets\trgw_bytes_sent\tcached_kb_after_drop\tstats\tmount_seconds\tread_seconds\n' >"${RAW}"
-META=${OUT}/meta.tsv
-: >"${META}"
+bench_meta_open "${OUT}/meta.tsv"
 
 # --- scratch, cleanup ------------------------------------------------------------
 SCRATCH=/var/tmp/strata-bench-remote-$$
@@ -229,17 +195,7 @@ print("%d\t%d" % (r.get("get", 0), r.get("get_b", 0)))' 2>/dev/null || printf --
 FILE_NAME=big.bin
 DATA=${SCRATCH}/data/${FILE_NAME}
 FILE_BYTES=$((SIZE_MIB << 20))
-HALF=$((SIZE_MIB << 19))
-bench_log "making ${SIZE_MIB} MiB of data (half random, half base64 text)"
-# The text half is cut from a longer base64 stream: its writer dies of SIGPIPE, on purpose.
-set +o pipefail
-{
-  head -c "${HALF}" /dev/urandom
-  head -c $((HALF * 3 / 4 + 4096)) /dev/urandom | base64 -w 76 | head -c "${HALF}"
-} >"${DATA}"
-set -o pipefail
-sync
-[[ $(stat -c %s "${DATA}") -eq ${FILE_BYTES} ]] || bench_die "the data file has the wrong size"
+bench_make_mixed_data "${DATA}" "${SIZE_MIB}"
 DATA_SHA=$(sha256sum "${DATA}" | cut -d' ' -f1)
 
 SRC=${SCRATCH}/src-store
@@ -250,20 +206,10 @@ strata --store "${SRC}" import "${SCRATCH}/data" --branch bench -m data --json >
 strata --store "${SRC}" stats --json >"${LOGS}/strata-store-stats.json"
 
 # --- environment record -------------------------------------------------------------
-meta date_utc "$(date -u +%Y-%m-%dT%H:%M:%SZ)"
-meta kernel "$(uname -r)"
-meta cpu_model "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
-meta nproc "$(nproc)"
-meta mem_total_kb "$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)"
-meta loadavg_start "$(cut -d' ' -f1-3 /proc/loadavg)"
-meta strata_commit "$(strata_commit)"
+bench_meta_env
 meta strata_bin "${STRATA_BIN}"
-meta quick "${QUICK}"
-meta rounds "${ROUNDS}"
 meta size_mib "${SIZE_MIB}"
 meta data "first half head -c /dev/urandom; second half base64 -w 76 of /dev/urandom; sha256 ${DATA_SHA}"
-meta scratch_dir "${SCRATCH}"
-meta scratch_fs "$(df -T "${SCRATCH}" | awk 'NR == 2 { print $2 " on " $1 }')"
 meta ceph_version "$(ceph --version 2>/dev/null | head -1)"
 meta ceph_setup "scripts/ceph.sh: 1 mon, 1 OSD on memstore (objects in RAM, 4 GiB), radosgw beast on 127.0.0.1, no auth inside the cluster"
 meta curl_version "$(curl --version | head -1)"
@@ -426,7 +372,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
   printf '%s\n' "${PACKS_LIST}" >"${LOGS}/r${round}-packs.tsv"
   bench_log "round ${round}: $(wc -l <<<"${PACKS_LIST}") packs, $(awk -F'\t' '{ s += $2 } END { print s }' <<<"${PACKS_LIST}") B"
   measure_pull "${round}"
-  mapfile -t order < <(rotate "${round}" "${READ_ARMS[@]}")
+  mapfile -t order < <(bench_rotate "${round}" "${READ_ARMS[@]}")
   pos=0
   for arm in "${order[@]}"; do
     pos=$((pos + 1))
