@@ -158,7 +158,12 @@ Status Store::IndexNewPacks() {
     if (known.count(name)) continue;
     STRATA_ASSIGN_OR_RETURN(auto file, backend_->OpenPackUncached(name));
     auto entries = ReadPackIndex(*file);
-    if (!entries.ok()) continue;  // damaged: left for 'strata verify' to report
+    if (!entries.ok()) {
+      // A damaged pack is left for 'strata verify' to report; a pack that
+      // could not be read (a remote that stopped answering) stops here.
+      if (entries.status().IsCorruption() || entries.status().code() == Status::Code::kUnsupported) continue;
+      return entries.status();
+    }
     STRATA_RETURN_IF_ERROR(index_->AddPack(name, file->Size(), *entries));
   }
   return Status::Ok();
