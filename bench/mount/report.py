@@ -67,14 +67,9 @@ ARM_COLOURS = {
 }
 
 
-def read_meta(path):
-    meta = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            if "\t" in line:
-                key, value = line.split("\t", 1)
-                meta[key] = value
-    return meta
+# meta.tsv is read as bench/run reads it.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runner"))
+from results import read_meta  # noqa: E402
 
 
 def read_tsv(path):
