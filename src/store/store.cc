@@ -1,5 +1,6 @@
 #include "store/store.h"
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 
@@ -7,6 +8,7 @@
 #include "store/index.h"
 #include "store/pack_reader.h"
 #include "store/pack_writer.h"
+#include "util/thread_pool.h"
 
 namespace strata {
 
@@ -154,17 +156,41 @@ Status Store::IndexNewPacks() {
   STRATA_ASSIGN_OR_RETURN(uint64_t indexed, index_->PackCount());
   if (packs.size() == indexed) return Status::Ok();
   STRATA_ASSIGN_OR_RETURN(auto known, index_->ListPacks());
-  for (const std::string& name : packs) {
-    if (known.count(name)) continue;
-    STRATA_ASSIGN_OR_RETURN(auto file, backend_->OpenPackUncached(name));
-    auto entries = ReadPackIndex(*file);
-    if (!entries.ok()) {
+  std::vector<std::string> fresh;
+  for (std::string& name : packs)
+    if (!known.count(name)) fresh.push_back(std::move(name));
+  // Footers are read in parallel: on a remote backend each one costs a few
+  // round trips, and a machine new to a remote reads every pack's.
+  struct Footer {
+    Status status;
+    uint64_t size = 0;
+    std::vector<PackEntry> entries;
+  };
+  std::vector<Footer> footers(fresh.size());
+  {
+    ThreadPool pool(std::min<size_t>(8, fresh.size()));
+    for (size_t i = 0; i < fresh.size(); i++) {
+      pool.Submit([&, i] {
+        auto file = backend_->OpenPackUncached(fresh[i]);
+        auto entries = file.ok() ? ReadPackIndex(**file) : Result<std::vector<PackEntry>>(file.status());
+        if (!entries.ok()) {
+          footers[i].status = entries.status();
+          return;
+        }
+        footers[i].size = (*file)->Size();
+        footers[i].entries = std::move(entries).value();
+      });
+    }
+  }
+  for (size_t i = 0; i < fresh.size(); i++) {
+    const Status& s = footers[i].status;
+    if (!s.ok()) {
       // A damaged pack is left for 'strata verify' to report; a pack that
       // could not be read (a remote that stopped answering) stops here.
-      if (entries.status().IsCorruption() || entries.status().code() == Status::Code::kUnsupported) continue;
-      return entries.status();
+      if (s.IsCorruption() || s.code() == Status::Code::kUnsupported) continue;
+      return s;
     }
-    STRATA_RETURN_IF_ERROR(index_->AddPack(name, file->Size(), *entries));
+    STRATA_RETURN_IF_ERROR(index_->AddPack(fresh[i], footers[i].size, footers[i].entries));
   }
   return Status::Ok();
 }
