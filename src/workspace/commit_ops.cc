@@ -42,6 +42,7 @@ void SqliteWorkspace::WaitForCapture(std::unique_lock<std::mutex>& lock, InodeId
 
 Status SqliteWorkspace::CaptureFiles(CommitPlan& plan) {
   const Chunker chunker(store_.config().chunker);
+  ZeroChunk zero(chunker, [](std::string_view data) { return ComputeObjectId(ObjectType::kChunk, data); });
   for (;;) {
     InodeId ino = 0;
     {
@@ -60,6 +61,12 @@ Status SqliteWorkspace::CaptureFiles(CommitPlan& plan) {
       if (file.ok()) c.plan.file = *file;
       opened = file.status();
     }
+    if (opened.ok() && c.input.size >= chunker.params().max_size) {
+      // Holes in its written ranges are chunked without being read.
+      auto data = files_.DataRanges(ino, 0, c.input.size);
+      if (data.ok()) c.input.holes = Uncovered(c.input.written, *data);
+      opened = data.status();
+    }
     auto read = [&](uint64_t offset, size_t n, char* out) { return files_.Read(c.plan, offset, n, out); };
     auto put = [&](std::string_view data) -> Result<Hash> {
       STRATA_ASSIGN_OR_RETURN(PutResult r, store_.Put(ObjectType::kChunk, data));
@@ -68,7 +75,7 @@ Status SqliteWorkspace::CaptureFiles(CommitPlan& plan) {
     };
     uint64_t hashed = 0;
     Result<std::vector<ChunkRef>> chunks = opened;
-    if (opened.ok()) chunks = Rechunk(chunker, c.input, read, put, &hashed);
+    if (opened.ok()) chunks = Rechunk(chunker, zero, c.input, read, put, &hashed);
     c.plan.file.reset();  // one descriptor at a time
     {
       std::lock_guard lock(mu_);
@@ -187,7 +194,7 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request) {
       std::lock_guard lock(mu_);
       Transaction txn(*db_);
       s = txn.status();
-      if (s.ok()) s = db_->SetMeta("committing", put->id.ToHex() + " " + plan.branch);
+      if (s.ok()) s = db_->SetMeta("committing", EncodeCommittingRecord(CommittingRecord{put->id, plan.branch}));
       if (s.ok()) s = txn.Commit();
       if (s.ok()) s = CommitPending();
     }
@@ -198,7 +205,7 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request) {
   if (!s.ok()) {
     EndCapture();
     std::lock_guard lock(mu_);
-    (void)db_->SetMeta("committing", "");
+    (void)db_->SetMeta("committing", EncodeCommittingRecord(std::nullopt));
     if (s.IsConflict())
       return Status::Conflict("head moved: branch '" + plan.branch + "' no longer points at this workspace's base " +
                               (plan.parent ? plan.parent->ToHex().substr(0, 12) : std::string("(none)")) +
@@ -239,7 +246,7 @@ Status SqliteWorkspace::Rebase(CommitPlan& plan, const Hash& commit) {
         STRATA_RETURN_IF_ERROR(db_->ClearChanged(ino));
     STRATA_RETURN_IF_ERROR(db_->SetMeta("base", commit.ToHex()));
     STRATA_RETURN_IF_ERROR(db_->SetMeta("branch", plan.branch));
-    STRATA_RETURN_IF_ERROR(db_->SetMeta("committing", ""));
+    STRATA_RETURN_IF_ERROR(db_->SetMeta("committing", EncodeCommittingRecord(std::nullopt)));
     return txn.Commit();
   }();
   db_->TrackChanges(nullptr);
@@ -255,12 +262,12 @@ Status SqliteWorkspace::Rebase(CommitPlan& plan, const Hash& commit) {
 }
 
 Status SqliteWorkspace::RecoverCommit() {
-  STRATA_ASSIGN_OR_RETURN(auto committing, db_->GetMeta("committing"));
-  if (!committing || committing->empty()) return Status::Ok();
-  const size_t space = committing->find(' ');
-  auto id = Hash::FromHex(committing->substr(0, space));
-  const std::string branch = space == std::string::npos ? std::string() : committing->substr(space + 1);
-  if (!id || branch.empty()) return Status::IOError("workspace database: bad 'committing' record", EIO);
+  STRATA_ASSIGN_OR_RETURN(auto value, db_->GetMeta("committing"));
+  if (!value) return Status::Ok();
+  STRATA_ASSIGN_OR_RETURN(auto committing, DecodeCommittingRecord(*value));
+  if (!committing) return Status::Ok();
+  const Hash* id = &committing->commit;
+  const std::string& branch = committing->branch;
   auto head = store_.GetRef(branch);
   if (!head.ok()) return AsEio(head.status(), "reading branch " + branch);
   Transaction txn(*db_);
@@ -271,7 +278,7 @@ Status SqliteWorkspace::RecoverCommit() {
     info_.base = *id;
     info_.branch = branch;
   }
-  STRATA_RETURN_IF_ERROR(db_->SetMeta("committing", ""));
+  STRATA_RETURN_IF_ERROR(db_->SetMeta("committing", EncodeCommittingRecord(std::nullopt)));
   STRATA_RETURN_IF_ERROR(txn.Commit());
   return CommitPending();
 }

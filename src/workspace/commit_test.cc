@@ -170,6 +170,89 @@ TEST_F(CommitTest, ASmallChangeInALargeFileHashesAFewChunks) {
   EXPECT_EQ(FileOf(*third.commit, "big"), expect.substr(0, 5 << 20));
 }
 
+// The yardstick: one changed file in a workspace of 100 000 files is
+// committed without visiting the others, both in the workspace that made them
+// and in a new workspace on their commit whose directories were never loaded.
+TEST_F(CommitTest, OneChangedFileAmongAHundredThousandVisitsNothingElse) {
+  constexpr int kDirs = 1000, kFilesPerDir = 100;
+  auto ws = Open(std::nullopt, "ws", "main");
+  std::vector<InodeId> dirs;
+  for (int d = 0; d < kDirs; d++) {
+    dirs.push_back(ws->MakeDirectory(kRootInode, "d" + std::to_string(d), 0755, kWho)->ino);
+    for (int f = 0; f < kFilesPerDir; f++) Mk(*ws, dirs.back(), "f" + std::to_string(f), "file " + std::to_string(f));
+  }
+  CommitOutcome all = CommitOk(*ws, "all");
+  ASSERT_TRUE(all.commit);
+  EXPECT_EQ(all.stats.files_captured, static_cast<uint64_t>(kDirs * kFilesPerDir));
+
+  Attr target = L(*ws, dirs[417], "f42");
+  ASSERT_TRUE(ws->Write(target.ino, 0, "FILE").ok());
+  const StoreReadCounters read_before = ws->Counters().read_path.store;
+  CommitOutcome one = CommitOk(*ws, "one");
+  ASSERT_TRUE(one.commit);
+  EXPECT_EQ(one.stats.changed_inodes, 1u);
+  EXPECT_EQ(one.stats.files_captured, 1u);
+  EXPECT_EQ(one.stats.bytes_hashed, std::string("FILE 42").size()) << "only the changed file is hashed";
+  EXPECT_EQ(one.stats.directories_written, 2u) << "the root and d417; 999 directories reused by id";
+  EXPECT_LE(one.stats.objects_written, 4u) << "a chunk, two trees, the commit";
+  // What it read from the store: commit objects (the base, to see whether the
+  // tree changed), no tree and no file.
+  const StoreReadCounters read_after = ws->Counters().read_path.store;
+  EXPECT_LE(read_after.objects - read_before.objects, 2u);
+  EXPECT_LE(read_after.bytes_verified - read_before.bytes_verified, 1024u) << "no tree of 100 or 1 000 entries";
+  EXPECT_EQ(FileOf(*one.commit, "d417/f42"), "FILE 42");
+  EXPECT_EQ(EntryOf(*one.commit, "d416").subtree, EntryOf(*all.commit, "d416").subtree);
+
+  // A workspace on that commit loads only the directories on the changed path.
+  auto fresh = Open(*one.commit, "fresh", "main");
+  Attr d9 = L(*fresh, kRootInode, "d9");
+  Attr f9 = L(*fresh, d9.ino, "f9");
+  ASSERT_TRUE(fresh->Write(f9.ino, 0, "F").ok());
+  CommitOutcome again = CommitOk(*fresh, "fresh one");
+  ASSERT_TRUE(again.commit);
+  EXPECT_EQ(again.stats.files_captured, 1u);
+  EXPECT_EQ(again.stats.directories_written, 2u);
+  EXPECT_LE(fresh->Counters().directories_loaded, 2u) << "the root and d9 only";
+  EXPECT_EQ(FileOf(*again.commit, "d9/f9"), "File 9");
+}
+
+// A 1 MiB change inside a 4 GiB sparse file hashes a few MiB, not 4 GiB: the
+// chunks around the change are re-chunked, all the others are reused unread.
+TEST_F(CommitTest, AOneMiBChangeInAFourGiBSparseFileHashesAFewMiB) {
+  constexpr uint64_t kSize = 4ull << 30;
+  auto ws = Open(std::nullopt, "ws", "main");
+  Attr f = Mk(*ws, kRootInode, "sparse", "");
+  SetAttrRequest grow;
+  grow.size = kSize;
+  ASSERT_TRUE(ws->SetAttr(f.ino, grow).ok());
+  ASSERT_TRUE(ws->Write(f.ino, 0, "head").ok());
+  CommitOutcome first = CommitOk(*ws, "sparse");
+  ASSERT_TRUE(first.commit);
+
+  const std::string mib = testing::RandomBytes(1 << 20, 44);
+  const uint64_t at = (kSize / 2) + 12345;
+  ASSERT_TRUE(ws->Write(f.ino, at, mib).ok());
+  CommitOutcome second = CommitOk(*ws, "1 MiB inside");
+  ASSERT_TRUE(second.commit);
+  EXPECT_GE(second.stats.bytes_hashed, mib.size());
+  EXPECT_LE(second.stats.bytes_hashed, 8ull << 20) << "the changed MiB and the chunks around it, not 4 GiB";
+  TreeEntry e = EntryOf(*second.commit, "sparse");
+  EXPECT_EQ(e.size, kSize);
+  // The changed range reads back from the commit's chunks.
+  uint64_t offset = 0;
+  std::string around;
+  for (const ChunkRef& ref : e.chunks) {
+    if (offset + ref.length > at && offset < at + mib.size()) {
+      std::string data = *store_->Get(ref.id, ObjectType::kChunk);
+      const uint64_t from = std::max(offset, at), to = std::min(offset + ref.length, at + mib.size());
+      around += data.substr(from - offset, to - from);
+    }
+    offset += ref.length;
+  }
+  EXPECT_EQ(offset, kSize);
+  EXPECT_EQ(around, mib);
+}
+
 // A commit holds no descriptor per file: more changed files than the process
 // may open at once still commit.
 TEST_F(CommitTest, MoreChangedFilesThanOpenDescriptors) {

@@ -13,10 +13,74 @@ bool Touched(const std::vector<Extent>& written, uint64_t start, uint64_t end) {
   return it != written.end() && it->start < end;
 }
 
+// Sorted, disjoint ranges of the new content known to be zeros without reading
+// them: bytes at or past base_len never written, holes in written ranges, and
+// untouched old chunks that are the zero chunk.
+std::vector<Extent> KnownZeros(const RechunkInput& in, const std::vector<uint64_t>& starts, ZeroChunk& zero) {
+  std::vector<Extent> z = in.holes;
+  uint64_t pos = std::min(in.base_len, in.size);
+  for (const Extent& w : in.written) {
+    if (pos >= in.size) break;
+    if (w.end <= pos) continue;
+    if (w.start > pos) z.push_back(Extent{pos, std::min(w.start, in.size)});
+    pos = w.end;
+  }
+  if (pos < in.size) z.push_back(Extent{pos, in.size});
+  for (size_t i = 0; i < in.old_chunks.size(); i++) {
+    const uint64_t s = starts[i], e = starts[i + 1];
+    if (e > in.base_len || e > in.size) break;
+    if (in.old_chunks[i].length == zero.length() && in.old_chunks[i].id == zero.id() && !Touched(in.written, s, e))
+      z.push_back(Extent{s, e});
+  }
+  std::sort(z.begin(), z.end(), [](const Extent& a, const Extent& b) { return a.start < b.start; });
+  std::vector<Extent> merged;
+  for (const Extent& e : z) {
+    if (e.start >= e.end) continue;
+    if (!merged.empty() && e.start <= merged.back().end) {
+      merged.back().end = std::max(merged.back().end, e.end);
+    } else {
+      merged.push_back(e);
+    }
+  }
+  return merged;
+}
+
+// Where the known zeros that contain pos end (pos itself if none do).
+uint64_t ZerosUntil(const std::vector<Extent>& zeros, uint64_t pos) {
+  auto it = std::upper_bound(zeros.begin(), zeros.end(), pos, [](uint64_t v, const Extent& e) { return v < e.start; });
+  if (it == zeros.begin()) return pos;
+  --it;
+  return it->end > pos ? it->end : pos;
+}
+
 }  // namespace
 
-Result<std::vector<ChunkRef>> Rechunk(const Chunker& chunker, const RechunkInput& in, const ReadContent& read,
-                                      const PutChunk& put, uint64_t* bytes_hashed) {
+std::vector<Extent> Uncovered(const std::vector<Extent>& ranges, const std::vector<Extent>& cover) {
+  std::vector<Extent> out;
+  size_t c = 0;
+  for (const Extent& r : ranges) {
+    uint64_t pos = r.start;
+    while (c < cover.size() && cover[c].end <= pos) c++;
+    for (size_t i = c; i < cover.size() && cover[i].start < r.end; i++) {
+      if (cover[i].start > pos) out.push_back(Extent{pos, cover[i].start});
+      pos = std::max(pos, cover[i].end);
+    }
+    if (pos < r.end) out.push_back(Extent{pos, r.end});
+  }
+  return out;
+}
+
+const ChunkRef& ZeroChunk::Get() {
+  if (!chunk_) {
+    const std::string zeros(chunker_.params().max_size, '\0');
+    const size_t cut = chunker_.NextCut(reinterpret_cast<const uint8_t*>(zeros.data()), zeros.size());
+    chunk_ = ChunkRef{id_of_(std::string_view(zeros.data(), cut)), cut};
+  }
+  return *chunk_;
+}
+
+Result<std::vector<ChunkRef>> Rechunk(const Chunker& chunker, ZeroChunk& zero, const RechunkInput& in,
+                                      const ReadContent& read, const PutChunk& put, uint64_t* bytes_hashed) {
   *bytes_hashed = 0;
   // Old chunk i covers [starts[i], starts[i+1]).
   std::vector<uint64_t> starts{0};
@@ -32,8 +96,14 @@ Result<std::vector<ChunkRef>> Rechunk(const Chunker& chunker, const RechunkInput
   };
 
   std::vector<ChunkRef> out;
+  // The content [window_pos, window_pos + window.size()): a cut falls a
+  // quarter of the way into a max_size window on average, so the bytes after
+  // it are kept for the next chunk rather than read again.
   std::string window;
+  uint64_t window_pos = 0;
   const size_t max = chunker.params().max_size;
+  // A file shorter than max_size holds no window of zeros to skip.
+  const std::vector<Extent> zeros = in.size >= max ? KnownZeros(in, starts, zero) : std::vector<Extent>();
   uint64_t pos = 0;
   size_t next_old = 0;  // the first old chunk starting at or after pos
   while (pos < in.size) {
@@ -44,8 +114,30 @@ Result<std::vector<ChunkRef>> Rechunk(const Chunker& chunker, const RechunkInput
       continue;
     }
     const size_t n = static_cast<size_t>(std::min<uint64_t>(max, in.size - pos));
-    window.resize(n);
-    STRATA_RETURN_IF_ERROR(read(pos, n, window.data()));
+    if (ZerosUntil(zeros, pos) >= pos + n) {
+      if (n == max) {
+        if (!zero.stored) {
+          STRATA_ASSIGN_OR_RETURN(Hash id, put(std::string(zero.length(), '\0')));
+          if (id != zero.id()) return Status::Corruption("the zero chunk was stored under another id");
+          *bytes_hashed += zero.length();
+          zero.stored = true;
+        }
+        out.push_back(ChunkRef{zero.id(), zero.length()});
+        pos += zero.length();
+        continue;
+      }
+      window.assign(n, '\0');  // the file ends in zeros: nothing to read
+    } else {
+      if (pos >= window_pos && pos < window_pos + window.size()) {
+        window.erase(0, pos - window_pos);
+      } else {
+        window.clear();
+      }
+      const size_t have = std::min(window.size(), n);
+      window.resize(n);
+      if (have < n) STRATA_RETURN_IF_ERROR(read(pos + have, n - have, window.data() + have));
+    }
+    window_pos = pos;
     const size_t cut = chunker.NextCut(reinterpret_cast<const uint8_t*>(window.data()), n);
     STRATA_ASSIGN_OR_RETURN(Hash id, put(std::string_view(window.data(), cut)));
     out.push_back(ChunkRef{id, cut});
