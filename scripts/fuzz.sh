@@ -8,7 +8,8 @@
 #   --seconds N  time per target (default 30; CI runs a short bounded mode)
 #   --out DIR    where crashing inputs and the grown corpora go (default: a temp dir)
 #   --seeds      rewrite tests/fuzz/corpus from the project's encoders, then stop
-#   TARGET       tree commit pack config chunk_list (default: all)
+#   TARGET       tree commit pack config chunk_list index_row workspace_row control
+#                remote (default: all)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=30 out="" seeds=0 targets=()
@@ -17,14 +18,14 @@ while [[ $# -gt 0 ]]; do
     --seconds) seconds=${2:?--seconds needs a number}; shift ;;
     --out) out=${2:?--out needs a directory}; shift ;;
     --seeds) seeds=1 ;;
-    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1") ;;
   esac
   shift
 done
 [[ $seconds =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: --seconds wants a positive number" >&2; exit 2; }
-((${#targets[@]})) || targets=(tree commit pack config chunk_list)
+((${#targets[@]})) || targets=(tree commit pack config chunk_list index_row workspace_row control remote)
 
 "$root/scripts/install-deps.sh"
 build="$root/build-fuzz"

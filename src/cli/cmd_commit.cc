@@ -27,8 +27,9 @@ Result<nlohmann::ordered_json> CommitWorkspace(Store& store, const CommitArgs& a
     if (IsReadOnlyMount(target.name))
       return Status::InvalidArgument(target.mounted->mountpoint + " is a read-only mount: there is nothing to commit");
     STRATA_RETURN_IF_ERROR(SyncMount(target.mounted->mountpoint));
-    nlohmann::ordered_json req = {
-        {"op", "commit"}, {"message", request.message}, {"author", request.author}, {"branch", request.branch}};
+    fs::DaemonRequest req;
+    req.op = fs::DaemonRequest::Op::kCommit;
+    req.commit = request;
     return fs::ControlRequest(ControlSocketPath(store, target), req);
   }
   if (IsReadOnlyMount(target.name)) return Status::InvalidArgument("'" + a.target + "' serves a read-only mount");

@@ -388,7 +388,7 @@ int RunWorkspaceEnd(Globals& g, const std::string& target, bool discard) {
 
 // The counters of the daemon serving workspace `name`, from its control socket.
 Result<nlohmann::ordered_json> DaemonCounters(const Store& store, const std::string& name) {
-  STRATA_ASSIGN_OR_RETURN(auto j, fs::ControlRequest(StateDir(store, name) + "/control.sock", {{"op", "stats"}}));
+  STRATA_ASSIGN_OR_RETURN(auto j, fs::ControlRequest(StateDir(store, name) + "/control.sock", fs::DaemonRequest{}));
   if (!j.contains("operations") || !j.contains("workspace"))
     return Status::Corruption("the daemon's counters are not what this strata reads");
   return j;

@@ -45,7 +45,8 @@ Result<nlohmann::ordered_json> RebaseWorkspace(Store& store, const RebaseArgs& a
   STRATA_ASSIGN_OR_RETURN(Hash onto, RebaseTarget(store, a, target));
   if (target.mounted) {
     STRATA_RETURN_IF_ERROR(SyncMount(target.mounted->mountpoint));
-    return fs::ControlRequest(ControlSocketPath(store, target), {{"op", "rebase"}, {"commit", onto.ToHex()}});
+    return fs::ControlRequest(ControlSocketPath(store, target),
+                              fs::DaemonRequest{.op = fs::DaemonRequest::Op::kRebase, .target = onto});
   }
   STRATA_ASSIGN_OR_RETURN(auto ws, Workspace::Open(store, target.name));
   STRATA_ASSIGN_OR_RETURN(RebaseOutcome out, ws->RebaseOnto(onto));

@@ -26,7 +26,7 @@ Result<nlohmann::ordered_json> ResetWorkspace(Store& store, const ResetArgs& a, 
     // Without --hard the content is kept: dirty pages must reach it first.
     if (!a.hard) STRATA_RETURN_IF_ERROR(SyncMount(target.mounted->mountpoint));
     return fs::ControlRequest(ControlSocketPath(store, target),
-                              {{"op", "reset"}, {"commit", commit.ToHex()}, {"hard", a.hard}});
+                              fs::DaemonRequest{.op = fs::DaemonRequest::Op::kReset, .target = commit, .hard = a.hard});
   }
   STRATA_ASSIGN_OR_RETURN(auto ws, Workspace::Open(store, target.name));
   STRATA_ASSIGN_OR_RETURN(ResetOutcome out, ws->Reset(ResetRequest{commit, a.hard}));

@@ -59,7 +59,8 @@ std::string ControlSocketPath(Store& store, const WorkspaceTarget& target) {
 Result<WorkspaceSnapshot> SnapshotWorkspace(Store& store, const WorkspaceTarget& target) {
   if (target.mounted) {
     STRATA_RETURN_IF_ERROR(SyncMount(target.mounted->mountpoint));
-    STRATA_ASSIGN_OR_RETURN(auto reply, fs::ControlRequest(ControlSocketPath(store, target), {{"op", "snapshot"}}));
+    STRATA_ASSIGN_OR_RETURN(auto reply, fs::ControlRequest(ControlSocketPath(store, target),
+                                                         fs::DaemonRequest{.op = fs::DaemonRequest::Op::kSnapshot}));
     return fs::SnapshotFromJson(reply);
   }
   STRATA_ASSIGN_OR_RETURN(auto ws, Workspace::Open(store, target.name));

@@ -21,6 +21,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "util/status.h"
@@ -28,9 +29,34 @@
 
 namespace strata::fs {
 
+// A request, decoded. Bytes from the socket reach the daemon only through
+// DecodeDaemonRequest: anything else is an "invalid" error reply, never an
+// exception in the serving thread.
+struct DaemonRequest {
+  enum class Op { kStats, kCommit, kSnapshot, kReset, kRebase };
+  Op op = Op::kStats;
+  CommitRequest commit;  // kCommit: message, author, branch (strings; absent: "")
+  Hash target;           // kReset, kRebase: "commit" (64 hex digits)
+  bool hard = false;     // kReset: "hard" (a bool; absent: false)
+  bool operator==(const DaemonRequest& o) const {
+    return op == o.op && commit.message == o.commit.message && commit.author == o.commit.author &&
+           commit.branch == o.commit.branch && target == o.target && hard == o.hard;
+  }
+};
+// One line, without its newline.
+std::string EncodeDaemonRequest(const DaemonRequest& request);
+Result<DaemonRequest> DecodeDaemonRequest(std::string_view line);
+
+// Client side: the daemon's reply to a request of `op`, as the CLI reads it.
+// Corruption unless it is a JSON object holding every field the CLI reads for
+// that op with the type it reads it as (so reading it cannot throw); an error
+// reply comes back as a Status (Conflict for "conflict", InvalidArgument for
+// "invalid").
+Result<nlohmann::ordered_json> DecodeControlReply(DaemonRequest::Op op, std::string_view reply);
+
 class ControlSocket {
  public:
-  using Handler = std::function<nlohmann::ordered_json(const nlohmann::ordered_json& request)>;
+  using Handler = std::function<nlohmann::ordered_json(const DaemonRequest& request)>;
   ControlSocket(std::string path, Handler handler) : path_(std::move(path)), handler_(std::move(handler)) {}
   ~ControlSocket() { Stop(); }
   ControlSocket(const ControlSocket&) = delete;
@@ -49,7 +75,12 @@ class ControlSocket {
 
 // Client side: sends request to the daemon at socket_path and returns its
 // reply; a reply carrying "error" comes back as a Status (Conflict for "conflict").
-Result<nlohmann::ordered_json> ControlRequest(const std::string& socket_path, const nlohmann::ordered_json& request);
+Result<nlohmann::ordered_json> ControlRequest(const std::string& socket_path, const DaemonRequest& request);
+
+class OpStats;
+// The reply to a stats request: {"operations": ops.ToJson(), "workspace":
+// the counters} (read_path_json.cc).
+nlohmann::ordered_json StatsReplyJson(const OpStats& ops, const WorkspaceCounters& c);
 
 // The reply to a commit, also printed by `strata commit --json`.
 nlohmann::ordered_json CommitReplyJson(const CommitOutcome& outcome);

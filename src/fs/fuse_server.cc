@@ -78,56 +78,40 @@ FuseServer::~FuseServer() {
 }
 
 nlohmann::ordered_json FuseServer::StatsJson() const {
-  const WorkspaceCounters c = state_->context.ws->Counters();
-  nlohmann::ordered_json ws = {
-      {"changed_paths", c.changed_paths},
-      {"batches_committed", c.batches_committed},
-      {"operations_committed", c.operations_committed},
-      {"commit_us_total", c.commit_us_total},
-      {"commit_us_max", c.commit_us_max},
-      {"syncs", c.syncs},
-      {"bytes_written", c.bytes_written},
-      {"bytes_read", c.bytes_read},
-      {"directories_loaded", c.directories_loaded},
-      {"chunk_cache", {{"hits", c.chunk_cache_hits}, {"misses", c.chunk_cache_misses}, {"waits", c.chunk_cache_waits}}},
-      {"read_path", fs::ReadPathJson(c.read_path)}};
-  return {{"operations", nlohmann::ordered_json::parse(state_->stats.ToJson())}, {"workspace", std::move(ws)}};
+  return fs::StatsReplyJson(state_->stats, state_->context.ws->Counters());
 }
 
-nlohmann::ordered_json FuseServer::Control(const nlohmann::ordered_json& request) {
-  const std::string op = request.value("op", "");
-  if (op == "stats") return StatsJson();
-  if (op == "commit") {
-    CommitRequest r;
-    r.message = request.value("message", "");
-    r.author = request.value("author", "");
-    r.branch = request.value("branch", "");
-    auto outcome = state_->context.ws->Commit(r);
-    if (!outcome.ok()) return fs::ErrorReplyJson(outcome.status());
-    return fs::CommitReplyJson(*outcome);
+nlohmann::ordered_json FuseServer::Control(const fs::DaemonRequest& request) {
+  using Op = fs::DaemonRequest::Op;
+  switch (request.op) {
+    case Op::kStats:
+      return StatsJson();
+    case Op::kCommit: {
+      auto outcome = state_->context.ws->Commit(request.commit);
+      if (!outcome.ok()) return fs::ErrorReplyJson(outcome.status());
+      return fs::CommitReplyJson(*outcome);
+    }
+    case Op::kReset: {
+      auto outcome = state_->context.ws->Reset(ResetRequest{request.target, request.hard});
+      if (!outcome.ok()) return fs::ErrorReplyJson(outcome.status());
+      Invalidate(outcome->stale);
+      return {{"base", request.target.ToHex()},
+              {"content_replaced", outcome->content_replaced},
+              {"differs", outcome->differs}};
+    }
+    case Op::kRebase: {
+      auto outcome = state_->context.ws->RebaseOnto(request.target);
+      if (!outcome.ok()) return fs::ErrorReplyJson(outcome.status());
+      Invalidate(outcome->stale);  // empty unless the content was replaced
+      return fs::RebaseReplyJson(request.target, *outcome);
+    }
+    case Op::kSnapshot: {
+      auto snap = state_->context.ws->Snapshot();
+      if (!snap.ok()) return fs::ErrorReplyJson(snap.status());
+      return fs::SnapshotReplyJson(*snap);
+    }
   }
-  if (op == "reset") {
-    auto commit = Hash::FromHex(request.value("commit", ""));
-    if (!commit) return fs::ErrorReplyJson(Status::InvalidArgument("reset: no commit id"));
-    auto outcome = state_->context.ws->Reset(ResetRequest{*commit, request.value("hard", false)});
-    if (!outcome.ok()) return fs::ErrorReplyJson(outcome.status());
-    Invalidate(outcome->stale);
-    return {{"base", commit->ToHex()}, {"content_replaced", outcome->content_replaced}, {"differs", outcome->differs}};
-  }
-  if (op == "rebase") {
-    auto commit = Hash::FromHex(request.value("commit", ""));
-    if (!commit) return fs::ErrorReplyJson(Status::InvalidArgument("rebase: no commit id"));
-    auto outcome = state_->context.ws->RebaseOnto(*commit);
-    if (!outcome.ok()) return fs::ErrorReplyJson(outcome.status());
-    Invalidate(outcome->stale);  // empty unless the content was replaced
-    return fs::RebaseReplyJson(*commit, *outcome);
-  }
-  if (op == "snapshot") {
-    auto snap = state_->context.ws->Snapshot();
-    if (!snap.ok()) return fs::ErrorReplyJson(snap.status());
-    return fs::SnapshotReplyJson(*snap);
-  }
-  return fs::ErrorReplyJson(Status::InvalidArgument("unknown request '" + op + "'"));
+  return fs::ErrorReplyJson(Status::InvalidArgument("unknown request"));
 }
 
 void FuseServer::Invalidate(const StaleCaches& stale) {
@@ -146,7 +130,7 @@ Status FuseServer::Run() {
   std::unique_ptr<fs::ControlSocket> control;
   if (!state_->context.options.state_dir.empty()) {
     control = std::make_unique<fs::ControlSocket>(state_->context.options.state_dir + "/control.sock",
-                                                  [this](const nlohmann::ordered_json& r) { return Control(r); });
+                                                  [this](const fs::DaemonRequest& r) { return Control(r); });
     if (Status s = control->Start(); !s.ok()) std::fprintf(stderr, "strata: no counters: %s\n", s.message().c_str());
   }
   fuse_loop_config* config = fuse_loop_cfg_create();

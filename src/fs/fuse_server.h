@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "fs/control.h"
 #include "util/status.h"
 #include "workspace/workspace.h"
 
@@ -57,7 +58,7 @@ class FuseServer {
 
  private:
   FuseServer() = default;
-  nlohmann::ordered_json Control(const nlohmann::ordered_json& request);  // a control socket request
+  nlohmann::ordered_json Control(const fs::DaemonRequest& request);  // a control socket request
   // Tells the kernel to drop what a reset made stale (names, attributes, the
   // root's cached listing). Never from inside a request handler.
   void Invalidate(const StaleCaches& stale);

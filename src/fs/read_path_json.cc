@@ -1,5 +1,5 @@
-// The read path's counters as `strata stats` shows them (the "read_path"
-// object of the control socket's stats reply).
+// The stats reply of the control socket, and in it the read path's counters
+// as `strata stats` shows them (the "read_path" object).
 #include "fs/fs_context.h"
 
 namespace strata::fs {
@@ -27,6 +27,22 @@ nlohmann::ordered_json ReadPathJson(const WorkspaceCounters::ReadPath& r) {
             {"decode_us", s.decode_us},
             {"max_in_flight", s.max_in_flight},
             {"backend", backend}}}};
+}
+
+nlohmann::ordered_json StatsReplyJson(const OpStats& ops, const WorkspaceCounters& c) {
+  nlohmann::ordered_json ws = {
+      {"changed_paths", c.changed_paths},
+      {"batches_committed", c.batches_committed},
+      {"operations_committed", c.operations_committed},
+      {"commit_us_total", c.commit_us_total},
+      {"commit_us_max", c.commit_us_max},
+      {"syncs", c.syncs},
+      {"bytes_written", c.bytes_written},
+      {"bytes_read", c.bytes_read},
+      {"directories_loaded", c.directories_loaded},
+      {"chunk_cache", {{"hits", c.chunk_cache_hits}, {"misses", c.chunk_cache_misses}, {"waits", c.chunk_cache_waits}}},
+      {"read_path", ReadPathJson(c.read_path)}};
+  return {{"operations", nlohmann::ordered_json::parse(ops.ToJson())}, {"workspace", std::move(ws)}};
 }
 
 }  // namespace strata::fs

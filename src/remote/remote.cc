@@ -12,7 +12,9 @@ constexpr const char* kConfigKey = "config.json";
 
 std::string SpecPath(const std::string& dir) { return dir + "/remote.json"; }
 
-std::string SpecToJson(const RemoteSpec& spec) {
+}  // namespace
+
+std::string RemoteSpecToJson(const RemoteSpec& spec) {
   nlohmann::ordered_json j;
   j["url"] = spec.location.Url();
   j["endpoint"] = spec.location.endpoint;
@@ -22,7 +24,7 @@ std::string SpecToJson(const RemoteSpec& spec) {
   return j.dump(2) + "\n";
 }
 
-Result<RemoteSpec> SpecFromJson(const std::string& name, const std::string& text) {
+Result<RemoteSpec> RemoteSpecFromJson(const std::string& name, std::string_view text) {
   auto bad = [&](const std::string& why) { return Status::Corruption("remote " + name + ": remote.json " + why); };
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return bad("is not a JSON object");
@@ -40,6 +42,8 @@ Result<RemoteSpec> SpecFromJson(const std::string& name, const std::string& text
   spec.timeout_ms = static_cast<int>(std::min<uint64_t>(j["timeout_ms"].get<uint64_t>(), 3600000));
   return spec;
 }
+
+namespace {
 
 Result<std::shared_ptr<S3Client>> Connect(const RemoteSpec& spec) {
   STRATA_ASSIGN_OR_RETURN(S3Credentials credentials, S3Credentials::FromEnvironment());
@@ -97,7 +101,7 @@ Status AddRemote(const Store& local, const RemoteSpec& spec, bool create_bucket)
   STRATA_RETURN_IF_ERROR(env->CreateDir(dir));
   STRATA_RETURN_IF_ERROR(Store::Init(dir + "/store", config, env));
   // remote.json last: until it is there, the remote does not exist.
-  return env->WriteFileAtomically(SpecPath(dir), SpecToJson(spec));
+  return env->WriteFileAtomically(SpecPath(dir), RemoteSpecToJson(spec));
 }
 
 Result<RemoteSpec> LoadRemote(const std::string& store_path, const std::string& name) {
@@ -107,7 +111,7 @@ Result<RemoteSpec> LoadRemote(const std::string& store_path, const std::string& 
   if (!env->Exists(path))
     return Status::NotFound("no remote named " + name + " (add one with 'strata remote add')");
   STRATA_ASSIGN_OR_RETURN(std::string text, env->ReadFile(path));
-  return SpecFromJson(name, text);
+  return RemoteSpecFromJson(name, text);
 }
 
 Result<std::vector<RemoteSpec>> ListRemotes(const std::string& store_path) {

@@ -32,6 +32,12 @@ struct RemoteSpec {
   int timeout_ms = 30000;             // a request without progress for this long fails
 };
 
+// remote.json: {"url", "endpoint", "region", "cache_bytes", "timeout_ms"}.
+// Decoding checks every field's type and the URL and endpoint as FromUrl
+// does, and caps timeout_ms at an hour; Corruption naming the remote otherwise.
+std::string RemoteSpecToJson(const RemoteSpec& spec);
+Result<RemoteSpec> RemoteSpecFromJson(const std::string& name, std::string_view text);
+
 // Remote names: letters, digits, '-', '_' (they prefix branches: NAME/BRANCH).
 bool IsValidRemoteName(std::string_view name);
 std::string RemoteDir(const std::string& store_path, const std::string& name);

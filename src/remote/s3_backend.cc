@@ -1,13 +1,13 @@
 #include "remote/s3_backend.h"
 
 #include "store/pack_format.h"
+#include "store/store.h"
 
 namespace strata {
 namespace {
 
 constexpr const char* kPacks = "packs/";
 constexpr const char* kRefs = "refs/";
-constexpr const char* kTombstone = "deleted\n";
 
 // A pack read with range GETs, through the block cache when there is one.
 class RemotePack : public RandomAccessFile {
@@ -31,18 +31,21 @@ class RemotePack : public RandomAccessFile {
   const uint64_t size_;
 };
 
-Result<std::optional<Hash>> ParseRef(const std::string& name, const std::string& body) {
-  if (body == kTombstone) return std::optional<Hash>();
-  std::string hex = body;
-  if (!hex.empty() && hex.back() == '\n') hex.pop_back();
-  auto id = Hash::FromHex(hex);
-  if (!id) return Status::Corruption("remote ref " + name + " does not hold a commit id");
-  return std::optional<Hash>(*id);
-}
-
 std::string Describe(const std::optional<Hash>& h) { return h ? h->ToHex().substr(0, 12) : "nowhere"; }
 
 }  // namespace
+
+std::string EncodeRemoteRef(const std::optional<Hash>& target) {
+  return target ? target->ToHex() + "\n" : std::string(kRemoteRefTombstone);
+}
+
+Result<std::optional<Hash>> DecodeRemoteRef(std::string_view body) {
+  if (body == kRemoteRefTombstone) return std::optional<Hash>();
+  if (!body.empty() && body.back() == '\n') body.remove_suffix(1);
+  auto id = Hash::FromHex(body);
+  if (!id) return Status::Corruption("does not hold a commit id");
+  return std::optional<Hash>(*id);
+}
 
 Status S3Backend::PublishPack(const std::string& local_path, const std::string& name) {
   STRATA_ASSIGN_OR_RETURN(uint64_t size, env_->FileSize(local_path));
@@ -103,7 +106,9 @@ Result<S3Backend::RefState> S3Backend::ReadRef(const std::string& name) {
   RefState state;
   if (!body) return state;
   state.etag = body->etag;
-  STRATA_ASSIGN_OR_RETURN(state.value, ParseRef(name, body->data));
+  auto value = DecodeRemoteRef(body->data);
+  if (!value.ok()) return value.status().WithContext("remote ref " + name);
+  state.value = *value;
   return state;
 }
 
@@ -117,6 +122,7 @@ Result<std::map<std::string, Hash>> S3Backend::ListRefs() {
   std::map<std::string, Hash> refs;
   for (const S3ObjectInfo& o : objects) {
     std::string name = o.key.substr(std::string(kRefs).size());
+    if (!IsValidRefName(name)) continue;  // no branch of ours: never used as one
     STRATA_ASSIGN_OR_RETURN(RefState state, ReadRef(name));
     if (state.value) refs[name] = *state.value;
   }
@@ -148,11 +154,11 @@ Status S3Backend::SwapRef(const std::string& name, const std::optional<Hash>& ex
 
 Status S3Backend::CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected,
                                     const Hash& target) {
-  return SwapRef(name, expected, target.ToHex() + "\n", target);
+  return SwapRef(name, expected, EncodeRemoteRef(target), target);
 }
 
 Status S3Backend::DeleteRef(const std::string& name, const Hash& expected) {
-  return SwapRef(name, expected, kTombstone, std::nullopt);
+  return SwapRef(name, expected, EncodeRemoteRef(std::nullopt), std::nullopt);
 }
 
 std::string S3Backend::PackLocation(const std::string& name) const {

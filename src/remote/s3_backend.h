@@ -21,12 +21,20 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "remote/block_cache.h"
 #include "remote/s3_client.h"
 #include "store/backend.h"
 
 namespace strata {
+
+// The body of refs/<branch>: "<commit id hex>\n", or kRemoteRefTombstone for a
+// deleted branch (nullopt). Decoding takes the id with or without its newline,
+// in either case of hex; anything else is Corruption.
+constexpr const char* kRemoteRefTombstone = "deleted\n";
+std::string EncodeRemoteRef(const std::optional<Hash>& target);
+Result<std::optional<Hash>> DecodeRemoteRef(std::string_view body);
 
 struct S3BackendCounters {
   BlockCacheCounters cache;

@@ -2,7 +2,66 @@
 
 #include <sqlite3.h>
 
+#include <limits>
+
+#include "store/store.h"
+
 namespace strata {
+
+IndexObjectRow EncodeIndexObjectRow(const PackEntry& e) {
+  IndexObjectRow row;
+  row.oid.assign(reinterpret_cast<const char*>(e.id.bytes.data()), Hash::kSize);
+  row.offset = static_cast<int64_t>(e.offset);
+  row.stored_len = static_cast<int64_t>(e.stored_len);
+  row.raw_len = static_cast<int64_t>(e.raw_len);
+  row.type = static_cast<int64_t>(e.type);
+  row.codec = static_cast<int64_t>(e.codec);
+  return row;
+}
+
+Result<PackEntry> DecodeIndexObjectRow(const IndexObjectRow& row) {
+  if (row.oid.size() != Hash::kSize) return Status::Corruption("index row with a malformed object id");
+  PackEntry e;
+  e.id = Hash::FromBytes(row.oid.data());
+  auto bad = [&](const char* why) { return Status::Corruption("index row of object " + e.id.ToHex() + " " + why); };
+  if (row.type < 0 || row.type > 255 || !IsValidObjectType(static_cast<uint8_t>(row.type)) || row.codec < 0 ||
+      row.codec > 255 || !IsValidCodec(static_cast<uint8_t>(row.codec)))
+    return bad("has an unknown type or codec");
+  if (row.offset < static_cast<int64_t>(kPackHeaderSize) || row.stored_len < 0 ||
+      row.stored_len > std::numeric_limits<int64_t>::max() - row.offset)
+    return bad("places it outside any pack");
+  if (row.raw_len < 0 || static_cast<uint64_t>(row.raw_len) > kMaxObjectSize)
+    return bad("gives it a size the format does not allow");
+  e.offset = static_cast<uint64_t>(row.offset);
+  e.stored_len = static_cast<uint64_t>(row.stored_len);
+  e.raw_len = static_cast<uint64_t>(row.raw_len);
+  e.type = static_cast<ObjectType>(row.type);
+  e.codec = static_cast<Codec>(row.codec);
+  return e;
+}
+
+namespace {
+// Pack files are named by their checksum in lower-case hex; an index row
+// naming one otherwise (upper case included) names no pack of this store.
+bool IsPackName(std::string_view name) {
+  auto id = PackNameToHash(name);
+  return id && name.substr(0, Hash::kSize * 2) == id->ToHex();
+}
+}  // namespace
+
+Result<IndexPackRow> DecodeIndexPackRow(std::string_view name, int64_t size) {
+  if (!IsPackName(name)) return Status::Corruption("index names a pack '" + std::string(name) + "'");
+  if (size < static_cast<int64_t>(kPackHeaderSize + kPackTrailerSize))
+    return Status::Corruption("index gives pack " + std::string(name) + " an impossible size");
+  return IndexPackRow{std::string(name), static_cast<uint64_t>(size)};
+}
+
+Result<Hash> DecodeIndexRefRow(std::string_view name, std::string_view oid) {
+  if (!IsValidRefName(name)) return Status::Corruption("index holds a ref with an invalid name");
+  if (oid.size() != Hash::kSize) return Status::Corruption("ref " + std::string(name) + " holds a malformed id");
+  return Hash::FromBytes(oid.data());
+}
+
 namespace {
 
 constexpr int kSchemaVersion = 1;
@@ -39,6 +98,14 @@ class Stmt {
   std::string Text(int col) {
     auto p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
     return p ? std::string(p, sqlite3_column_bytes(stmt_, col)) : std::string();
+  }
+  std::string Blob(int col) {
+    auto p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
+    return p ? std::string(p, sqlite3_column_bytes(stmt_, col)) : std::string();
+  }
+  // Columns oid, offset, stored_len, raw_len, type, codec from `first` on.
+  IndexObjectRow ObjectRow(int first) {
+    return IndexObjectRow{Blob(first), Int(first + 1), Int(first + 2), Int(first + 3), Int(first + 4), Int(first + 5)};
   }
   std::optional<Hash> HashCol(int col) {
     if (sqlite3_column_bytes(stmt_, col) != static_cast<int>(Hash::kSize)) return std::nullopt;
@@ -145,19 +212,17 @@ Result<std::optional<ObjectLocation>> Index::Lookup(const Hash& id) {
   int rc = sqlite3_step(lookup_);
   if (rc == SQLITE_DONE) return std::optional<ObjectLocation>();
   if (rc != SQLITE_ROW) return Status::IOError(std::string("index lookup: ") + sqlite3_errmsg(db_), EIO);
-  ObjectLocation loc;
-  loc.pack.assign(reinterpret_cast<const char*>(sqlite3_column_text(lookup_, 0)),
-                  static_cast<size_t>(sqlite3_column_bytes(lookup_, 0)));
-  loc.entry.id = id;
-  loc.entry.offset = static_cast<uint64_t>(sqlite3_column_int64(lookup_, 1));
-  loc.entry.stored_len = static_cast<uint64_t>(sqlite3_column_int64(lookup_, 2));
-  loc.entry.raw_len = static_cast<uint64_t>(sqlite3_column_int64(lookup_, 3));
-  int64_t type = sqlite3_column_int64(lookup_, 4), codec = sqlite3_column_int64(lookup_, 5);
+  auto text = reinterpret_cast<const char*>(sqlite3_column_text(lookup_, 0));
+  std::string pack = text ? std::string(text, static_cast<size_t>(sqlite3_column_bytes(lookup_, 0))) : std::string();
+  IndexObjectRow row{std::string(reinterpret_cast<const char*>(id.bytes.data()), Hash::kSize),
+                     sqlite3_column_int64(lookup_, 1), sqlite3_column_int64(lookup_, 2),
+                     sqlite3_column_int64(lookup_, 3), sqlite3_column_int64(lookup_, 4),
+                     sqlite3_column_int64(lookup_, 5)};
   sqlite3_reset(lookup_);  // ends the read transaction now, not at the next lookup
-  if (!IsValidObjectType(static_cast<uint8_t>(type)) || !IsValidCodec(static_cast<uint8_t>(codec)))
-    return Status::Corruption("index row of object " + id.ToHex() + " has an unknown type or codec");
-  loc.entry.type = static_cast<ObjectType>(type);
-  loc.entry.codec = static_cast<Codec>(codec);
+  ObjectLocation loc;
+  STRATA_ASSIGN_OR_RETURN(loc.entry, DecodeIndexObjectRow(row));
+  if (!IsPackName(pack)) return Status::Corruption("index places object " + id.ToHex() + " in pack '" + pack + "'");
+  loc.pack = std::move(pack);
   return std::optional<ObjectLocation>(std::move(loc));
 }
 
@@ -178,9 +243,9 @@ Status Index::AddPack(const std::string& name, uint64_t size, const std::vector<
            "VALUES(?, ?, ?, ?, ?, ?, ?)");
   if (!obj.ok()) return PrepareError(db_);
   for (const PackEntry& e : entries) {
-    obj.Bind(1, e.id).Bind(2, pack_id).Bind(3, static_cast<int64_t>(e.offset));
-    obj.Bind(4, static_cast<int64_t>(e.stored_len)).Bind(5, static_cast<int64_t>(e.raw_len));
-    obj.Bind(6, static_cast<int64_t>(e.type)).Bind(7, static_cast<int64_t>(e.codec));
+    const IndexObjectRow row = EncodeIndexObjectRow(e);
+    obj.BindBlob(1, row.oid.data(), row.oid.size()).Bind(2, pack_id).Bind(3, row.offset);
+    obj.Bind(4, row.stored_len).Bind(5, row.raw_len).Bind(6, row.type).Bind(7, row.codec);
     if (obj.Step() != SQLITE_DONE) return obj.Error("adding objects of pack " + name);
     obj.Reset();
   }
@@ -193,7 +258,10 @@ Result<std::map<std::string, uint64_t>> Index::ListPacks() {
   if (!st.ok()) return PrepareError(db_);
   std::map<std::string, uint64_t> packs;
   int rc;
-  while ((rc = st.Step()) == SQLITE_ROW) packs[st.Text(0)] = static_cast<uint64_t>(st.Int(1));
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    STRATA_ASSIGN_OR_RETURN(IndexPackRow pack, DecodeIndexPackRow(st.Text(0), st.Int(1)));
+    packs[pack.name] = pack.size;
+  }
   if (rc != SQLITE_DONE) return st.Error("listing packs");
   return packs;
 }
@@ -215,16 +283,9 @@ Result<std::vector<PackEntry>> Index::ObjectsInPack(const std::string& pack) {
   std::vector<PackEntry> out;
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) {
-    auto id = st.HashCol(0);
-    if (!id) return Status::Corruption("index row with a malformed object id in pack " + pack);
-    PackEntry e;
-    e.id = *id;
-    e.offset = static_cast<uint64_t>(st.Int(1));
-    e.stored_len = static_cast<uint64_t>(st.Int(2));
-    e.raw_len = static_cast<uint64_t>(st.Int(3));
-    e.type = static_cast<ObjectType>(st.Int(4));
-    e.codec = static_cast<Codec>(st.Int(5));
-    out.push_back(e);
+    auto e = DecodeIndexObjectRow(st.ObjectRow(0));
+    if (!e.ok()) return e.status().WithContext("pack " + pack);
+    out.push_back(*e);
   }
   if (rc != SQLITE_DONE) return st.Error("listing objects of " + pack);
   return out;
@@ -270,6 +331,7 @@ Result<std::vector<std::pair<Hash, uint64_t>>> Index::ListObjects() {
   while ((rc = st.Step()) == SQLITE_ROW) {
     auto h = st.HashCol(0);
     if (!h) return Status::Corruption("index row with a malformed object id");
+    if (st.Int(1) < 0) return Status::Corruption("index row of object " + h->ToHex() + " has a negative size");
     out.emplace_back(*h, static_cast<uint64_t>(st.Int(1)));
   }
   if (rc != SQLITE_DONE) return st.Error("listing objects");
@@ -297,9 +359,11 @@ Result<std::vector<PackUsage>> Index::ListPackUsage() {
   if (!st.ok()) return PrepareError(db_);
   std::vector<PackUsage> out;
   int rc;
-  while ((rc = st.Step()) == SQLITE_ROW)
-    out.push_back({st.Text(0), static_cast<uint64_t>(st.Int(1)), static_cast<uint64_t>(st.Int(2)),
-                   static_cast<uint64_t>(st.Int(3))});
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    STRATA_ASSIGN_OR_RETURN(IndexPackRow pack, DecodeIndexPackRow(st.Text(0), st.Int(1)));
+    if (st.Int(2) < 0 || st.Int(3) < 0) return Status::Corruption("index: negative usage of pack " + pack.name);
+    out.push_back({pack.name, pack.size, static_cast<uint64_t>(st.Int(2)), static_cast<uint64_t>(st.Int(3))});
+  }
   if (rc != SQLITE_DONE) return st.Error("pack usage");
   return out;
 }
@@ -318,9 +382,9 @@ Status Index::ReplacePacks(const std::optional<NewPack>& added, const std::vecto
              "SELECT ?, id, ?, ?, ?, ?, ? FROM packs WHERE name = ?");
     if (!obj.ok()) return PrepareError(db_);
     for (const PackEntry& e : added->entries) {
-      obj.Bind(1, e.id).Bind(2, static_cast<int64_t>(e.offset)).Bind(3, static_cast<int64_t>(e.stored_len));
-      obj.Bind(4, static_cast<int64_t>(e.raw_len)).Bind(5, static_cast<int64_t>(e.type));
-      obj.Bind(6, static_cast<int64_t>(e.codec)).Bind(7, added->name);
+      const IndexObjectRow row = EncodeIndexObjectRow(e);
+      obj.BindBlob(1, row.oid.data(), row.oid.size()).Bind(2, row.offset).Bind(3, row.stored_len);
+      obj.Bind(4, row.raw_len).Bind(5, row.type).Bind(6, row.codec).Bind(7, added->name);
       if (obj.Step() != SQLITE_DONE) return obj.Error("moving objects to pack " + added->name);
       obj.Reset();
     }
@@ -348,9 +412,8 @@ Result<std::optional<Hash>> Index::GetRef(const std::string& name) {
   int rc = st.Bind(1, name).Step();
   if (rc == SQLITE_DONE) return std::optional<Hash>();
   if (rc != SQLITE_ROW) return st.Error("reading ref " + name);
-  auto h = st.HashCol(0);
-  if (!h) return Status::Corruption("ref " + name + " holds a malformed id");
-  return std::optional<Hash>(*h);
+  STRATA_ASSIGN_OR_RETURN(Hash h, DecodeIndexRefRow(name, st.Blob(0)));
+  return std::optional<Hash>(h);
 }
 
 Result<std::map<std::string, Hash>> Index::ListRefs() {
@@ -360,9 +423,9 @@ Result<std::map<std::string, Hash>> Index::ListRefs() {
   std::map<std::string, Hash> out;
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) {
-    auto h = st.HashCol(1);
-    if (!h) return Status::Corruption("ref " + st.Text(0) + " holds a malformed id");
-    out[st.Text(0)] = *h;
+    const std::string name = st.Text(0);
+    STRATA_ASSIGN_OR_RETURN(Hash h, DecodeIndexRefRow(name, st.Blob(1)));
+    out[name] = h;
   }
   if (rc != SQLITE_DONE) return st.Error("listing refs");
   return out;

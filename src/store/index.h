@@ -19,6 +19,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "store/pack_format.h"
@@ -54,6 +55,35 @@ struct NewPack {
 struct TypeTotals {
   uint64_t count = 0, raw_bytes = 0, stored_bytes = 0;
 };
+
+// ---- rows as SQLite hands them over, and what they mean
+//
+// index.db is a file like any other: a damaged or hostile one must be an
+// error, never a pack path outside packs/, an unknown enum value or a length
+// that wraps. These pure functions are the only way the Index reads rows.
+
+// One row of the objects table (the pack column is resolved to its name apart).
+struct IndexObjectRow {
+  std::string oid;  // BLOB
+  int64_t offset = 0, stored_len = 0, raw_len = 0, type = 0, codec = 0;
+  bool operator==(const IndexObjectRow&) const = default;
+};
+// What AddPack writes for e (id included).
+IndexObjectRow EncodeIndexObjectRow(const PackEntry& e);
+// Corruption unless oid is 32 bytes, type and codec are known values (not
+// merely after a cast to a byte), offset lies past the pack header, the
+// stored bytes end below 2^63 and raw_len is at most kMaxObjectSize.
+Result<PackEntry> DecodeIndexObjectRow(const IndexObjectRow& row);
+// A packs row's name and size: the name must be "<64 hex digits>.pack" (a
+// name read from the index becomes a path under packs/), the size at least a
+// header and a trailer.
+struct IndexPackRow {
+  std::string name;
+  uint64_t size = 0;
+};
+Result<IndexPackRow> DecodeIndexPackRow(std::string_view name, int64_t size);
+// A refs row: a valid branch name (IsValidRefName) and a 32-byte id.
+Result<Hash> DecodeIndexRefRow(std::string_view name, std::string_view oid);
 
 class Index {
  public:

@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <functional>
 #include <thread>
 
+#include "store/index.h"
 #include "store/pack_writer.h"
 #include "store/test_util.h"
 #include "store/verify.h"
@@ -252,6 +255,44 @@ TEST(StoreConfigTest, JsonRoundTrip) {
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->zstd_level, 7);
   EXPECT_EQ(back->chunker.avg_size, c.chunker.avg_size);
+}
+
+// index.db is read through pure row decoders (tests/fuzz/fuzz_index_row.cc).
+TEST(IndexRowTest, ObjectRowsRoundTripAndBadOnesAreCorruption) {
+  PackEntry e;
+  e.id = Sha256::Of("x", 1);
+  e.type = ObjectType::kTree;
+  e.codec = Codec::kZstd;
+  e.offset = kPackHeaderSize;
+  e.stored_len = 10;
+  e.raw_len = 20;
+  IndexObjectRow row = EncodeIndexObjectRow(e);
+  auto back = DecodeIndexObjectRow(row);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(EncodeIndexObjectRow(*back), row);
+  // A type of 257 once passed the check as the byte 1 (a chunk).
+  for (auto mutate : std::vector<std::function<void(IndexObjectRow&)>>{
+           [](IndexObjectRow& r) { r.type = 257; }, [](IndexObjectRow& r) { r.codec = -256; },
+           [](IndexObjectRow& r) { r.offset = 0; }, [](IndexObjectRow& r) { r.stored_len = -1; },
+           [](IndexObjectRow& r) { r.stored_len = INT64_MAX; }, [](IndexObjectRow& r) { r.raw_len = -5; },
+           [](IndexObjectRow& r) { r.oid.pop_back(); }}) {
+    IndexObjectRow bad = row;
+    mutate(bad);
+    EXPECT_TRUE(DecodeIndexObjectRow(bad).status().IsCorruption());
+  }
+}
+
+TEST(IndexRowTest, PackNamesMustBeLowerCaseHexPackFiles) {
+  const std::string hex = Sha256::Of("p", 1).ToHex();
+  EXPECT_TRUE(DecodeIndexPackRow(hex + ".pack", 100).ok());
+  std::string upper = hex;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const std::string& bad : {upper + ".pack", "../../" + hex.substr(6) + ".pack", hex, std::string()})
+    EXPECT_TRUE(DecodeIndexPackRow(bad, 100).status().IsCorruption()) << bad;
+  EXPECT_TRUE(DecodeIndexPackRow(hex + ".pack", -1).status().IsCorruption());
+  EXPECT_TRUE(DecodeIndexRefRow("main", std::string(32, 'x')).ok());
+  EXPECT_TRUE(DecodeIndexRefRow("../main", std::string(32, 'x')).status().IsCorruption());
+  EXPECT_TRUE(DecodeIndexRefRow("main", std::string(31, 'x')).status().IsCorruption());
 }
 
 }  // namespace

@@ -2,11 +2,125 @@
 
 #include <sqlite3.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
+#include <limits>
+
+#include "store/store.h"
 
 namespace strata::workspace_internal {
+
+namespace {
+Status BadRow(const std::string& what) { return Status::IOError("workspace database: " + what, EIO); }
+bool Fits32(int64_t v) { return v >= 0 && v <= static_cast<int64_t>(std::numeric_limits<uint32_t>::max()); }
+}  // namespace
+
+InodeColumns EncodeInodeRow(const InodeRow& r) {
+  InodeColumns c;
+  c.ino = static_cast<int64_t>(r.ino);
+  c.mode = r.mode;
+  c.uid = r.uid;
+  c.gid = r.gid;
+  c.size = static_cast<int64_t>(r.size);
+  c.rdev = static_cast<int64_t>(r.rdev);
+  c.atime_ns = r.atime_ns;
+  c.mtime_ns = r.mtime_ns;
+  c.ctime_ns = r.ctime_ns;
+  c.nlink = r.nlink;
+  c.target = r.target;
+  if (r.base_tree) c.base_tree = std::string(reinterpret_cast<const char*>(r.base_tree->bytes.data()), Hash::kSize);
+  c.base_len = static_cast<int64_t>(r.base_len);
+  c.changed = r.changed ? 1 : 0;
+  c.next_cookie = static_cast<int64_t>(r.next_cookie);
+  c.parent = static_cast<int64_t>(r.parent);
+  return c;
+}
+
+Result<InodeRow> DecodeInodeRow(const InodeColumns& c) {
+  if (c.ino <= 0) return BadRow("an inode row without an inode number");
+  const std::string which = "inode " + std::to_string(c.ino);
+  switch (c.mode & ~int64_t{07777}) {
+    case S_IFREG: case S_IFDIR: case S_IFLNK: case S_IFCHR: case S_IFBLK: case S_IFIFO: case S_IFSOCK:
+      break;
+    default:
+      return BadRow(which + " has an unknown mode");
+  }
+  if (!Fits32(c.uid) || !Fits32(c.gid) || !Fits32(c.nlink)) return BadRow(which + " has an owner or link count out of range");
+  if (c.size < 0 || c.rdev < 0 || c.base_len < 0 || c.base_len > c.size || c.next_cookie < 0 || c.parent < 0)
+    return BadRow(which + " has a size, device, cookie or parent out of range");
+  if (c.changed != 0 && c.changed != 1) return BadRow(which + " has a bad changed flag");
+  InodeRow r;
+  r.ino = static_cast<InodeId>(c.ino);
+  r.mode = static_cast<uint32_t>(c.mode);
+  r.uid = static_cast<uint32_t>(c.uid);
+  r.gid = static_cast<uint32_t>(c.gid);
+  r.size = static_cast<uint64_t>(c.size);
+  r.rdev = static_cast<uint64_t>(c.rdev);
+  r.atime_ns = c.atime_ns;
+  r.mtime_ns = c.mtime_ns;
+  r.ctime_ns = c.ctime_ns;
+  r.nlink = static_cast<uint32_t>(c.nlink);
+  r.target = c.target;
+  if (c.base_tree) {
+    STRATA_ASSIGN_OR_RETURN(Hash h, DecodeIdBlob(*c.base_tree, "base tree id"));
+    r.base_tree = h;
+  }
+  r.base_len = static_cast<uint64_t>(c.base_len);
+  r.changed = c.changed == 1;
+  r.next_cookie = static_cast<uint64_t>(c.next_cookie);
+  r.parent = static_cast<InodeId>(c.parent);
+  return r;
+}
+
+Result<Extent> DecodeExtentRow(int64_t start, int64_t end) {
+  if (start < 0 || end <= start) return BadRow("an extent that is empty or out of range");
+  return Extent{static_cast<uint64_t>(start), static_cast<uint64_t>(end)};
+}
+
+Result<Hash> DecodeIdBlob(std::string_view blob, const char* what) {
+  if (blob.size() != Hash::kSize) return BadRow(std::string("bad ") + what);
+  return Hash::FromBytes(blob.data());
+}
+
+std::string EncodeInodeCounter(InodeId next) { return std::to_string(next); }
+
+Result<InodeId> DecodeInodeCounter(std::string_view value) {
+  InodeId ino = 0;
+  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), ino);
+  // One spelling per number: no sign, no leading zero; the root (1) is never handed out.
+  if (value.empty() || ec != std::errc() || ptr != value.data() + value.size() || value[0] == '0' || ino < 2 ||
+      ino > static_cast<InodeId>(std::numeric_limits<int64_t>::max()))
+    return BadRow("bad inode counter");
+  return ino;
+}
+
+std::string EncodeMetaId(const std::optional<Hash>& id) { return id ? id->ToHex() : std::string(); }
+
+Result<std::optional<Hash>> DecodeMetaId(std::string_view value, const char* what) {
+  if (value.empty()) return std::optional<Hash>();
+  auto id = Hash::FromHex(value);
+  if (!id) return BadRow(std::string("bad ") + what);
+  return std::optional<Hash>(*id);
+}
+
+std::string EncodeCommittingRecord(const std::optional<CommittingRecord>& record) {
+  return record ? record->commit.ToHex() + " " + record->branch : std::string();
+}
+
+Result<std::optional<CommittingRecord>> DecodeCommittingRecord(std::string_view value) {
+  if (value.empty()) return std::optional<CommittingRecord>();
+  const size_t space = value.find(' ');
+  if (space == std::string_view::npos) return BadRow("bad 'committing' record");
+  auto id = Hash::FromHex(value.substr(0, space));
+  const std::string_view branch = value.substr(space + 1);
+  if (!id || !IsValidRefName(branch)) return BadRow("bad 'committing' record");
+  return std::optional<CommittingRecord>(CommittingRecord{*id, std::string(branch)});
+}
+
 namespace {
 
 constexpr int kSchemaVersion = 2;
@@ -218,13 +332,11 @@ Status NamespaceDb::SetMeta(std::string_view key, std::string_view value) {
 Result<InodeId> NamespaceDb::AllocateIno(uint64_t count) {
   STRATA_ASSIGN_OR_RETURN(auto next, GetMeta("next_ino"));
   if (!next) return Status::IOError("workspace database has no inode counter", EIO);
-  char* end = nullptr;
-  InodeId ino = std::strtoull(next->c_str(), &end, 10);
-  if (next->empty() || *end != '\0') return Status::IOError("workspace database: bad inode counter", EIO);
+  STRATA_ASSIGN_OR_RETURN(InodeId ino, DecodeInodeCounter(*next));
   // A batch rolled back by SQLite takes its counter with it, but the kernel
   // may still hold the numbers it handed out: never give them again.
   ino = std::max(ino, next_ino_floor_);
-  STRATA_RETURN_IF_ERROR(SetMeta("next_ino", std::to_string(ino + count)));
+  STRATA_RETURN_IF_ERROR(SetMeta("next_ino", EncodeInodeCounter(ino + count)));
   next_ino_floor_ = ino + count;
   return ino;
 }
@@ -244,27 +356,25 @@ Result<std::optional<InodeRow>> NamespaceDb::GetInode(InodeId ino) {
   int rc = q.Step();
   if (rc == SQLITE_DONE) return std::optional<InodeRow>();
   if (rc != SQLITE_ROW) return q.Error("reading an inode");
-  InodeRow r;
-  r.ino = q.ColInt(0);
-  r.mode = static_cast<uint32_t>(q.ColInt(1));
-  r.uid = static_cast<uint32_t>(q.ColInt(2));
-  r.gid = static_cast<uint32_t>(q.ColInt(3));
-  r.size = q.ColInt(4);
-  r.rdev = q.ColInt(5);
-  r.atime_ns = q.ColInt(6);
-  r.mtime_ns = q.ColInt(7);
-  r.ctime_ns = q.ColInt(8);
-  r.nlink = static_cast<uint32_t>(q.ColInt(9));
-  r.target = q.ColBlob(10);
-  if (!q.ColNull(11)) {
-    std::string t = q.ColBlob(11);
-    if (t.size() != Hash::kSize) return Status::IOError("workspace database: bad base tree id", EIO);
-    r.base_tree = Hash::FromBytes(t.data());
-  }
-  r.base_len = q.ColInt(12);
-  r.changed = q.ColInt(13) != 0;
-  r.next_cookie = q.ColInt(14);
-  r.parent = q.ColInt(15);
+  InodeColumns c;
+  c.ino = q.ColInt(0);
+  c.mode = q.ColInt(1);
+  c.uid = q.ColInt(2);
+  c.gid = q.ColInt(3);
+  c.size = q.ColInt(4);
+  c.rdev = q.ColInt(5);
+  c.atime_ns = q.ColInt(6);
+  c.mtime_ns = q.ColInt(7);
+  c.ctime_ns = q.ColInt(8);
+  c.nlink = q.ColInt(9);
+  c.target = q.ColBlob(10);
+  if (!q.ColNull(11)) c.base_tree = q.ColBlob(11);
+  c.base_len = q.ColInt(12);
+  c.changed = q.ColInt(13);
+  c.next_cookie = q.ColInt(14);
+  c.parent = q.ColInt(15);
+  STRATA_ASSIGN_OR_RETURN(InodeRow r, DecodeInodeRow(c));
+  if (r.ino != ino) return BadRow("inode " + std::to_string(ino) + " read as another");
   return std::optional<InodeRow>(std::move(r));
 }
 
@@ -274,14 +384,15 @@ Status NamespaceDb::InsertInode(const InodeRow& r, std::string_view base_chunks,
           "INSERT INTO inodes(ino, mode, uid, gid, size, rdev, atime_ns, mtime_ns, ctime_ns, nlink, target, "
           "base_tree, base_len, changed, next_cookie, parent, base_chunks, origin) "
           "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  q.Int(1, r.ino).Int(2, r.mode).Int(3, r.uid).Int(4, r.gid).Int(5, r.size).Int(6, r.rdev);
-  q.Int(7, r.atime_ns).Int(8, r.mtime_ns).Int(9, r.ctime_ns).Int(10, r.nlink).Blob(11, r.target);
-  if (r.base_tree) {
-    q.Blob(12, std::string_view(reinterpret_cast<const char*>(r.base_tree->bytes.data()), Hash::kSize));
+  const InodeColumns c = EncodeInodeRow(r);
+  q.Int(1, c.ino).Int(2, c.mode).Int(3, c.uid).Int(4, c.gid).Int(5, c.size).Int(6, c.rdev);
+  q.Int(7, c.atime_ns).Int(8, c.mtime_ns).Int(9, c.ctime_ns).Int(10, c.nlink).Blob(11, c.target);
+  if (c.base_tree) {
+    q.Blob(12, *c.base_tree);
   } else {
     q.Null(12);
   }
-  q.Int(13, r.base_len).Int(14, r.changed ? 1 : 0).Int(15, r.next_cookie).Int(16, r.parent);
+  q.Int(13, c.base_len).Int(14, c.changed).Int(15, c.next_cookie).Int(16, c.parent);
   q.Blob(17, base_chunks);
   if (r.changed && track_changed_ != nullptr) track_changed_->insert(r.ino);
   if (origin) {
@@ -297,14 +408,15 @@ Status NamespaceDb::UpdateInode(const InodeRow& r) {
           "UPDATE inodes SET mode = ?, uid = ?, gid = ?, size = ?, rdev = ?, atime_ns = ?, mtime_ns = ?, "
           "ctime_ns = ?, nlink = ?, target = ?, base_tree = ?, base_len = ?, changed = ?, next_cookie = ?, "
           "parent = ? WHERE ino = ?");
-  q.Int(1, r.mode).Int(2, r.uid).Int(3, r.gid).Int(4, r.size).Int(5, r.rdev).Int(6, r.atime_ns);
-  q.Int(7, r.mtime_ns).Int(8, r.ctime_ns).Int(9, r.nlink).Blob(10, r.target);
-  if (r.base_tree) {
-    q.Blob(11, std::string_view(reinterpret_cast<const char*>(r.base_tree->bytes.data()), Hash::kSize));
+  const InodeColumns c = EncodeInodeRow(r);
+  q.Int(1, c.mode).Int(2, c.uid).Int(3, c.gid).Int(4, c.size).Int(5, c.rdev).Int(6, c.atime_ns);
+  q.Int(7, c.mtime_ns).Int(8, c.ctime_ns).Int(9, c.nlink).Blob(10, c.target);
+  if (c.base_tree) {
+    q.Blob(11, *c.base_tree);
   } else {
     q.Null(11);
   }
-  q.Int(12, r.base_len).Int(13, r.changed ? 1 : 0).Int(14, r.next_cookie).Int(15, r.parent).Int(16, r.ino);
+  q.Int(12, c.base_len).Int(13, c.changed).Int(14, c.next_cookie).Int(15, c.parent).Int(16, c.ino);
   if (r.changed && track_changed_ != nullptr) track_changed_->insert(r.ino);
   return q.Run("updating an inode");
 }
@@ -340,9 +452,8 @@ Result<std::optional<Hash>> NamespaceDb::GetTreeId(InodeId ino) {
   q.Int(1, ino);
   if (q.Step() != SQLITE_ROW) return q.Error("reading a tree id");
   if (q.ColNull(0)) return std::optional<Hash>();
-  std::string t = q.ColBlob(0);
-  if (t.size() != Hash::kSize) return Status::IOError("workspace database: bad tree id", EIO);
-  return std::optional<Hash>(Hash::FromBytes(t.data()));
+  STRATA_ASSIGN_OR_RETURN(Hash id, DecodeIdBlob(q.ColBlob(0), "tree id"));
+  return std::optional<Hash>(id);
 }
 
 Status NamespaceDb::SetTreeId(InodeId ino, const std::optional<Hash>& id) {
@@ -418,9 +529,8 @@ Status NamespaceDb::StoreReferences(std::vector<Hash>* trees, std::vector<std::s
           "SELECT tree_id FROM inodes WHERE tree_id IS NOT NULL");
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
-    std::string id = q.ColBlob(0);
-    if (id.size() != Hash::kSize) return Status::IOError("workspace database: bad tree id", EIO);
-    trees->push_back(Hash::FromBytes(id.data()));
+    STRATA_ASSIGN_OR_RETURN(Hash id, DecodeIdBlob(q.ColBlob(0), "tree id"));
+    trees->push_back(id);
   }
   if (rc != SQLITE_DONE) return q.Error("listing trees");
   Query chunks(*this, "SELECT base_chunks FROM inodes WHERE length(base_chunks) > 1");
@@ -537,7 +647,7 @@ Result<std::vector<Extent>> NamespaceDb::Extents(InodeId ino, uint64_t start, ui
     q.Int(1, ino).Int(2, static_cast<int64_t>(start));
     int rc = q.Step();
     if (rc == SQLITE_ROW) {
-      Extent e{static_cast<uint64_t>(q.ColInt(0)), static_cast<uint64_t>(q.ColInt(1))};
+      STRATA_ASSIGN_OR_RETURN(Extent e, DecodeExtentRow(q.ColInt(0), q.ColInt(1)));
       if (e.end > start) out.push_back(e);
     } else if (rc != SQLITE_DONE) {
       return q.Error("reading extents");
@@ -546,8 +656,10 @@ Result<std::vector<Extent>> NamespaceDb::Extents(InodeId ino, uint64_t start, ui
   Query q(*this, "SELECT start, end FROM extents WHERE ino = ? AND start > ? AND start < ? ORDER BY start");
   q.Int(1, ino).Int(2, static_cast<int64_t>(start)).Int(3, static_cast<int64_t>(end));
   int rc;
-  while ((rc = q.Step()) == SQLITE_ROW)
-    out.push_back(Extent{static_cast<uint64_t>(q.ColInt(0)), static_cast<uint64_t>(q.ColInt(1))});
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    STRATA_ASSIGN_OR_RETURN(Extent e, DecodeExtentRow(q.ColInt(0), q.ColInt(1)));
+    out.push_back(e);
+  }
   if (rc != SQLITE_DONE) return q.Error("reading extents");
   return out;
 }

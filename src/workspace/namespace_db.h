@@ -62,6 +62,55 @@ struct Extent {
   uint64_t start = 0, end = 0;
 };
 
+// ---- rows and meta values as stored, and what they mean
+//
+// workspace.db is a file: a damaged or hostile one must be an error (EIO),
+// never an inode of no known type, a number that wraps when narrowed, or an
+// extent that ends before it starts. These pure functions are the only way
+// NamespaceDb and the workspace read what they decode.
+
+// The columns GetInode reads, as SQLite hands them over.
+struct InodeColumns {
+  int64_t ino = 0, mode = 0, uid = 0, gid = 0, size = 0, rdev = 0;
+  int64_t atime_ns = 0, mtime_ns = 0, ctime_ns = 0, nlink = 0;
+  std::string target;
+  std::optional<std::string> base_tree;  // NULL or a BLOB
+  int64_t base_len = 0, changed = 0, next_cookie = 0, parent = 0;
+  bool operator==(const InodeColumns&) const = default;
+};
+// What InsertInode and UpdateInode write for row.
+InodeColumns EncodeInodeRow(const InodeRow& row);
+// EIO unless: ino > 0; mode is a known file type with permission bits only;
+// uid, gid and nlink fit 32 bits; size, rdev, base_len, next_cookie and parent
+// are not negative and base_len <= size; changed is 0 or 1; base_tree, when
+// present, is 32 bytes.
+Result<InodeRow> DecodeInodeRow(const InodeColumns& columns);
+
+// An extents row: 0 <= start < end.
+Result<Extent> DecodeExtentRow(int64_t start, int64_t end);
+
+// A 32-byte id column (base_tree, tree_id).
+Result<Hash> DecodeIdBlob(std::string_view blob, const char* what);
+
+// meta "next_ino": decimal digits of a number above 1 (the root is 1).
+std::string EncodeInodeCounter(InodeId next);
+Result<InodeId> DecodeInodeCounter(std::string_view value);
+
+// meta "base" and "base_root": an id in hex, or "" for none.
+std::string EncodeMetaId(const std::optional<Hash>& id);
+Result<std::optional<Hash>> DecodeMetaId(std::string_view value, const char* what);
+
+// meta "committing": the commit being published and its branch, written
+// before the branch moves so that a crash is recognised on the next Open
+// (SqliteWorkspace::RecoverCommit); "" when no commit is under way.
+struct CommittingRecord {
+  Hash commit;
+  std::string branch;  // a valid branch name
+  bool operator==(const CommittingRecord&) const = default;
+};
+std::string EncodeCommittingRecord(const std::optional<CommittingRecord>& record);
+Result<std::optional<CommittingRecord>> DecodeCommittingRecord(std::string_view value);
+
 class NamespaceDb {
  public:
   // Opens (or creates) the database in WAL mode with synchronous=NORMAL.

@@ -121,7 +121,7 @@ Status InitDatabase(Store& store, NamespaceDb& db, const std::string& name, cons
   for (const auto& [k, v] : xattrs) STRATA_RETURN_IF_ERROR(db.PutXattr(kRootInode, k, v));
   STRATA_RETURN_IF_ERROR(db.SetMeta("name", name));
   STRATA_RETURN_IF_ERROR(db.SetMeta("branch", branch));
-  STRATA_RETURN_IF_ERROR(db.SetMeta("next_ino", std::to_string(kRootInode + 1)));
+  STRATA_RETURN_IF_ERROR(db.SetMeta("next_ino", EncodeInodeCounter(kRootInode + 1)));
   STRATA_RETURN_IF_ERROR(db.SetMeta("created_ns", std::to_string(NowNs())));
   STRATA_RETURN_IF_ERROR(txn.Commit());
   return db.CommitBatch();
@@ -145,14 +145,8 @@ Result<MetaInfo> ReadMeta(NamespaceDb& db) {
   STRATA_ASSIGN_OR_RETURN(std::string base_root, get("base_root"));
   // base moves with every commit; base_root stays the root of the first base
   // (empty for a workspace that started empty): base paths are paths in it.
-  if (!base.empty()) {
-    m.info.base = Hash::FromHex(base);
-    if (!m.info.base) return Status::IOError("workspace database: bad base commit id", EIO);
-  }
-  if (!base_root.empty()) {
-    m.base_root = Hash::FromHex(base_root);
-    if (!m.base_root) return Status::IOError("workspace database: bad base root id", EIO);
-  }
+  STRATA_ASSIGN_OR_RETURN(m.info.base, DecodeMetaId(base, "base commit id"));
+  STRATA_ASSIGN_OR_RETURN(m.base_root, DecodeMetaId(base_root, "base root id"));
   STRATA_ASSIGN_OR_RETURN(m.info.changed_inodes, db.CountChanged());
   return m;
 }

@@ -2,12 +2,19 @@
 // DIR/<target>/, from the project's own encoders, so the fuzzers start from
 // valid inputs and mutate from there. Run by scripts/fuzz.sh --seeds; the
 // output is kept in tests/fuzz/corpus/.
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "fs/control.h"
+#include "fs/op_stats.h"
+#include "fuzz_input.h"
+#include "remote/remote.h"
+#include "remote/s3_backend.h"
 #include "store/codec.h"
+#include "store/index.h"
 #include "store/commit.h"
 #include "store/object.h"
 #include "store/pack_writer.h"
@@ -15,6 +22,7 @@
 #include "store/tree.h"
 #include "util/hash.h"
 #include "workspace/file_data.h"
+#include "workspace/namespace_db.h"
 
 namespace {
 
@@ -77,6 +85,135 @@ std::string SamplePack(const std::string& scratch) {
   return *bytes;
 }
 
+using strata::fuzz::FuzzInputWriter;
+
+void IndexRowSeeds(const std::string& dir) {
+  strata::PackEntry e;
+  e.id = strata::Sha256::Of("x", 1);
+  e.type = strata::ObjectType::kTree;
+  e.codec = strata::Codec::kZstd;
+  e.offset = strata::kPackHeaderSize;
+  e.stored_len = 300;
+  e.raw_len = 1000;
+  const strata::IndexObjectRow row = strata::EncodeIndexObjectRow(e);
+  Write(dir, "object", FuzzInputWriter(0).String(row.oid).Int(row.offset).Int(row.stored_len).Int(row.raw_len)
+                           .Int(row.type).Int(row.codec).bytes());
+  const std::string pack = strata::Sha256::Of("p", 1).ToHex() + strata::kPackSuffix;
+  Write(dir, "pack", FuzzInputWriter(1).Int(4096).Rest(pack).bytes());
+  Write(dir, "ref", FuzzInputWriter(2).String(row.oid).Rest("feature/x").bytes());
+}
+
+void WorkspaceRowSeeds(const std::string& dir) {
+  namespace wi = strata::workspace_internal;
+  wi::InodeRow file;
+  file.ino = 7;
+  file.mode = 0100644;
+  file.uid = file.gid = 1000;
+  file.size = 5000;
+  file.base_len = 4096;
+  file.mtime_ns = 1700000000123456789;
+  file.nlink = 1;
+  file.parent = 1;
+  wi::InodeRow dir_row;
+  dir_row.ino = 1;
+  dir_row.mode = 040755;
+  dir_row.nlink = 2;
+  dir_row.base_tree = strata::Sha256::Of("t", 1);
+  dir_row.next_cookie = 3;
+  dir_row.parent = 1;
+  dir_row.changed = true;
+  wi::InodeRow link;
+  link.ino = 9;
+  link.mode = 0120777;
+  link.target = "../somewhere";
+  link.nlink = 1;
+  for (const auto& [name, row] : {std::pair{"file", file}, std::pair{"dir", dir_row}, std::pair{"symlink", link}}) {
+    const wi::InodeColumns c = wi::EncodeInodeRow(row);
+    FuzzInputWriter w(0);
+    w.Int(c.ino).Int(c.mode).Int(c.uid).Int(c.gid).Int(c.size).Int(c.rdev).Int(c.atime_ns).Int(c.mtime_ns);
+    w.Int(c.ctime_ns).Int(c.nlink).Int(c.base_len).Int(c.changed).Int(c.next_cookie).Int(c.parent);
+    if (c.base_tree) {
+      w.Byte(1).String(*c.base_tree);
+    } else {
+      w.Byte(0);
+    }
+    Write(dir, std::string("inode-") + name, w.Rest(c.target).bytes());
+  }
+  Write(dir, "extent", FuzzInputWriter(1).Int(4096).Int(8192).bytes());
+  const strata::Hash id = strata::Sha256::Of("c", 1);
+  Write(dir, "tree-id", FuzzInputWriter(2).Rest(std::string(reinterpret_cast<const char*>(id.bytes.data()), 32)).bytes());
+  Write(dir, "next-ino", FuzzInputWriter(3).Rest(wi::EncodeInodeCounter(12345)).bytes());
+  Write(dir, "base", FuzzInputWriter(4).Rest(wi::EncodeMetaId(id)).bytes());
+  Write(dir, "base-none", FuzzInputWriter(4).Rest(wi::EncodeMetaId(std::nullopt)).bytes());
+  Write(dir, "committing", FuzzInputWriter(5).Rest(wi::EncodeCommittingRecord(wi::CommittingRecord{id, "team/main"})).bytes());
+  Write(dir, "committing-none", FuzzInputWriter(5).Rest(wi::EncodeCommittingRecord(std::nullopt)).bytes());
+}
+
+void ControlSeeds(const std::string& dir) {
+  namespace fs = strata::fs;
+  using Op = fs::DaemonRequest::Op;
+  const strata::Hash id = strata::Sha256::Of("c", 1);
+  fs::DaemonRequest commit{.op = Op::kCommit};
+  commit.commit = {"a message\nof two lines", "someone@host", "main"};
+  const std::pair<const char*, fs::DaemonRequest> requests[] = {
+      {"stats", fs::DaemonRequest{}},
+      {"commit", commit},
+      {"snapshot", fs::DaemonRequest{.op = Op::kSnapshot}},
+      {"reset", fs::DaemonRequest{.op = Op::kReset, .target = id, .hard = true}},
+      {"rebase", fs::DaemonRequest{.op = Op::kRebase, .target = id}}};
+  for (const auto& [name, r] : requests)
+    Write(dir, std::string("request-") + name, FuzzInputWriter(0).Rest(fs::EncodeDaemonRequest(r)).bytes());
+  // Replies: selector 1 + the op's place in stats, commit, snapshot, reset, rebase.
+  auto reply = [&](uint8_t selector, const char* name, const nlohmann::ordered_json& j) {
+    Write(dir, std::string("reply-") + name, FuzzInputWriter(selector).Rest(j.dump()).bytes());
+  };
+  fs::OpStats ops;
+  ops.Record(fs::Op::kLookup, std::chrono::microseconds(30), false);
+  ops.Record(fs::Op::kWrite, std::chrono::microseconds(900), true);
+  strata::WorkspaceCounters counters;
+  counters.changed_paths = 3;
+  counters.read_path.store.backend = {{"cache_misses", 2}, {"fetched_bytes", 100}, {"cache_hits", 1},
+                                      {"cache_waits", 0}, {"cached_bytes", 100}, {"cache_evictions", 0}};
+  reply(1, "stats", fs::StatsReplyJson(ops, counters));
+  strata::CommitOutcome outcome{id, "main", {}};
+  outcome.stats.cut_ms = 1.5;
+  reply(2, "commit", fs::CommitReplyJson(outcome));
+  reply(2, "commit-nothing", fs::CommitReplyJson(strata::CommitOutcome{}));
+  strata::WorkspaceSnapshot snap;
+  snap.base = id;
+  snap.root = strata::Sha256::Of("r", 1);
+  snap.root_meta.xattrs = {{"user.a", std::string("\0\xff", 2)}};
+  reply(3, "snapshot", fs::SnapshotReplyJson(snap));
+  reply(4, "reset", nlohmann::ordered_json{{"base", id.ToHex()}, {"content_replaced", true}, {"differs", false}});
+  strata::RebaseOutcome rebase;
+  rebase.conflicts = {{"a/b", "changed on both sides"}};
+  reply(5, "rebase", fs::RebaseReplyJson(id, rebase));
+  reply(2, "error", fs::ErrorReplyJson(strata::Status::Conflict("head moved")));
+}
+
+void RemoteSeeds(const std::string& dir) {
+  Write(dir, "ref", FuzzInputWriter(0).Rest(strata::EncodeRemoteRef(strata::Sha256::Of("c", 1))).bytes());
+  Write(dir, "ref-deleted", FuzzInputWriter(0).Rest(strata::EncodeRemoteRef(std::nullopt)).bytes());
+  strata::RemoteSpec spec;
+  spec.name = "origin";
+  auto location = strata::S3Location::FromUrl("s3://bucket/team/store", "http://127.0.0.1:7480");
+  if (!location.ok()) std::exit(1);
+  spec.location = *location;
+  Write(dir, "remote-json", FuzzInputWriter(1).Rest(strata::RemoteSpecToJson(spec)).bytes());
+  // S3 answers are written by the server, not by strata: these follow RGW's.
+  Write(dir, "list-page", FuzzInputWriter(2).Rest(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+      "<Name>bucket</Name><Prefix>team/store/packs/</Prefix><KeyCount>2</KeyCount><MaxKeys>1000</MaxKeys>"
+      "<IsTruncated>true</IsTruncated><NextContinuationToken>1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM="
+      "</NextContinuationToken><Contents><Key>team/store/packs/a&amp;b.pack</Key>"
+      "<LastModified>2024-01-01T00:00:00.000Z</LastModified><ETag>&quot;9b2cf535f27731c974343645a3985328&quot;</ETag>"
+      "<Size>4096</Size><StorageClass>STANDARD</StorageClass></Contents><Contents><Key>team/store/refs/main</Key>"
+      "<Size>65</Size><ETag>\"e\"</ETag></Contents></ListBucketResult>").bytes());
+  Write(dir, "error", FuzzInputWriter(3).Rest(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>NoSuchKey</Code><Message>no &lt;key&gt; &#x263A;"
+      "</Message><BucketName>bucket</BucketName><RequestId>tx0</RequestId></Error>").bytes());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -98,5 +235,9 @@ int main(int argc, char** argv) {
   namespace wi = strata::workspace_internal;
   Write(dir + "/chunk_list", "two", wi::EncodeChunkList({{strata::Sha256::Of("a", 1), 7}, {strata::Sha256::Of("b", 1), 1 << 20}}));
   Write(dir + "/chunk_list", "none", wi::EncodeChunkList({}));
+  IndexRowSeeds(dir + "/index_row");
+  WorkspaceRowSeeds(dir + "/workspace_row");
+  ControlSeeds(dir + "/control");
+  RemoteSeeds(dir + "/remote");
   return 0;
 }
