@@ -1,5 +1,6 @@
 #include "store/codec.h"
 
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_frameHeaderSize, ZSTD_BLOCKSIZE_MAX
 #include <zstd.h>
 
 #include <memory>
@@ -16,6 +17,34 @@ struct DecompressContext {
   ZSTD_DCtx* ctx = ZSTD_createDCtx();
   ~DecompressContext() { ZSTD_freeDCtx(ctx); }
 };
+
+// The most bytes a zstd frame's blocks can decode to, read from their headers
+// (a raw or RLE block says exactly, a compressed one holds at most
+// ZSTD_BLOCKSIZE_MAX); 0 when the blocks are malformed or run past the end.
+// The frame header's content size is a claim like any other: this bounds it
+// by the bytes actually there, before anything is allocated.
+uint64_t FrameOutputBound(std::string_view frame) {
+  size_t pos = ZSTD_frameHeaderSize(frame.data(), frame.size());
+  if (ZSTD_isError(pos) || pos > frame.size()) return 0;
+  uint64_t bound = 0;
+  for (;;) {
+    if (frame.size() - pos < 3) return 0;
+    const auto byte = [&](size_t i) { return static_cast<uint32_t>(static_cast<uint8_t>(frame[pos + i])); };
+    const uint32_t header = byte(0) | byte(1) << 8 | byte(2) << 16;
+    pos += 3;
+    const uint32_t size = header >> 3;
+    size_t input;  // bytes of the block after its header
+    switch ((header >> 1) & 3) {
+      case 0: bound += size, input = size; break;               // raw
+      case 1: bound += size, input = 1; break;                  // RLE: one byte repeated
+      case 2: bound += ZSTD_BLOCKSIZE_MAX, input = size; break;  // compressed
+      default: return 0;                                        // reserved
+    }
+    if (frame.size() - pos < input) return 0;
+    pos += input;
+    if (header & 1) return bound;  // last block
+  }
+}
 }  // namespace
 
 bool IsValidCodec(uint8_t c) { return c <= 1; }
@@ -55,6 +84,9 @@ Status Decompress(Codec codec, std::string_view stored, uint64_t raw_len, std::s
       unsigned long long frame = ZSTD_getFrameContentSize(stored.data(), stored.size());
       if (frame == ZSTD_CONTENTSIZE_ERROR || frame == ZSTD_CONTENTSIZE_UNKNOWN || frame != raw_len)
         return Status::Corruption("zstd frame does not match the recorded length");
+      // Both claims agree, and may both lie: a few bytes claiming 256 MiB.
+      if (FrameOutputBound(stored) < raw_len)
+        return Status::Corruption("zstd frame's blocks cannot hold the recorded length");
       thread_local DecompressContext dctx;
       out->resize(raw_len);
       size_t n = ZSTD_decompressDCtx(dctx.ctx, out->data(), out->size(), stored.data(), stored.size());

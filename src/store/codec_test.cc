@@ -40,5 +40,28 @@ TEST(CodecTest, WrongLengthOrGarbageIsCorruption) {
   EXPECT_TRUE(Decompress(Codec::kZstd, "abc", 3, &back).IsCorruption());
 }
 
+// A frame whose header claims 200 MiB over one raw block of 10 bytes is refused
+// before the claimed size is allocated (the output is never grown to it); real
+// frames of many blocks, including RLE blocks that expand, still decode.
+TEST(CodecTest, AFrameClaimingMoreThanItsBlocksHoldIsRefusedUpFront) {
+  const uint32_t claim = 200u << 20;
+  std::string lying = {'\x28', '\xb5', '\x2f', '\xfd', '\xa0'};  // magic, single segment, 4-byte size
+  for (int i = 0; i < 4; i++) lying.push_back(static_cast<char>(claim >> (8 * i)));
+  lying += std::string{static_cast<char>((10 << 3) | 1), 0, 0} + "0123456789";  // last block: raw, 10 bytes
+  std::string back;
+  Status s = Decompress(Codec::kZstd, lying, claim, &back);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_LT(back.capacity(), size_t{1} << 20);
+
+  std::string zeros(3 << 20, '\0');
+  std::string mixed = testing::RandomBytes(1 << 20, 9) + zeros;
+  for (const std::string* data : {&zeros, &mixed}) {
+    std::string stored;
+    ASSERT_EQ(Compress(*data, 3, &stored), Codec::kZstd);
+    ASSERT_TRUE(Decompress(Codec::kZstd, stored, data->size(), &back).ok());
+    EXPECT_EQ(back, *data);
+  }
+}
+
 }  // namespace
 }  // namespace strata
