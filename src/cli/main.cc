@@ -1,11 +1,19 @@
 // strata: the command-line entry point. Parses options with CLI11 and hands
 // over to the command families in cmd_*.cc.
+#include <sys/stat.h>
+
 #include <cstdio>
 
 #include "cli/cli.h"
 
 int main(int argc, char** argv) {
   using namespace strata::cli;
+  // Everything strata creates is its user's alone: SQLite makes its databases
+  // (index, workspace, import cache) and their WAL files 0644, and a few state
+  // files (a mount's record) were made with 0666, less the caller's umask.
+  // Exported files and files created through a mount get their modes
+  // explicitly, so this changes none of those.
+  ::umask(077);
   CLI::App app{"strata: a versioned, deduplicating filesystem", "strata"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "strata 0.1.0 (store format 1)");

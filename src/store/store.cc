@@ -1,7 +1,11 @@
 #include "store/store.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 
 #include "store/backend.h"
@@ -50,6 +54,10 @@ Status Store::Init(const std::string& path, const StoreConfig& config, Env* env)
     if (!entries->empty()) return Status::AlreadyExists(path + " exists and is not empty; not creating a store there");
   }
   STRATA_RETURN_IF_ERROR(env->CreateDir(path));
+  // A store is its owner's alone, also in a directory made beforehand (mkdir
+  // under the usual umask makes it 0755, which left the index readable; the
+  // files strata creates are private by its umask, see main.cc).
+  if (::chmod(path.c_str(), 0700) != 0) return Status::IOError("cannot make " + path + " private", errno);
   STRATA_RETURN_IF_ERROR(env->CreateDir(path + "/packs"));
   STRATA_RETURN_IF_ERROR(env->CreateDir(path + "/tmp"));
   {
@@ -68,6 +76,9 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env) {
 
 Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env, const BackendFactory& backend) {
   if (!env->Exists(path + kConfigFile)) {
+    // Another user's store is there but closed: say so rather than "no store".
+    if (::access(path.c_str(), X_OK) != 0 && errno == EACCES)
+      return Status::IOError("cannot open the store at " + path, EACCES);
     if (!env->Exists(path)) return Status::NotFound("no store at " + path + " (create one with 'strata init')");
     return Status::NotFound(path + " is not a strata store (no config.json; create one with 'strata init')");
   }
