@@ -34,6 +34,11 @@ Result<std::unique_ptr<Store>> OpenStore(const Globals& g);
 // workspace mounted from a remote, that remote's store (without --remote).
 Result<std::unique_ptr<Store>> OpenStoreFor(const Globals& g, const std::string& mountpoint_or_name);
 
+// A validator of a real number in [lo, hi]. CLI::Range lets "nan" through (no
+// comparison with NaN is true), which then reached the code as a timeout or a
+// threshold; this one refuses it.
+CLI::Validator FiniteRange(double lo, double hi);
+
 // Prints "strata: <message>" to stderr and returns the exit code for the status.
 int Fail(const Status& s);
 void PrintJson(const nlohmann::ordered_json& j);

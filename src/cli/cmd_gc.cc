@@ -131,7 +131,7 @@ void RegisterGcCommands(CLI::App& app, Globals& g, int* exit_code) {
   gc->add_flag("--dry-run", a.dry_run, "report what would be deleted; change nothing");
   gc->add_option("--repack-threshold", a.repack_threshold,
                  "rewrite packs whose live share of bytes is below this (0 to 1; 0 never rewrites)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(FiniteRange(0.0, 1.0));
   gc->add_flag("--json", g.json, "machine-readable output");
   gc->callback([&g, exit_code] { *exit_code = RunGc(g, a); });
 

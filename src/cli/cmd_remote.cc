@@ -197,7 +197,7 @@ void RegisterRemoteCommands(CLI::App& app, Globals& g, int* exit_code) {
       ->check(CLI::Range(uint64_t{16}, uint64_t{1} << 24));
   add->add_option("--timeout", add_args.timeout_s,
                   "seconds without progress before a request fails (reads on a mount then fail with EIO)")
-      ->check(CLI::Range(0.5, 3600.0));
+      ->check(FiniteRange(0.5, 3600.0));
   add->add_flag("--create-bucket", add_args.create_bucket, "create the bucket if it does not exist");
   add->callback([&g, exit_code] { *exit_code = RunRemoteAdd(g, add_args); });
   auto* list = remote->add_subcommand("list", "the remotes of this store");

@@ -13,6 +13,17 @@
 
 namespace strata::cli {
 
+CLI::Validator FiniteRange(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v) || !(v >= lo && v <= hi))
+          return fmt::format("Value {} not in range {} to {}", text, lo, hi);
+        return "";
+      },
+      fmt::format("FLOAT in [{} - {}]", lo, hi));
+}
+
 std::string StorePath(const Globals& g) {
   if (!g.store.empty()) return g.store;
   if (const char* env = std::getenv("STRATA_STORE"); env && *env) return env;
