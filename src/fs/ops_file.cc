@@ -9,18 +9,47 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <optional>
 
 #include "fs/fs_context.h"
 
 namespace strata::fs {
 
+namespace {
+
+// Whether the caller of req belongs to group gid (primary or supplementary).
+bool CallerInGroup(fuse_req_t req, gid_t gid) {
+  if (fuse_req_ctx(req)->gid == gid) return true;
+  gid_t groups[64];
+  const int n = fuse_req_getgroups(req, 64, groups);
+  return n > 0 && std::find(groups, groups + std::min(n, 64), gid) != groups + std::min(n, 64);
+}
+
+// The permission bits a truncation by req's caller leaves on a file of mode
+// `mode` and group `gid`, as the kernel's truncate would (should_remove_suid):
+// a caller without CAP_FSETID (root has it) clears setuid, and setgid when
+// group-exec is set or the caller is outside the file's group.
+std::optional<uint32_t> ModeAfterTruncateBy(fuse_req_t req, uint32_t mode, gid_t gid) {
+  if (fuse_req_ctx(req)->uid == 0 || !S_ISREG(mode) || !(mode & (S_ISUID | S_ISGID))) return std::nullopt;
+  uint32_t bits = mode & 07777 & ~S_ISUID;
+  if ((mode & S_ISGID) && ((mode & S_IXGRP) || !CallerInGroup(req, gid))) bits &= ~S_ISGID;
+  if (bits == (mode & 07777)) return std::nullopt;
+  return bits;
+}
+
+}  // namespace
+
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   OpScope scope(req, Op::kOpen);
   Context& ctx = Ctx(req);
-  // libfuse asks for atomic O_TRUNC: the kernel leaves the truncation to open.
+  // libfuse asks for atomic O_TRUNC: the kernel leaves the truncation to open,
+  // and with it the clearing of set-id bits a truncation does.
   if (fi->flags & O_TRUNC) {
     SetAttrRequest r;
     r.size = 0;
+    auto before = ctx.ws->GetAttr(ino);
+    if (!before.ok()) return (void)ReplyErr(req, ToErrno(before.status()));
+    r.mode = ModeAfterTruncateBy(req, before->mode, before->gid);
     auto a = ctx.ws->SetAttr(ino, r);
     if (!a.ok()) return (void)ReplyErr(req, ToErrno(a.status()));
   }

@@ -1,5 +1,6 @@
 // Workspace lifetime: Create, Open (with crash recovery), List, Remove.
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -81,6 +82,11 @@ Status MakeDir(const std::string& path) {
 
 Status CheckWorkspaceName(const std::string& name) {
   if (!IsValidRefName(name)) return Status::InvalidArgument("invalid workspace name '" + name + "'");
+  const size_t encoded = EncodeName(name).size();
+  if (encoded > NAME_MAX)
+    return Status::InvalidArgument("workspace name '" + name + "' is too long: its directory name would be " +
+                                   std::to_string(encoded) + " bytes, at most " + std::to_string(NAME_MAX) +
+                                   " (each '/' takes 3)");
   return Status::Ok();
 }
 

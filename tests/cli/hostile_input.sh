@@ -222,6 +222,11 @@ for bad in '/a' 'a/' '..' '.' '../escape' 'a//b' 'read-only/1' "$LONG256" "$BAD_
   refused 1 'workspace|no such|not found|invalid|not mounted|read-only' strata reset -- "$bad" main
 done
 [[ ! -e "$WORK/escape" && ! -e "$STORE/escape" ]] || fail "a workspace name with '..' created a directory outside workspaces/"
+# A valid branch name whose state directory would pass 255 bytes ('/' is
+# written as 3 bytes there) is refused up front, naming the limit.
+SLASHY=$(python3 -c 'print("/".join(["a"] * 100))')
+refused 1 "too long.*at most 255" strata mount --new --name="$SLASHY" "$MP"
+mountpoint -q "$MP" && fail "mount --name with 99 slashes mounted"
 # A mountpoint whose name is no valid workspace name needs --name.
 mkdir "$WORK/has space"
 refused 1 'not a valid workspace name.*--name' strata mount --new "$WORK/has space"

@@ -157,9 +157,10 @@ except OSError as e:
   # setattr_prepare): a write or truncate by anyone without CAP_FSETID clears
   # setuid, and setgid when group-exec is set; a chown clears both, even by
   # root; a chmod g+s by an owner outside the file's group drops the setgid bit.
-  # Not here yet, because the mount differs from ext4 (docs/guarantees.md, "Not
-  # guaranteed yet"): open(O_TRUNC) by another user, and a write to a setgid
-  # file without group exec.
+  # Not here, because the mount differs from ext4 (docs/guarantees.md, "Not
+  # guaranteed yet"): a write to a setgid file without group exec by a user
+  # outside the file's group (the kernel's FUSE code clears setgid on a write
+  # only when group-exec is set).
   op mk-suid    "$UA" 'w(p("top/a/suid"), b"1", os.O_WRONLY | os.O_CREAT); os.chmod(p("top/a/suid"), 0o6777)'
   op owner-write "$UA" 'w(p("top/a/suid"))'
   st suid-after-owner-write top/a/suid
@@ -169,6 +170,15 @@ except OSError as e:
   op mk-suid3   "$UA" 'os.chmod(p("top/a/suid"), 0o6777)'
   op other-trunc "$UB" 'os.truncate(p("top/a/suid"), 0)'
   st suid-after-truncate top/a/suid
+  op mk-suid4   "$UA" 'os.chmod(p("top/a/suid"), 0o6777)'
+  op other-open-trunc "$UB" 'os.close(os.open(p("top/a/suid"), os.O_WRONLY | os.O_TRUNC))'
+  st suid-after-open-trunc top/a/suid
+  op mk-suid6   "$UA" 'os.chmod(p("top/a/suid"), 0o6757)'
+  op other-open-trunc-nox "$UB" 'os.close(os.open(p("top/a/suid"), os.O_WRONLY | os.O_TRUNC))'
+  st suid-after-open-trunc-nox top/a/suid
+  op mk-suid7   "$UA" 'os.chmod(p("top/a/suid"), 0o6777)'
+  op root-open-trunc root 'os.close(os.open(p("top/a/suid"), os.O_WRONLY | os.O_TRUNC))'
+  st suid-after-root-open-trunc top/a/suid
   op mk-suid5   "$UA" 'os.chmod(p("top/a/suid"), 0o6755)'
   op root-write root 'w(p("top/a/suid"))'
   st suid-after-root-write top/a/suid
