@@ -88,6 +88,9 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env, co
   // The index holds the refs, the one thing packs cannot restore.
   if (!env->Exists(path + kIndexFile))
     return Status::Corruption("store " + path + " is damaged: its index (index.db) is missing");
+  // SQLite cannot open its WAL there and says only "unable to open database file".
+  if (::access(path.c_str(), W_OK) != 0 && errno == EROFS)
+    return Status::IOError("cannot open the store at " + path + " for writing", EROFS);
   STRATA_ASSIGN_OR_RETURN(auto index, Index::Open(path + kIndexFile, /*create=*/false));
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Backend> packs_and_refs, backend(env, path, index.get()));
   std::unique_ptr<Store> store(new Store(path, env, *config, std::move(index), std::move(packs_and_refs)));

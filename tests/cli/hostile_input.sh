@@ -267,11 +267,9 @@ mkdir "$RO"
 mount --bind "$STORE" "$RO"
 trap 'rc=$?; set +e; fusermount3 -u -z "$MP" 2>/dev/null; umount "$RO" 2>/dev/null; (exit $rc); _cleanup' EXIT
 mount -o remount,bind,ro "$RO"
-# (The message is not yet clear: "index: unable to open database file: Input/
-# output error"; see docs/guarantees.md, "Not guaranteed yet".)
-refused 1 'read-only|index' "$STRATA_BIN" --store "$RO" import "$SRC" --branch main
-refused 1 'read-only|index' "$STRATA_BIN" --store "$RO" branch create other main
-refused 1 'read-only|index' "$STRATA_BIN" --store "$RO" mount --new --name ro "$MP"
+refused 1 'Read-only file system' "$STRATA_BIN" --store "$RO" import "$SRC" --branch main
+refused 1 'Read-only file system' "$STRATA_BIN" --store "$RO" branch create other main
+refused 1 'Read-only file system' "$STRATA_BIN" --store "$RO" mount --new --name ro "$MP"
 mountpoint -q "$MP" && fail "mounted from a read-only store"
 umount "$RO"
 assert_unchanged "read-only store"
