@@ -82,6 +82,19 @@ void PrintTransfer(const Globals& g, const std::string& what, const TransferStat
              what, t.commits, t.trees, t.chunks, HumanBytes(t.chunk_bytes), t.seconds, mib_s, t.chunks_present);
 }
 
+// Copies what `to` lacks of tip's history, with a progress bar. The caller
+// holds a write session of `to` until the branch has moved.
+Result<TransferStats> CopyWithProgress(Store& from, Store& to, const Hash& tip, const char* label,
+                                       const std::string& what) {
+  Progress progress(label, 0, 0);
+  TransferOptions options;
+  options.progress = &progress;
+  auto copied = CopyHistory(from, to, tip, options);
+  progress.Finish();
+  if (!copied.ok()) return copied.status().WithContext(what + " (run it again to resume)");
+  return copied;
+}
+
 int RunPush(const Globals& g, const std::string& remote, const std::string& branch) {
   auto stores = OpenBoth(g, remote);
   if (!stores.ok()) return Fail(stores.status());
@@ -105,14 +118,10 @@ int RunPush(const Globals& g, const std::string& remote, const std::string& bran
           "{}/{} is at {}, which {} does not contain: pull first ('strata pull {} {}'), then push again", remote,
           branch, ShortId(**far_head), branch, remote, branch)));
   }
-  auto session = far.BeginWrite();
+  auto session = far.BeginWrite();  // held until the branch has moved: gc keeps what arrived
   if (!session.ok()) return Fail(session.status());
-  Progress progress("push", 0, 0);
-  TransferOptions options;
-  options.progress = &progress;
-  auto copied = CopyHistory(local, far, **head, options);
-  progress.Finish();
-  if (!copied.ok()) return Fail(copied.status().WithContext("push to " + remote + " (run it again to resume)"));
+  auto copied = CopyWithProgress(local, far, **head, "push", "push to " + remote);
+  if (!copied.ok()) return Fail(copied.status());
   if (Status s = far.CompareAndSwapRef(branch, *far_head, **head); !s.ok()) {
     if (s.IsConflict())
       return Fail(Status::Conflict(fmt::format("push lost a race: {}/{} moved while pushing ({}); nothing changed "
@@ -132,14 +141,10 @@ int RunPull(const Globals& g, const std::string& remote, const std::string& bran
   auto far_head = far.GetRef(branch);
   if (!far_head.ok()) return Fail(far_head.status());
   if (!*far_head) return Fail(Status::NotFound("no branch '" + branch + "' at remote " + remote));
-  auto session = local.BeginWrite();
+  auto session = local.BeginWrite();  // held until the branch has moved: gc keeps what arrived
   if (!session.ok()) return Fail(session.status());
-  Progress progress("pull", 0, 0);
-  TransferOptions options;
-  options.progress = &progress;
-  auto copied = CopyHistory(far, local, **far_head, options);
-  progress.Finish();
-  if (!copied.ok()) return Fail(copied.status().WithContext("pull from " + remote + " (run it again to resume)"));
+  auto copied = CopyWithProgress(far, local, **far_head, "pull", "pull from " + remote);
+  if (!copied.ok()) return Fail(copied.status());
 
   auto head = local.GetRef(branch);
   if (!head.ok()) return Fail(head.status());
