@@ -92,10 +92,14 @@ Status SqliteWorkspace::Sync(InodeId ino) {
     }
     STRATA_RETURN_IF_ERROR(s);
   }
+  // Done without mu_: later batches only append, and a checkpoint that
+  // recycles the WAL has synced the database file first.
+  return SyncWal();
+}
+
+Status SqliteWorkspace::SyncWal() {
   // With synchronous=NORMAL a committed batch is in the WAL file but not
-  // necessarily on disk; one fdatasync of the WAL makes it durable. Done
-  // without mu_: later batches only append, and a checkpoint that recycles
-  // the WAL has synced the database file first.
+  // necessarily on disk; one fdatasync of the WAL makes it durable.
   const std::string wal = dir_ + "/workspace.db-wal";
   int fd = ::open(wal.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) {

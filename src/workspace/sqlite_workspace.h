@@ -110,6 +110,8 @@ class SqliteWorkspace final : public Workspace {
   // Commits the batch, then removes and shortens the data files it released.
   // REQUIRES mu_ held.
   Status CommitPending();
+  // Makes every committed batch durable (fdatasync of the WAL).
+  Status SyncWal();
   // After SQLite rolled a batch back on its own: keeps in doomed_files_ only
   // the inodes whose deletion is still to be committed, and deletes again the
   // inodes without names that the kernel no longer holds. REQUIRES mu_ held.

@@ -381,6 +381,9 @@ Status SqliteWorkspace::CommitPending() {
   counters_.commit_us_max = std::max(counters_.commit_us_max, us);
   // A commit capturing files may still read data files: cleaning up waits.
   if (capture_active_) return Status::Ok();
+  // The batch must be durable before the data files it released go: after a
+  // power cut that lost it, its inodes would be back, their bytes not.
+  if ((!doomed_files_.empty() || !shrunk_files_.empty()) && !SyncWal().ok()) return Status::Ok();  // next time
   for (InodeId ino : doomed_files_) {
     files_.Remove(ino);
     shrunk_files_.erase(ino);
