@@ -27,7 +27,8 @@ SUITE_TITLES = {
                 "each phase)",
     "data": "data (fio, psync; 1j/2j = jobs)",
     "read": "cold read from a commit (fio; 1j/4j = readers)",
-    "commit": "commit (strata only: seconds of `strata commit`)",
+    "commit": "commit (seconds of the snapshot after each change: strata commit, restic backup, borg create; "
+              "warm)",
     "import": "import and dedup (cold cache)",
     "workload": "real workload (untar a source tree with its .git, then git status)",
 }

@@ -83,8 +83,11 @@ def parse_read(rows, suite, runner_round):
 
 
 def parse_commit(rows, suite, runner_round):
-    """bench/commit/run.sh raw.tsv: seconds of each commit phase (strata only)."""
-    return [record(suite, _round_key(runner_round, r["round"]), STRATA, r["phase"], r["seconds"], "s", LOWER)
+    """bench/commit/run.sh raw.tsv: seconds of each snapshot phase per arm (strata commit, restic backup,
+    borg create); lower is better, so the ratio is the arm's seconds / strata's. A raw.tsv from before the
+    arm column is strata's alone."""
+    return [record(suite, _round_key(runner_round, r["round"]), r.get("arm") or STRATA, r["phase"], r["seconds"],
+                   "s", LOWER)
             for r in rows]
 
 

@@ -25,6 +25,8 @@ def write_tsv(path, header, rows):
 
 
 MOUNT_HEADER = ["round", "position", "arm", "suite", "config", "phase", "procs", "value", "unit", "cache"]
+COMMIT_HEADER = ["round", "position", "arm", "phase", "seconds", "bytes_hashed", "directories_written",
+                 "files_captured", "changed_inodes"]
 
 
 class ParseTest(unittest.TestCase):
@@ -45,8 +47,22 @@ class ParseTest(unittest.TestCase):
                 for k in ("1", "2")]
         self.assertEqual([r["round"] for r in results.parse_mount(rows, "metadata", 4)], ["4", "4.2"])
 
-    def test_commit_is_strata_seconds_lower_is_better(self):
-        rows = [{"round": "1", "phase": "one-file", "seconds": "0.120"}]
+    def test_commit_is_seconds_per_arm_lower_is_better(self):
+        rows = [dict(zip(COMMIT_HEADER, ["1", "1", "restic", "one-file", "1.500", "", "", "1", ""])),
+                dict(zip(COMMIT_HEADER, ["1", "2", "borg", "one-file", "2.400", "", "", "", ""])),
+                dict(zip(COMMIT_HEADER, ["1", "3", "strata", "one-file", "0.120", "22", "2", "1", "1"]))]
+        got = [(r["arm"], r["phase"], r["value"], r["unit"], r["better"], r["round"])
+               for r in results.parse_commit(rows, "commit", 2)]
+        self.assertEqual(got, [("restic", "one-file", 1.5, "s", "lower", "2"),
+                               ("borg", "one-file", 2.4, "s", "lower", "2"),
+                               ("strata", "one-file", 0.12, "s", "lower", "2")])
+        (s,) = results.summarise(results.parse_commit(rows, "commit", 2))
+        # The arm's seconds / strata's: strata 12.5x faster than restic, 20x than borg.
+        self.assertAlmostEqual(s["ratios"]["restic"]["median"], 12.5)
+        self.assertAlmostEqual(s["ratios"]["borg"]["median"], 20.0)
+
+    def test_commit_results_without_an_arm_column_are_strata(self):
+        rows = [{"round": "1", "phase": "one-file", "seconds": "0.120", "bytes_hashed": "22"}]
         (r,) = results.parse_commit(rows, "commit", 2)
         self.assertEqual((r["arm"], r["phase"], r["value"], r["unit"], r["better"]),
                          ("strata", "one-file", 0.12, "s", "lower"))
@@ -159,9 +175,17 @@ class ReportTest(unittest.TestCase):
         write_tsv(out / "runs.tsv", ["round", "suite", "status", "rc", "seconds", "dir"], [
             [1, "metadata", "ok", 0, 10.0, "suites/metadata/r1"],
             [1, "import", "ok", 0, 5.0, "suites/import/r1"],
+            [1, "commit", "ok", 0, 3.0, "suites/commit/r1"],
             [2, "metadata", "ok", 0, 11.0, "suites/metadata/r2"],
             [2, "import", "failed", 1, 2.0, "suites/import/r2"],
+            [2, "commit", "ok", 0, 3.0, "suites/commit/r2"],
         ])
+        for rnd, (s, r, b) in ((1, (0.1, 1.0, 3.0)), (2, (0.2, 1.0, 1.0))):
+            write_tsv(out / f"suites/commit/r{rnd}/raw.tsv", COMMIT_HEADER, [
+                [1, 1, "restic", "one-file", r, "", "", 1, ""],
+                [1, 2, "borg", "one-file", b, "", "", "", ""],
+                [1, 3, "strata", "one-file", s, 22, 2, 1, 1],
+            ])
         for rnd, (s, n) in ((1, (1000, 500)), (2, (900, 900))):
             write_tsv(out / f"suites/metadata/r{rnd}/raw.tsv", MOUNT_HEADER, [
                 [1, 1, "native", "metadata", "dirs-1p", "file-create", 1, n, "ops/s", "warm"],
@@ -187,6 +211,10 @@ class ReportTest(unittest.TestCase):
             self.assertEqual(doc["env"]["strata_commit"], "abc1234")
             self.assertIn("| file-create dirs-1p | ops/s | 950 (900–1 000) | 1.50× (1.00–2.00) |", text)
             self.assertIn("round 2 import: failed (exit 1)", text)
+            # commit: restic 10x and 5x slower than strata (median 7.5x), borg 30x and 5x (17.5x).
+            com = next(p for p in doc["phases"] if p["suite"] == "commit")
+            self.assertEqual(com["ratios"]["restic"]["per_round"], {"1": 10.0, "2": 5.0})
+            self.assertIn("| one-file | s | 0.15 (0.10–0.20) | 7.50× (5.00–10.00) | 17.50× (5.00–30.00) |", text)
             self.assertIn("- cache state, metadata: cache_metadata: warm", text)
             self.assertEqual((out / "table.md").read_text(), text)
             svg = ET.parse(out / "chart.svg").getroot()
