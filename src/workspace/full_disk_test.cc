@@ -12,6 +12,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "store/sqlite_test_vfs.h"
 #include "workspace/space_reserve.h"
 #include "workspace/workspace_test_util.h"
 
@@ -78,90 +79,42 @@ class FakeDisk {
 
 // ---- an SQLite VFS over the default one, writing through the fake disk
 
-FakeDisk* g_disk = nullptr;
-sqlite3_vfs* g_real = nullptr;
-sqlite3_vfs g_vfs;
+class FakeDiskVfs : public strata::testing::SqliteVfsShim {
+ public:
+  explicit FakeDiskVfs(FakeDisk& disk) : SqliteVfsShim("strata-full-disk-test"), disk_(disk) {}
 
-struct ShimFile {
-  sqlite3_file base;
-  sqlite3_file* real;  // follows this struct in the same allocation
-  bool on_disk;        // a file on the fake disk
+  int Write(File& f, const void* p, int n, sqlite3_int64 off) override {
+    if (disk_.Covers(f.path->c_str())) {
+      sqlite3_int64 size = 0;
+      if (int rc = RealFileSize(f, &size); rc != SQLITE_OK) return rc;
+      if (off + n > size && !disk_.Grow(off + n - size)) return SQLITE_FULL;
+    }
+    return RealWrite(f, p, n, off);
+  }
+  int Truncate(File& f, sqlite3_int64 to) override {
+    if (disk_.Covers(f.path->c_str())) {
+      sqlite3_int64 size = 0;
+      if (RealFileSize(f, &size) == SQLITE_OK && to < size) disk_.Shrink(size - to);
+    }
+    return RealTruncate(f, to);
+  }
+
+ private:
+  FakeDisk& disk_;
 };
-sqlite3_file* Real(sqlite3_file* f) { return reinterpret_cast<ShimFile*>(f)->real; }
-
-int ShimClose(sqlite3_file* f) { return Real(f)->pMethods->xClose(Real(f)); }
-int ShimRead(sqlite3_file* f, void* p, int n, sqlite3_int64 off) { return Real(f)->pMethods->xRead(Real(f), p, n, off); }
-int ShimWrite(sqlite3_file* f, const void* p, int n, sqlite3_int64 off) {
-  if (reinterpret_cast<ShimFile*>(f)->on_disk) {
-    sqlite3_int64 size = 0;
-    if (int rc = Real(f)->pMethods->xFileSize(Real(f), &size); rc != SQLITE_OK) return rc;
-    if (off + n > size && !g_disk->Grow(off + n - size)) return SQLITE_FULL;
-  }
-  return Real(f)->pMethods->xWrite(Real(f), p, n, off);
-}
-int ShimTruncate(sqlite3_file* f, sqlite3_int64 to) {
-  if (reinterpret_cast<ShimFile*>(f)->on_disk) {
-    sqlite3_int64 size = 0;
-    if (Real(f)->pMethods->xFileSize(Real(f), &size) == SQLITE_OK && to < size) g_disk->Shrink(size - to);
-  }
-  return Real(f)->pMethods->xTruncate(Real(f), to);
-}
-int ShimSync(sqlite3_file* f, int flags) { return Real(f)->pMethods->xSync(Real(f), flags); }
-int ShimFileSize(sqlite3_file* f, sqlite3_int64* size) { return Real(f)->pMethods->xFileSize(Real(f), size); }
-int ShimLock(sqlite3_file* f, int l) { return Real(f)->pMethods->xLock(Real(f), l); }
-int ShimUnlock(sqlite3_file* f, int l) { return Real(f)->pMethods->xUnlock(Real(f), l); }
-int ShimCheckReservedLock(sqlite3_file* f, int* out) { return Real(f)->pMethods->xCheckReservedLock(Real(f), out); }
-int ShimFileControl(sqlite3_file* f, int op, void* arg) { return Real(f)->pMethods->xFileControl(Real(f), op, arg); }
-int ShimSectorSize(sqlite3_file* f) { return Real(f)->pMethods->xSectorSize(Real(f)); }
-int ShimDeviceCharacteristics(sqlite3_file* f) { return Real(f)->pMethods->xDeviceCharacteristics(Real(f)); }
-int ShimShmMap(sqlite3_file* f, int page, int size, int extend, void volatile** out) {
-  return Real(f)->pMethods->xShmMap(Real(f), page, size, extend, out);
-}
-int ShimShmLock(sqlite3_file* f, int offset, int n, int flags) {
-  return Real(f)->pMethods->xShmLock(Real(f), offset, n, flags);
-}
-void ShimShmBarrier(sqlite3_file* f) { Real(f)->pMethods->xShmBarrier(Real(f)); }
-int ShimShmUnmap(sqlite3_file* f, int del) { return Real(f)->pMethods->xShmUnmap(Real(f), del); }
-int ShimFetch(sqlite3_file* f, sqlite3_int64 off, int n, void** out) {
-  return Real(f)->pMethods->xFetch(Real(f), off, n, out);
-}
-int ShimUnfetch(sqlite3_file* f, sqlite3_int64 off, void* p) { return Real(f)->pMethods->xUnfetch(Real(f), off, p); }
-
-const sqlite3_io_methods kShimMethods = {
-    3,           ShimClose,          ShimRead,          ShimWrite,      ShimTruncate,     ShimSync,
-    ShimFileSize, ShimLock,          ShimUnlock,        ShimCheckReservedLock, ShimFileControl, ShimSectorSize,
-    ShimDeviceCharacteristics, ShimShmMap, ShimShmLock, ShimShmBarrier, ShimShmUnmap, ShimFetch,
-    ShimUnfetch};
-
-int ShimOpen(sqlite3_vfs*, sqlite3_filename name, sqlite3_file* f, int flags, int* out_flags) {
-  auto* sf = reinterpret_cast<ShimFile*>(f);
-  sf->real = reinterpret_cast<sqlite3_file*>(sf + 1);
-  sf->on_disk = g_disk->Covers(name);
-  int rc = g_real->xOpen(g_real, name, sf->real, flags, out_flags);
-  sf->base.pMethods = sf->real->pMethods != nullptr ? &kShimMethods : nullptr;
-  return rc;
-}
 
 class FullDiskTest : public WorkspaceTest {
  protected:
   void SetUp() override {
     WorkspaceTest::SetUp();
     disk_ = std::make_unique<FakeDisk>(WsDir());
-    g_disk = disk_.get();
-    g_real = sqlite3_vfs_find(nullptr);
-    ASSERT_NE(g_real, nullptr);
-    g_vfs = *g_real;
-    g_vfs.zName = "strata-full-disk-test";
-    g_vfs.szOsFile = static_cast<int>(sizeof(ShimFile)) + g_real->szOsFile;
-    g_vfs.xOpen = ShimOpen;
-    ASSERT_EQ(sqlite3_vfs_register(&g_vfs, 1), SQLITE_OK);
+    vfs_ = std::make_unique<FakeDiskVfs>(*disk_);
     SpaceReserve::SetProbeForTesting([this](const std::string&) { return disk_->Available(); });
   }
   void TearDown() override {
     ws_.reset();  // closes its database connections before the VFS goes
     SpaceReserve::SetProbeForTesting(nullptr);
-    sqlite3_vfs_unregister(&g_vfs);
-    g_disk = nullptr;
+    vfs_.reset();
   }
 
   void Reopen() {
@@ -180,6 +133,7 @@ class FullDiskTest : public WorkspaceTest {
   bool ReserveExists() { return ::access((WsDir() + "/reserve").c_str(), F_OK) == 0; }
 
   std::unique_ptr<FakeDisk> disk_;
+  std::unique_ptr<FakeDiskVfs> vfs_;
   std::unique_ptr<Workspace> ws_;
 };
 
