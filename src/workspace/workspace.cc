@@ -383,7 +383,14 @@ Status SqliteWorkspace::CommitPending() {
   if (capture_active_) return Status::Ok();
   // The batch must be durable before the data files it released go: after a
   // power cut that lost it, its inodes would be back, their bytes not.
-  if ((!doomed_files_.empty() || !shrunk_files_.empty()) && !SyncWal().ok()) return Status::Ok();  // next time
+  if (!doomed_files_.empty() || !shrunk_files_.empty()) {
+    if (Status synced = SyncWal(); !synced.ok()) {
+      // They stay listed and go after a later batch whose sync works.
+      std::fprintf(stderr, "strata: workspace %s: released data files kept for now: %s\n", info_.name.c_str(),
+                   synced.ToString().c_str());
+      return Status::Ok();
+    }
+  }
   for (InodeId ino : doomed_files_) {
     files_.Remove(ino);
     shrunk_files_.erase(ino);
