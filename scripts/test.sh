@@ -19,13 +19,13 @@ echo "== all tests"
 ctest --test-dir "$root/build" --output-on-failure -j2
 
 echo "== unit tests under ASan + UBSan"
-STRATA_TARGETS="util_test store_test gc_test crash_test tree_diff_test tree_merge_test rebase_test history_graph_test workspace_test data_range_test rechunk_test commit_test snapshot_test chunk_cache_test read_ahead_test reset_test workspace_snapshot_test workspace_full_disk_test power_loss_test s3_xml_test remote_test" \
+STRATA_TARGETS="util_test store_test gc_test crash_test tree_diff_test tree_merge_test rebase_test history_graph_test workspace_test data_range_test rechunk_test commit_test snapshot_test chunk_cache_test read_ahead_test released_files_test reset_test workspace_snapshot_test workspace_full_disk_test power_loss_test s3_xml_test remote_test" \
   "$root/scripts/build.sh" "$root/build-asan" -DSTRATA_WERROR=ON -DSTRATA_SANITIZE=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$root/build-asan" --output-on-failure -j2 -L unit
 
 echo "== concurrent unit tests under ThreadSanitizer"
-tsan_tests="util_test gc_test chunk_cache_test read_ahead_test commit_test workspace_snapshot_test remote_test"
+tsan_tests="util_test gc_test chunk_cache_test read_ahead_test released_files_test commit_test workspace_snapshot_test remote_test"
 # Without -Werror: GCC's flow warnings misfire on TSan-instrumented code.
 STRATA_TARGETS="$tsan_tests" "$root/scripts/build.sh" "$root/build-tsan" -DSTRATA_TSAN=ON
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \

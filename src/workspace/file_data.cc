@@ -74,11 +74,13 @@ Result<std::shared_ptr<DataFile>> FileData::Get(InodeId ino, bool create) {
 Status FileData::Write(InodeId ino, uint64_t offset, std::string_view data) {
   STRATA_ASSIGN_OR_RETURN(auto file, Get(ino, true));
   size_t done = 0;
+  bool waited_for_space = false;
   while (done < data.size()) {
     ssize_t n = ::pwrite(file->fd(), data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) continue;
       int err = errno;
+      if (IsNoSpace(err) && WaitForReleasedSpace(&waited_for_space)) continue;
       // A full disk is the user's to see as such; anything else is our I/O error.
       return Status::IOError("writing " + PathOf(ino), IsNoSpace(err) ? err : EIO);
     }
@@ -97,12 +99,18 @@ Status FileData::Truncate(InodeId ino, uint64_t size) {
   return Status::Ok();
 }
 
+bool FileData::WaitForReleasedSpace(bool* waited) {
+  if (*waited) return false;
+  *waited = true;
+  return released_.Drain();
+}
+
 void FileData::Remove(InodeId ino) {
   {
     std::lock_guard lock(mu_);
     open_.erase(ino);
   }
-  ::unlink(PathOf(ino).c_str());  // a missing file is the expected case for unchanged inodes
+  released_.Release(PathOf(ino));  // a missing file is the expected case for unchanged inodes
 }
 
 Status FileData::Sync(InodeId ino) {
@@ -152,8 +160,13 @@ Status FileData::Punch(InodeId ino, uint64_t start, uint64_t end) {
 Status FileData::Reserve(InodeId ino, uint64_t start, uint64_t end) {
   if (start >= end) return Status::Ok();
   STRATA_ASSIGN_OR_RETURN(auto file, Get(ino, true));
-  if (::fallocate(file->fd(), 0, static_cast<off_t>(start), static_cast<off_t>(end - start)) == 0) return Status::Ok();
-  int err = errno;
+  bool waited_for_space = false;
+  int err;
+  do {
+    if (::fallocate(file->fd(), 0, static_cast<off_t>(start), static_cast<off_t>(end - start)) == 0)
+      return Status::Ok();
+    err = errno;
+  } while (IsNoSpace(err) && WaitForReleasedSpace(&waited_for_space));
   if (err == EOPNOTSUPP) return Status::Ok();  // best effort: writes will allocate as they come
   return Status::IOError("reserving space in " + PathOf(ino),
                          err == ENOSPC || err == EDQUOT || err == EFBIG ? err : EIO);

@@ -38,6 +38,7 @@
 #include "workspace/chunk_cache.h"
 #include "workspace/namespace_db.h"
 #include "workspace/read_ahead.h"
+#include "workspace/released_files.h"
 
 namespace strata::workspace_internal {
 
@@ -73,7 +74,11 @@ struct ReadPlan {
 class FileData {
  public:
   FileData(std::string dir, Store& store, ChunkCache& cache)
-      : dir_(std::move(dir)), store_(store), cache_(cache), read_ahead_pool_(kReadAheadThreads, 64) {}
+      : dir_(std::move(dir)),
+        store_(store),
+        cache_(cache),
+        released_(dir_ + "/released"),
+        read_ahead_pool_(kReadAheadThreads, 64) {}
 
   const std::string& dir() const { return dir_; }
   ChunkCache& chunk_cache() { return cache_; }
@@ -86,8 +91,11 @@ class FileData {
   Status Write(InodeId ino, uint64_t offset, std::string_view data);
   // Shrinks the data file to size if it exists and is longer (frees space).
   Status Truncate(InodeId ino, uint64_t size);
-  // Deletes the data file; a missing one is fine.
+  // Deletes the data file; a missing one is fine. It is gone from its name
+  // at once, its space comes back a little later (ReleasedFiles).
   void Remove(InodeId ino);
+  // Data files removed whose space is not back yet.
+  uint64_t RemovalsPending() { return released_.pending(); }
   // fdatasync of the data file (if any) and of data/ if files were created.
   Status Sync(InodeId ino);
 
@@ -108,6 +116,9 @@ class FileData {
   Status Read(const ReadPlan& plan, uint64_t offset, size_t n, char* out);
 
  private:
+  // On a full disk: waits once (*waited) for the space of removed files still
+  // being deleted; whether there was any, so the failed call is worth a retry.
+  bool WaitForReleasedSpace(bool* waited);
   Status ReadBase(const ReadPlan& plan, uint64_t offset, size_t n, char* out);
   // Prefetches the base chunks in the detector's window after a read of
   // [offset, offset + n), if the read continues a sequential stream.
@@ -123,6 +134,7 @@ class FileData {
   std::unordered_map<InodeId, std::shared_ptr<DataFile>> open_;  // GUARDED_BY(mu_)
   std::atomic<bool> dir_dirty_{false};  // files created since data/ was last synced
   SequentialDetector detector_;
+  ReleasedFiles released_;  // data/released/: Remove() moves files there
   // Last: destroyed first, so no prefetch outlives what it uses.
   ThreadPool read_ahead_pool_;
 };

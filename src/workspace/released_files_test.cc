@@ -1,0 +1,132 @@
+#include "workspace/released_files.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "store/test_util.h"
+
+namespace strata::workspace_internal {
+namespace {
+
+using strata::testing::TempDir;
+
+bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+void WriteFile(const std::string& path, size_t bytes) {
+  std::ofstream(path) << std::string(bytes, 'x');
+}
+
+size_t CountEntries(const std::string& dir) {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) n++;
+  return n;
+}
+
+TEST(ReleasedFilesTest, AReleasedFileLeavesItsNameAtOnceAndIsDeletedByDrain) {
+  TempDir dir;
+  ReleasedFiles released(dir.path() + "/released");
+  std::vector<std::string> paths;
+  for (int i = 0; i < 200; i++) {
+    paths.push_back(dir.path() + "/" + std::to_string(i));
+    WriteFile(paths.back(), 5000);
+  }
+  for (const std::string& p : paths) {
+    released.Release(p);
+    EXPECT_FALSE(Exists(p)) << p;  // a new file may take the name right away
+  }
+  // The name is free for a new file of the same inode, which is not touched.
+  WriteFile(paths[0], 10);
+  released.Drain();
+  EXPECT_EQ(released.pending(), 0u);
+  EXPECT_EQ(CountEntries(dir.path() + "/released"), 0u);
+  struct stat st;
+  ASSERT_EQ(::stat(paths[0].c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 10);
+}
+
+TEST(ReleasedFilesTest, AMissingFileIsNothingToDo) {
+  TempDir dir;
+  ReleasedFiles released(dir.path() + "/released");
+  released.Release(dir.path() + "/never-written");
+  EXPECT_EQ(released.pending(), 0u);
+  EXPECT_FALSE(released.Drain());
+}
+
+TEST(ReleasedFilesTest, TheSameNameReleasedTwiceLosesNeither) {
+  TempDir dir;
+  ReleasedFiles released(dir.path() + "/released");
+  const std::string p = dir.path() + "/7";
+  WriteFile(p, 100);
+  released.Release(p);
+  WriteFile(p, 200);
+  released.Release(p);
+  EXPECT_FALSE(Exists(p));
+  released.Drain();
+  EXPECT_EQ(CountEntries(dir.path() + "/released"), 0u);
+}
+
+TEST(ReleasedFilesTest, WhatAnEarlierInstanceLeftIsDeleted) {
+  TempDir dir;
+  const std::string folder = dir.path() + "/released";
+  ASSERT_EQ(::mkdir(folder.c_str(), 0700), 0);
+  for (int i = 0; i < 5; i++) WriteFile(folder + "/123." + std::to_string(i), 4096);
+  ReleasedFiles released(folder);
+  released.Drain();
+  EXPECT_EQ(CountEntries(folder), 0u);
+}
+
+TEST(ReleasedFilesTest, TheDestructorDeletesWhatIsStillQueued) {
+  TempDir dir;
+  {
+    ReleasedFiles released(dir.path() + "/released");
+    for (int i = 0; i < 500; i++) {
+      const std::string p = dir.path() + "/" + std::to_string(i);
+      WriteFile(p, 4096);
+      released.Release(p);
+    }
+  }
+  EXPECT_EQ(CountEntries(dir.path() + "/released"), 0u);
+}
+
+TEST(ReleasedFilesTest, WithoutItsFolderFilesAreDeletedInPlace) {
+  TempDir dir;
+  // A regular file where the folder should be: it cannot be created.
+  WriteFile(dir.path() + "/released", 1);
+  ReleasedFiles released(dir.path() + "/released");
+  const std::string p = dir.path() + "/3";
+  WriteFile(p, 100);
+  released.Release(p);
+  EXPECT_FALSE(Exists(p));
+  EXPECT_EQ(released.pending(), 0u);
+}
+
+TEST(ReleasedFilesTest, ReleasesFromManyThreadsAreAllDeleted) {
+  TempDir dir;
+  ReleasedFiles released(dir.path() + "/released");
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 100; i++) {
+        const std::string p = dir.path() + "/" + std::to_string(t * 1000 + i);
+        WriteFile(p, 512);
+        released.Release(p);
+        if (i % 25 == 0) released.Drain();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  released.Drain();
+  EXPECT_EQ(CountEntries(dir.path() + "/released"), 0u);
+  EXPECT_EQ(CountEntries(dir.path()), 1u);  // the folder alone
+}
+
+}  // namespace
+}  // namespace strata::workspace_internal
