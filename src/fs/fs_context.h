@@ -17,6 +17,9 @@ struct Context {
   MountOptions options;
   OpStats* stats = nullptr;
   fuse_session* session = nullptr;  // for notifications to the kernel
+  // The kernel opens files without asking (FUSE_CAP_NO_OPEN_SUPPORT, set at
+  // init): OPEN answers ENOSYS once, and no OPEN or RELEASE follows.
+  bool no_open = false;
 };
 
 inline Context& Ctx(fuse_req_t req) { return *static_cast<Context*>(fuse_req_userdata(req)); }

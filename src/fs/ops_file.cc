@@ -42,7 +42,9 @@ std::optional<uint32_t> ModeAfterTruncateBy(fuse_req_t req, uint32_t mode, gid_t
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   OpScope scope(req, Op::kOpen);
   Context& ctx = Ctx(req);
-  // libfuse asks for atomic O_TRUNC: the kernel leaves the truncation to open,
+  // The kernel treats this as a successful open, and never asks again.
+  if (ctx.no_open) return (void)fuse_reply_err(req, ENOSYS);
+  // Without it, libfuse asks for atomic O_TRUNC: the kernel leaves the truncation to open,
   // and with it the clearing of set-id bits a truncation does.
   if (fi->flags & O_TRUNC) {
     SetAttrRequest r;

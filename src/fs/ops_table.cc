@@ -5,7 +5,8 @@ namespace strata::fs {
 
 namespace {
 void OpInit(void* userdata, fuse_conn_info* conn) {
-  const MountOptions& options = static_cast<Context*>(userdata)->options;
+  Context& ctx = *static_cast<Context*>(userdata);
+  const MountOptions& options = ctx.options;
   // Large requests: fewer round trips for sequential I/O. 1 MiB is the most
   // libfuse's request buffer holds (and the kernel's default max_pages_limit);
   // libfuse derives max_pages, the largest READ, from max_write.
@@ -25,6 +26,16 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
   conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
   if (conn->capable & FUSE_CAP_READDIRPLUS) conn->want |= FUSE_CAP_READDIRPLUS;
   if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+  // An open file needs nothing from this daemon: the kernel's lookup reference
+  // keeps an unlinked inode alive until the last close, and pages stay cached
+  // from one open to the next (the kernel's default without OPEN). So the
+  // kernel opens without asking, saving OPEN and RELEASE on every open and
+  // close. A truncating open then comes as a SETATTR of its own (with the
+  // set-id bits it clears), not folded into an OPEN the kernel never sends.
+  if (conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) {
+    ctx.no_open = true;
+    conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
+  }
 }
 }  // namespace
 
