@@ -66,6 +66,10 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
   OpScope scope(req, Op::kCreate);
   Context& ctx = Ctx(req);
+  // When files open without asking, a created file is better made by MKNOD:
+  // the kernel then opens it on its own and sends no RELEASE at its close,
+  // where a file opened by CREATE needs one. ENOSYS makes it do that from now on.
+  if (ctx.no_open) return (void)fuse_reply_err(req, ENOSYS);
   const fuse_ctx* caller = fuse_req_ctx(req);
   auto a = ctx.ws->MakeNode(parent, name, S_IFREG | (mode & 07777), 0, {caller->uid, caller->gid});
   if (!a.ok()) return (void)ReplyErr(req, ToErrno(a.status()));
