@@ -4,21 +4,24 @@
 # a broken round-trip property fails the run; the input that did it is left in
 # the output directory (and should become a file in tests/fuzz/regressions/).
 #
-# Usage: scripts/fuzz.sh [--seconds N] [--out DIR] [--seeds] [TARGET...]
+# Usage: scripts/fuzz.sh [--seconds N] [--out DIR] [--build DIR] [--seeds] [TARGET...]
 #   --seconds N  time per target (default 30; CI runs a short bounded mode)
 #   --out DIR    where crashing inputs and the grown corpora go (default: a temp dir)
+#   --build DIR  the instrumented build (default build-fuzz; another one lets
+#                two runs at once not rebuild each other's objects)
 #   --seeds      rewrite tests/fuzz/corpus from the project's encoders, then stop
 #   TARGET       tree commit pack config chunk_list index_row workspace_row control
 #                remote (default: all)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-seconds=30 out="" seeds=0 targets=()
+seconds=30 out="" build="$root/build-fuzz" seeds=0 targets=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --seconds) seconds=${2:?--seconds needs a number}; shift ;;
     --out) out=${2:?--out needs a directory}; shift ;;
+    --build) build=${2:?--build needs a directory}; shift ;;
     --seeds) seeds=1 ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1") ;;
   esac
@@ -28,7 +31,6 @@ done
 ((${#targets[@]})) || targets=(tree commit pack config chunk_list index_row workspace_row control remote)
 
 "$root/scripts/install-deps.sh"
-build="$root/build-fuzz"
 names=$(printf 'fuzz_%s ' "${targets[@]}")
 CC=clang CXX=clang++ STRATA_TARGETS="$names fuzz_make_seeds" \
   "$root/scripts/build.sh" "$build" -DSTRATA_FUZZ=ON -DSTRATA_TESTS=OFF -DSTRATA_WERROR=ON

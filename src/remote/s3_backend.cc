@@ -1,13 +1,14 @@
 #include "remote/s3_backend.h"
 
+#include "remote/s3_xml.h"
 #include "store/pack_format.h"
 #include "store/store.h"
 
 namespace strata {
 namespace {
 
-constexpr const char* kPacks = "packs/";
-constexpr const char* kRefs = "refs/";
+constexpr const char* kPacks = s3::kPacksFolder;
+constexpr const char* kRefs = s3::kRefsFolder;
 
 // A pack read with range GETs, through the block cache when there is one.
 class RemotePack : public RandomAccessFile {
@@ -93,10 +94,10 @@ Result<std::vector<std::string>> S3Backend::ListPacks() {
   std::vector<std::string> names;
   std::lock_guard<std::mutex> lock(mu_);
   for (const S3ObjectInfo& o : objects) {
-    std::string name = o.key.substr(std::string(kPacks).size());
-    if (!PackNameToHash(name)) continue;  // not ours
-    pack_sizes_[name] = o.size;
-    names.push_back(std::move(name));
+    std::optional<std::string> name = s3::PackNameFromKey(o.key);
+    if (!name) continue;  // not a pack of ours: the listing is the server's word, never a path
+    pack_sizes_[*name] = o.size;
+    names.push_back(std::move(*name));
   }
   return names;
 }
@@ -121,10 +122,10 @@ Result<std::map<std::string, Hash>> S3Backend::ListRefs() {
   STRATA_ASSIGN_OR_RETURN(auto objects, client_->List(kRefs));
   std::map<std::string, Hash> refs;
   for (const S3ObjectInfo& o : objects) {
-    std::string name = o.key.substr(std::string(kRefs).size());
-    if (!IsValidRefName(name)) continue;  // no branch of ours: never used as one
-    STRATA_ASSIGN_OR_RETURN(RefState state, ReadRef(name));
-    if (state.value) refs[name] = *state.value;
+    std::optional<std::string> name = s3::RefNameFromKey(o.key);
+    if (!name) continue;  // no branch of ours: never used as one
+    STRATA_ASSIGN_OR_RETURN(RefState state, ReadRef(*name));
+    if (state.value) refs[*name] = *state.value;
   }
   return refs;
 }

@@ -6,7 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
+#include <charconv>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -85,25 +85,34 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+// Where OnHeader writes: the response, and whether a body is to come (a
+// HEAD's Content-Length is the object's size, with no body behind it).
+struct HeaderSink {
+  HttpResponse* response;
+  bool expects_body;
+};
+
 size_t OnHeader(char* data, size_t size, size_t nitems, void* userdata) {
-  auto* response = static_cast<HttpResponse*>(userdata);
+  auto* sink = static_cast<HeaderSink*>(userdata);
   std::string_view line(data, size * nitems);
-  if (line.starts_with("HTTP/")) {  // a new response (after 100 Continue): start over
-    response->etag.clear();
-    return line.size();
-  }
-  size_t colon = line.find(':');
-  if (colon == std::string_view::npos) return line.size();
-  std::string_view name = line.substr(0, colon);
-  std::string_view value = Trim(line.substr(colon + 1));
-  if (name.size() == 4 && strncasecmp(name.data(), "etag", 4) == 0) {
-    response->etag = StripQuotes(value);
-  } else if (name.size() == 14 && strncasecmp(name.data(), "content-length", 14) == 0) {
-    // Reserve once so a large GET does not grow its string many times.
-    uint64_t length = std::strtoull(std::string(value).c_str(), nullptr, 10);
-    if (length <= (uint64_t{1} << 32)) response->body.reserve(length);
-  }
+  HeaderLine header = ParseHeaderLine(line);
+  if (header.starts_response) sink->response->etag.clear();
+  if (header.etag) sink->response->etag = std::move(*header.etag);
+  // Reserved once so a large GET does not grow its string many times.
+  if (header.content_length && sink->expects_body) sink->response->body.reserve(BodyReserve(*header.content_length));
   return line.size();
+}
+
+bool IsHeaderName(std::string_view name, std::string_view expected) {
+  return name.size() == expected.size() && strncasecmp(name.data(), expected.data(), name.size()) == 0;
+}
+
+// RFC 9110's etagc, minus obs-text: what can go back into If-Match as is.
+bool IsUsableEtag(std::string_view etag) {
+  for (char c : etag) {
+    if (c <= ' ' || c > '~' || c == '"') return false;  // char may be signed: bytes >= 0x80 are negative
+  }
+  return true;
 }
 
 Transport Classify(CURLcode code, curl_off_t request_bytes) {
@@ -175,8 +184,9 @@ HttpResponse Perform(const HttpConfig& config, const HttpRequest& request) {
                    static_cast<long>(std::max(1, (config.request_timeout_ms + 999) / 1000)));
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response);
+  HeaderSink header_sink{&response, request.method != "HEAD"};
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &response);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &header_sink);
   if (request.fresh_connection) curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
 
   if (request.method == "HEAD") {
@@ -235,5 +245,29 @@ std::string StripQuotes(std::string_view etag) {
   }
   return std::string(etag);
 }
+
+HeaderLine ParseHeaderLine(std::string_view line) {
+  HeaderLine header;
+  if (line.starts_with("HTTP/")) {
+    header.starts_response = true;
+    return header;
+  }
+  size_t colon = line.find(':');
+  if (colon == std::string_view::npos) return header;
+  std::string_view name = line.substr(0, colon);
+  std::string_view value = Trim(line.substr(colon + 1));
+  if (IsHeaderName(name, "etag")) {
+    std::string etag = StripQuotes(value);
+    header.etag = IsUsableEtag(etag) ? std::move(etag) : std::string();
+  } else if (IsHeaderName(name, "content-length")) {
+    uint64_t length = 0;
+    const char* end = value.data() + value.size();
+    auto [ptr, ec] = std::from_chars(value.data(), end, length);
+    if (!value.empty() && ec == std::errc() && ptr == end) header.content_length = length;
+  }
+  return header;
+}
+
+uint64_t BodyReserve(uint64_t content_length) { return std::min(content_length, kMaxBodyReserve); }
 
 }  // namespace strata::s3

@@ -69,4 +69,31 @@ std::string PercentEncode(std::string_view s, bool keep_slash);
 // "\"abc\"" -> "abc"; anything else unchanged.
 std::string StripQuotes(std::string_view etag);
 
+// What one response header line (as libcurl hands it over, CRLF included)
+// means to strata. Only the headers strata uses are read; the rest is ignored.
+struct HeaderLine {
+  // "HTTP/1.1 200 OK": a new response starts (the real one after a
+  // "100 Continue"), so what earlier lines said no longer holds.
+  bool starts_response = false;
+  // An ETag header. Empty when its value is unusable: strata sends an ETag
+  // back in If-Match, so only visible ASCII without '"' is kept (a weak or
+  // malformed tag, or one with control characters, would be echoed into a
+  // request header otherwise).
+  std::optional<std::string> etag;
+  // A Content-Length header whose value is a plain decimal number that fits;
+  // signs, junk and overflow leave it unset.
+  std::optional<uint64_t> content_length;
+};
+HeaderLine ParseHeaderLine(std::string_view line);
+
+// The most a response body reserves before it arrives. A Content-Length comes
+// from the server, so it is a hint, not a promise: a broken or hostile server
+// must not make us allocate gigabytes for nothing. 8 MiB covers everything
+// strata GETs in one piece (1 MiB cache blocks, chunks of at most 2 MiB,
+// pack footers, 1000-key listing pages, refs); anything longer grows as it
+// arrives.
+constexpr uint64_t kMaxBodyReserve = 8ull << 20;
+// How much to reserve for a body announced as `content_length` bytes.
+uint64_t BodyReserve(uint64_t content_length);
+
 }  // namespace strata::s3

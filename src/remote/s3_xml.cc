@@ -3,6 +3,8 @@
 #include <charconv>
 
 #include "remote/s3_request.h"
+#include "store/pack_format.h"
+#include "store/store.h"
 
 namespace strata::s3 {
 namespace {
@@ -135,6 +137,24 @@ ErrorDocument ParseError(std::string_view xml) {
   error.code = ElementText(root->content, "Code").value_or("");
   error.message = ElementText(root->content, "Message").value_or("");
   return error;
+}
+
+std::optional<std::string> PackNameFromKey(std::string_view key) {
+  const std::string_view folder = kPacksFolder;
+  if (!key.starts_with(folder)) return std::nullopt;
+  std::string_view name = key.substr(folder.size());
+  auto id = PackNameToHash(name);
+  // Upper-case hex would name the same pack twice: strata writes lower case only.
+  if (!id || id->ToHex() + kPackSuffix != name) return std::nullopt;
+  return std::string(name);
+}
+
+std::optional<std::string> RefNameFromKey(std::string_view key) {
+  const std::string_view folder = kRefsFolder;
+  if (!key.starts_with(folder)) return std::nullopt;
+  std::string_view name = key.substr(folder.size());
+  if (!IsValidRefName(name)) return std::nullopt;
+  return std::string(name);
 }
 
 }  // namespace strata::s3

@@ -1,6 +1,7 @@
 // Reading the few XML answers S3 gives strata: a ListObjectsV2 page and an
 // error document. Not a general XML parser: S3 answers are flat, machine-made
 // and have no attributes strata needs, so elements are found by name.
+// Also turning the keys a listing names back into pack and branch names.
 #pragma once
 
 #include <cstdint>
@@ -37,5 +38,21 @@ ErrorDocument ParseError(std::string_view xml);
 // The text of the first <name>...</name> in `xml`, entities decoded; nullopt
 // when there is none.
 std::optional<std::string> ElementText(std::string_view xml, std::string_view name);
+
+// The folders of a store's objects under the location's prefix
+// (docs/format/remote.md); a key is folder + name.
+constexpr const char* kPacksFolder = "packs/";
+constexpr const char* kRefsFolder = "refs/";
+
+// A listed key (relative to the location's prefix) back to the name strata
+// stored it under: "packs/<hex>.pack" -> "<hex>.pack", "refs/<branch>" ->
+// "<branch>". nullopt for any key strata would not have written there: one
+// outside the folder, the folder alone, or a rest that is not a valid name
+// (PackNameToHash in its lower-case hex form; IsValidRefName). Those checks
+// rule out "..", NUL, a leading or doubled '/', so a name that comes out is
+// safe to use in paths, and folder + name is the key again. Branch names may
+// hold '/' ("team/x"), as local ones do.
+std::optional<std::string> PackNameFromKey(std::string_view key);
+std::optional<std::string> RefNameFromKey(std::string_view key);
 
 }  // namespace strata::s3

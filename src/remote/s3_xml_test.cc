@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <vector>
 
 #include "remote/s3_client.h"
 #include "remote/s3_request.h"
@@ -63,6 +64,62 @@ TEST(S3Request, PercentEncode) {
   EXPECT_EQ(s3::StripQuotes("\"abc\""), "abc");
   EXPECT_EQ(s3::StripQuotes("abc"), "abc");
   EXPECT_EQ(s3::StripQuotes("\""), "\"");
+}
+
+TEST(S3Request, HeaderLines) {
+  EXPECT_TRUE(s3::ParseHeaderLine("HTTP/1.1 100 Continue\r\n").starts_response);
+  EXPECT_FALSE(s3::ParseHeaderLine("X-HTTP/1.1: 1\r\n").starts_response);
+  EXPECT_EQ(s3::ParseHeaderLine("ETag: \"0123abcd\"\r\n").etag, "0123abcd");
+  EXPECT_EQ(s3::ParseHeaderLine("etag:\t \"ab-3\"  \r\n").etag, "ab-3");
+  EXPECT_EQ(s3::ParseHeaderLine("ETAG: bare\r\n").etag, "bare");
+  // Unusable tags are dropped, not echoed into If-Match.
+  EXPECT_EQ(s3::ParseHeaderLine("ETag: W/\"weak\"\r\n").etag, "");
+  EXPECT_EQ(s3::ParseHeaderLine("ETag: \" ab\"\r\n").etag, "");
+  EXPECT_EQ(s3::ParseHeaderLine("ETag: \"a\rX-Evil: 1\"\r\n").etag, "");
+  EXPECT_EQ(s3::ParseHeaderLine("ETag: \"\"\"\r\n").etag, "");
+  EXPECT_EQ(s3::ParseHeaderLine("ETag: \"\xc3\xbc\"\r\n").etag, "");
+  EXPECT_EQ(s3::ParseHeaderLine("ETags: \"x\"\r\n").etag, std::nullopt);
+  EXPECT_EQ(s3::ParseHeaderLine("ETag \"x\"\r\n").etag, std::nullopt);
+  EXPECT_EQ(s3::ParseHeaderLine("\r\n").etag, std::nullopt);
+}
+
+TEST(S3Request, ContentLength) {
+  EXPECT_EQ(s3::ParseHeaderLine("Content-Length: 1048576\r\n").content_length, 1048576u);
+  EXPECT_EQ(s3::ParseHeaderLine("content-length:0\r\n").content_length, 0u);
+  EXPECT_EQ(s3::ParseHeaderLine("Content-Length: 18446744073709551615\r\n").content_length, UINT64_MAX);
+  for (const char* junk : {"-1", "+5", "", "abc", "12abc", "1 2", "0x10", "18446744073709551616", "99999999999999999999999"})
+    EXPECT_EQ(s3::ParseHeaderLine(std::string("Content-Length: ") + junk + "\r\n").content_length, std::nullopt)
+        << junk;
+  // A server's Content-Length is only a hint for the first allocation.
+  EXPECT_EQ(s3::BodyReserve(0), 0u);
+  EXPECT_EQ(s3::BodyReserve(1 << 20), 1u << 20);
+  EXPECT_EQ(s3::BodyReserve(s3::kMaxBodyReserve), s3::kMaxBodyReserve);
+  EXPECT_EQ(s3::BodyReserve(4ull << 30), s3::kMaxBodyReserve);
+  EXPECT_EQ(s3::BodyReserve(UINT64_MAX), s3::kMaxBodyReserve);
+}
+
+TEST(S3Keys, PackNames) {
+  const std::string name = std::string(64, 'a') + ".pack";
+  EXPECT_EQ(s3::PackNameFromKey("packs/" + name), name);
+  EXPECT_EQ(s3::PackNameFromKey("packs/"), std::nullopt);
+  EXPECT_EQ(s3::PackNameFromKey("packs"), std::nullopt);
+  EXPECT_EQ(s3::PackNameFromKey("p"), std::nullopt);  // shorter than the folder
+  EXPECT_EQ(s3::PackNameFromKey(""), std::nullopt);
+  EXPECT_EQ(s3::PackNameFromKey("refs/" + name), std::nullopt);
+  EXPECT_EQ(s3::PackNameFromKey("packs/x/" + name), std::nullopt);
+  EXPECT_EQ(s3::PackNameFromKey("packs/../" + name), std::nullopt);
+  EXPECT_EQ(s3::PackNameFromKey("packs/" + std::string(64, 'A') + ".pack"), std::nullopt);
+  EXPECT_EQ(s3::PackNameFromKey("packs/" + name + std::string(1, '\0')), std::nullopt);
+  EXPECT_EQ(s3::PackNameFromKey("packs/" + std::string(64, 'a') + ".tmp"), std::nullopt);
+}
+
+TEST(S3Keys, RefNames) {
+  EXPECT_EQ(s3::RefNameFromKey("refs/main"), "main");
+  EXPECT_EQ(s3::RefNameFromKey("refs/team/x"), "team/x");
+  for (const std::string& bad : std::vector<std::string>{"refs/", "refs", "r", "", "packs/main", "refs//main",
+                                                          "refs/../main", "refs/a/../b", "refs/a/", "refs/.hidden",
+                                                          "refs/-x", "refs/a b", std::string("refs/a\0b", 8)})
+    EXPECT_EQ(s3::RefNameFromKey(bad), std::nullopt) << bad;
 }
 
 TEST(S3Location, FromUrl) {

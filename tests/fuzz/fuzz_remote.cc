@@ -3,9 +3,16 @@
 //   1  remote.json of a remote
 //   2  an S3 ListObjectsV2 answer
 //   3  an S3 error document
+//   4  an HTTP response header line (as is, and as an ETag and a
+//      Content-Length value)
+//   5  a key from an S3 listing (as is, and under packs/ and refs/)
 // Ref bodies and remote.json must re-encode to a value that decodes the
 // same; an S3 answer that parses must parse the same once written out again
 // with its text escaped (so entity decoding and element matching agree).
+// An ETag must come out fit to send back in If-Match (no quotes, blanks or
+// control bytes) and a Content-Length as the number written; what it reserves
+// stays under the bound. A key turned into a name must give a valid name that
+// is the key again once put back under its folder.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -13,7 +20,10 @@
 
 #include "remote/remote.h"
 #include "remote/s3_backend.h"
+#include "remote/s3_request.h"
 #include "remote/s3_xml.h"
+#include "store/pack_format.h"
+#include "store/store.h"
 
 namespace {
 
@@ -81,16 +91,81 @@ void ErrorDocument(std::string_view in) {
   if (again.code != error.code || again.message != error.message) Fail("an error document does not survive writing out");
 }
 
+std::string_view TrimBlanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) s.remove_suffix(1);
+  return s;
+}
+
+void CheckHeader(std::string_view line) {
+  strata::s3::HeaderLine header = strata::s3::ParseHeaderLine(line);
+  if (header.starts_response != line.starts_with("HTTP/")) Fail("a status line is missed, or another line taken for one");
+  if (header.starts_response && (header.etag || header.content_length)) Fail("a status line read as a header");
+  if (header.etag && header.content_length) Fail("one line read as two headers");
+  if (header.etag && !header.etag->empty()) {
+    for (char c : *header.etag)
+      if (c <= ' ' || c > '~' || c == '"') Fail("an ETag keeps a quote, a blank or a control byte");
+    auto again = strata::s3::ParseHeaderLine("ETag: \"" + *header.etag + "\"\r\n");
+    if (again.etag != header.etag) Fail("an ETag does not survive quoting");
+  }
+  if (header.content_length) {
+    uint64_t n = *header.content_length;
+    // The value was that number in decimal, perhaps with leading zeros.
+    std::string_view value = TrimBlanks(line.substr(line.find(':') + 1));
+    while (value.size() > 1 && value.front() == '0') value.remove_prefix(1);
+    if (value != std::to_string(n)) Fail("a Content-Length is not the number written");
+    uint64_t reserve = strata::s3::BodyReserve(n);
+    if (reserve > strata::s3::kMaxBodyReserve || reserve > n) Fail("a Content-Length reserves past the bound");
+    if (n <= strata::s3::kMaxBodyReserve && reserve != n) Fail("an ordinary Content-Length is not reserved in full");
+  }
+}
+
+void HeaderLine(std::string_view in) {
+  CheckHeader(in);
+  CheckHeader("ETag:" + std::string(in));
+  CheckHeader("Content-Length:" + std::string(in));
+}
+
+// No ".." component, NUL, or absolute path: what a name must never hold.
+void CheckSafe(const std::string& name) {
+  if (name.empty() || name.front() == '/' || name.find('\0') != std::string::npos ||
+      name.find("..") != std::string::npos)
+    Fail("a listed key gives a name unfit for a path");
+}
+
+void CheckKey(std::string_view key) {
+  if (auto pack = strata::s3::PackNameFromKey(key)) {
+    CheckSafe(*pack);
+    auto id = strata::PackNameToHash(*pack);
+    if (!id || id->ToHex() + strata::kPackSuffix != *pack || pack->find('/') != std::string::npos)
+      Fail("a listed key gives an invalid pack name");
+    if (strata::s3::kPacksFolder + *pack != key) Fail("a pack name is not its key again");
+  }
+  if (auto ref = strata::s3::RefNameFromKey(key)) {
+    CheckSafe(*ref);
+    if (!strata::IsValidRefName(*ref)) Fail("a listed key gives an invalid branch name");
+    if (strata::s3::kRefsFolder + *ref != key) Fail("a branch name is not its key again");
+  }
+}
+
+void ListedKey(std::string_view in) {
+  CheckKey(in);
+  CheckKey(strata::s3::kPacksFolder + std::string(in));
+  CheckKey(strata::s3::kRefsFolder + std::string(in));
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 4) {
+  switch (data[0] % 6) {
     case 0: RefBody(in); break;
     case 1: RemoteJson(in); break;
     case 2: ListPage(in); break;
-    default: ErrorDocument(in); break;
+    case 3: ErrorDocument(in); break;
+    case 4: HeaderLine(in); break;
+    default: ListedKey(in); break;
   }
   return 0;
 }

@@ -13,6 +13,7 @@
 #include "fuzz_input.h"
 #include "remote/remote.h"
 #include "remote/s3_backend.h"
+#include "remote/s3_xml.h"
 #include "store/codec.h"
 #include "store/index.h"
 #include "store/commit.h"
@@ -212,6 +213,15 @@ void RemoteSeeds(const std::string& dir) {
   Write(dir, "error", FuzzInputWriter(3).Rest(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>NoSuchKey</Code><Message>no &lt;key&gt; &#x263A;"
       "</Message><BucketName>bucket</BucketName><RequestId>tx0</RequestId></Error>").bytes());
+  // Header lines as libcurl hands them over, CRLF included.
+  Write(dir, "header-status", FuzzInputWriter(4).Rest("HTTP/1.1 200 OK\r\n").bytes());
+  Write(dir, "header-etag", FuzzInputWriter(4).Rest("ETag: \"9b2cf535f27731c974343645a3985328-2\"\r\n").bytes());
+  Write(dir, "header-length", FuzzInputWriter(4).Rest("Content-Length: 1048576\r\n").bytes());
+  Write(dir, "header-other", FuzzInputWriter(4).Rest("x-amz-request-id: tx000000000000000000001\r\n").bytes());
+  // Listed keys, relative to the location's prefix.
+  std::string pack = strata::Sha256::Of("p", 1).ToHex() + strata::kPackSuffix;
+  Write(dir, "key-pack", FuzzInputWriter(5).Rest(strata::s3::kPacksFolder + pack).bytes());
+  Write(dir, "key-ref", FuzzInputWriter(5).Rest(std::string(strata::s3::kRefsFolder) + "team/main").bytes());
 }
 
 }  // namespace
