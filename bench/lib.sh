@@ -550,8 +550,9 @@ bench_arm_down() {
 # bench_strata_stats FILE: the strata arm's counters (`strata stats --json`) into FILE.
 bench_strata_stats() {
   [[ "${BENCH_ARM}" == strata ]] || return 0
-  "${STRATA_BIN}" --store "${BENCH_ARM_DIR}/store" stats "${BENCH_ARM_DIR}/mnt" --json >"$1" 2>/dev/null ||
-    bench_log "warning: 'strata stats --json' failed for $1"
+  local err
+  err=$("${STRATA_BIN}" --store "${BENCH_ARM_DIR}/store" stats "${BENCH_ARM_DIR}/mnt" --json 2>&1 >"$1") ||
+    bench_log "warning: 'strata stats --json' failed for $1: ${err}"
 }
 
 # bench_parse_arms ALL_CSV CSV: sets ARMS (array) and ARMS_CSV from CSV, every one

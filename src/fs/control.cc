@@ -1,5 +1,6 @@
 #include "fs/control.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -34,18 +35,56 @@ bool ReadLine(int fd, std::string* out) {
   return false;
 }
 
+// The address of the socket file at path. An address holds at most 107
+// bytes of path, and a store may live deeper than that: a longer path is
+// reached through its directory, opened here and kept open while the address
+// is used, as /proc/self/fd/N/NAME.
+class SocketAddress {
+ public:
+  explicit SocketAddress(const std::string& path) {
+    addr_.sun_family = AF_UNIX;
+    std::string name = path;
+    if (path.size() >= sizeof(addr_.sun_path)) {
+      const size_t slash = path.rfind('/');
+      const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+      dir_fd_ = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (dir_fd_ < 0) {
+        error_ = errno;
+        return;
+      }
+      name = "/proc/self/fd/" + std::to_string(dir_fd_) + "/" + path.substr(slash + 1);
+      if (name.size() >= sizeof(addr_.sun_path)) {
+        error_ = ENAMETOOLONG;
+        return;
+      }
+    }
+    std::memcpy(addr_.sun_path, name.c_str(), name.size() + 1);
+  }
+  ~SocketAddress() {
+    if (dir_fd_ >= 0) ::close(dir_fd_);
+  }
+  SocketAddress(const SocketAddress&) = delete;
+  SocketAddress& operator=(const SocketAddress&) = delete;
+
+  int error() const { return error_; }  // 0 when usable
+  const sockaddr* get() const { return reinterpret_cast<const sockaddr*>(&addr_); }
+  socklen_t size() const { return sizeof(addr_); }
+
+ private:
+  sockaddr_un addr_{};
+  int dir_fd_ = -1;
+  int error_ = 0;
+};
+
 }  // namespace
 
 Status ControlSocket::Start() {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path_.size() >= sizeof(addr.sun_path)) return Status::InvalidArgument("control socket path too long: " + path_);
-  std::memcpy(addr.sun_path, path_.c_str(), path_.size() + 1);
+  SocketAddress addr(path_);
+  if (addr.error() != 0) return Status::IOError("control socket " + path_, addr.error());
   fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0) return Status::IOError("control socket", errno);
   ::unlink(path_.c_str());
-  if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::chmod(path_.c_str(), 0600) != 0 ||
-      ::listen(fd_, 8) != 0)
+  if (::bind(fd_, addr.get(), addr.size()) != 0 || ::chmod(path_.c_str(), 0600) != 0 || ::listen(fd_, 8) != 0)
     return Status::IOError("control socket " + path_, errno);
   thread_ = std::thread([this] { Serve(); });
   return Status::Ok();
@@ -83,15 +122,9 @@ void ControlSocket::Serve() {
 Result<nlohmann::ordered_json> ControlRequest(const std::string& socket_path, const DaemonRequest& request) {
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Status::IOError("socket", errno);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (socket_path.size() >= sizeof(addr.sun_path)) {
-    ::close(fd);
-    return Status::InvalidArgument("control socket path too long: " + socket_path);
-  }
-  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    int err = errno;
+  SocketAddress addr(socket_path);
+  if (addr.error() != 0 || ::connect(fd, addr.get(), addr.size()) != 0) {
+    int err = addr.error() != 0 ? addr.error() : errno;
     ::close(fd);
     return Status::IOError("reaching the daemon (" + socket_path + ")", err);
   }

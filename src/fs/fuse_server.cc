@@ -131,7 +131,9 @@ Status FuseServer::Run() {
   if (!state_->context.options.state_dir.empty()) {
     control = std::make_unique<fs::ControlSocket>(state_->context.options.state_dir + "/control.sock",
                                                   [this](const fs::DaemonRequest& r) { return Control(r); });
-    if (Status s = control->Start(); !s.ok()) std::fprintf(stderr, "strata: no counters: %s\n", s.message().c_str());
+    if (Status s = control->Start(); !s.ok())
+      std::fprintf(stderr, "strata: no control socket, so stats, commit, reset and rebase of this mount fail: %s\n",
+                   s.message().c_str());
   }
   fuse_loop_config* config = fuse_loop_cfg_create();
   fuse_loop_cfg_set_max_threads(config, state_->context.options.max_threads);

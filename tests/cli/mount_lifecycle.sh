@@ -110,3 +110,20 @@ wait "$fg_pid" || fail "the foreground daemon exited with $?: $(cat "$WORK/fg.ou
 expect_ok strata mount --workspace fg "$MP"
 [[ $(cat "$MP/f") == served ]] || fail "a file written to the foreground mount was lost"
 expect_ok strata workspace end fg --discard
+
+step "a store deeper than a socket address holds: stats and commit still reach the daemon"
+# A Unix socket address holds 107 bytes of path; the control socket of this
+# store lies well past that, so the daemon and the CLI reach it through its
+# directory.
+deep="$WORK/$(printf 'a-rather-long-folder-name-%02d/' $(seq 1 4))store"
+(( ${#deep} > 140 )) || fail "the deep store path is too short to test this: ${#deep}"
+mkdir -p "$(dirname "$deep")"
+"$STRATA_BIN" --store "$deep" init >/dev/null || fail "init of the deep store failed"
+expect_ok "$STRATA_BIN" --store "$deep" mount --new --name deep "$MP"
+printf 'deep\n' >"$MP/f"
+expect_ok "$STRATA_BIN" --store "$deep" stats "$MP" --json
+json_true 'd["workspace"] == "deep" and d["changed_paths"] >= 1'
+expect_ok "$STRATA_BIN" --store "$deep" commit "$MP" -m deep --branch deep
+expect_ok "$STRATA_BIN" --store "$deep" umount "$MP"
+expect_ok "$STRATA_BIN" --store "$deep" export deep "$WORK/deep-out"
+[[ $(cat "$WORK/deep-out/f") == deep ]] || fail "the commit of the deep store's mount lost f"
