@@ -175,7 +175,9 @@ class CurlS3Client final : public S3Client {
         return Status::IOErrorWithMessage("S3 LIST " + Describe(key_prefix + "*") + ": unreadable answer", EIO);
       }
       for (s3::ListedObject& object : page->objects) {
-        if (object.key.size() < strip) continue;  // not under our prefix (cannot happen)
+        // A server that answers with keys outside the prefix asked for is
+        // not believed: such keys are not ours to name.
+        if (!object.key.starts_with(full_prefix) || object.key.size() < strip) continue;
         out.push_back(S3ObjectInfo{object.key.substr(strip), object.size, std::move(object.etag)});
       }
       if (page->truncated && page->next_token.empty()) {

@@ -198,6 +198,10 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request) {
       if (s.ok()) s = txn.Commit();
       if (s.ok()) s = CommitPending();
     }
+    // ...and durable before it moves: after a power cut that kept the move
+    // but lost the record, the workspace would keep its old base and its next
+    // commit would be refused as "head moved".
+    if (s.ok()) s = SyncWal();
     if (s.ok()) s = store_.CompareAndSwapRef(plan.branch, plan.parent, put->id);
     if (s.ok()) new_commit = put->id;
   }

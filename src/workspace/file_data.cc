@@ -64,7 +64,7 @@ Result<std::shared_ptr<DataFile>> FileData::Get(InodeId ino, bool create) {
     // entry) is the user's to see as such, as a write there would be.
     return Status::IOError("opening " + path + " (" + std::strerror(err) + ")", IsNoSpace(err) ? err : EIO);
   }
-  if (create) dir_dirty_ = true;  // maybe created: data/ needs a sync before it is durable
+  if (create) files_created_.fetch_add(1);  // maybe created: data/ needs a sync before it is durable
   if (open_.size() >= kMaxOpenFiles) open_.erase(open_.begin());  // users keep theirs alive
   auto file = std::make_shared<DataFile>(fd);
   open_[ino] = file;
@@ -119,19 +119,21 @@ Status FileData::Sync(InodeId ino) {
     const int err = errno;
     return Status::IOError("syncing " + PathOf(ino), IsNoSpace(err) ? err : EIO);
   }
-  if (dir_dirty_.exchange(false)) {
-    int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
-      dir_dirty_ = true;
-      return Status::IOError("opening " + dir_, EIO);
-    }
-    int rc = ::fsync(fd);
-    ::close(fd);
-    if (rc != 0) {
-      dir_dirty_ = true;
-      return Status::IOError("syncing " + dir_, EIO);
-    }
-  }
+  // Every file created before this call must have its name durable when it
+  // returns, also if another thread's fsync of data/ is in progress: that one
+  // may have started before the creation. So a call waits for a sync that
+  // started after the creations it must cover, or runs one itself.
+  const uint64_t created = files_created_.load();
+  if (created_synced_.load() >= created) return Status::Ok();
+  std::lock_guard lock(dir_sync_mu_);
+  if (created_synced_.load() >= created) return Status::Ok();  // synced while this call waited
+  const uint64_t covered = files_created_.load();
+  int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Status::IOError("opening " + dir_, EIO);
+  int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) return Status::IOError("syncing " + dir_, EIO);
+  created_synced_ = covered;
   return Status::Ok();
 }
 

@@ -132,7 +132,11 @@ class FileData {
   ChunkCache& cache_;
   std::mutex mu_;
   std::unordered_map<InodeId, std::shared_ptr<DataFile>> open_;  // GUARDED_BY(mu_)
-  std::atomic<bool> dir_dirty_{false};  // files created since data/ was last synced
+  // Files created (or maybe created) so far, and how many of them the last
+  // completed fsync of data/ covers; dir_sync_mu_ orders those fsyncs.
+  std::atomic<uint64_t> files_created_{0};
+  std::atomic<uint64_t> created_synced_{0};
+  std::mutex dir_sync_mu_;
   SequentialDetector detector_;
   ReleasedFiles released_;  // data/released/: Remove() moves files there
   // Last: destroyed first, so no prefetch outlives what it uses.
