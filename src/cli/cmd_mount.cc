@@ -459,8 +459,12 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
              ws["operations_committed"].get<uint64_t>(),
              batches ? ws["commit_us_total"].get<double>() / batches / 1000 : 0.0,
              ws["commit_us_max"].get<double>() / 1000, ws["syncs"].get<uint64_t>());
-  fmt::print("data        {} written, {} read\n", HumanBytes(ws["bytes_written"].get<uint64_t>()),
+  fmt::print("data        {} written, {} read", HumanBytes(ws["bytes_written"].get<uint64_t>()),
              HumanBytes(ws["bytes_read"].get<uint64_t>()));
+  // Absent from a daemon older than this command.
+  if (ws.contains("data_files_to_delete") && ws["data_files_to_delete"].is_number_unsigned())
+    fmt::print("; {} removed files still being deleted", ws["data_files_to_delete"].get<uint64_t>());
+  fmt::print("\n");
   const auto& cache = ws["chunk_cache"];
   fmt::print("base        {} directories loaded; chunk cache {} hits, {} misses, {} waits\n",
              ws["directories_loaded"].get<uint64_t>(), cache["hits"].get<uint64_t>(),

@@ -40,6 +40,7 @@ nlohmann::ordered_json StatsReplyJson(const OpStats& ops, const WorkspaceCounter
       {"bytes_written", c.bytes_written},
       {"bytes_read", c.bytes_read},
       {"directories_loaded", c.directories_loaded},
+      {"data_files_to_delete", c.data_files_to_delete},
       {"chunk_cache", {{"hits", c.chunk_cache_hits}, {"misses", c.chunk_cache_misses}, {"waits", c.chunk_cache_waits}}},
       {"read_path", ReadPathJson(c.read_path)}};
   return {{"operations", nlohmann::ordered_json::parse(ops.ToJson())}, {"workspace", std::move(ws)}};

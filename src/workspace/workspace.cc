@@ -471,6 +471,7 @@ WorkspaceCounters SqliteWorkspace::Counters() {
   }
   c.bytes_read = bytes_read_.load(std::memory_order_relaxed);
   c.bytes_written = bytes_written_.load(std::memory_order_relaxed);
+  c.data_files_to_delete = files_.RemovalsPending();
   ChunkCache::Counters cache = files_.chunk_cache().counters();
   c.chunk_cache_hits = cache.hits;
   c.chunk_cache_misses = cache.misses;

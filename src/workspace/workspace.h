@@ -104,6 +104,7 @@ struct WorkspaceCounters {
   uint64_t bytes_written = 0;       // by Write
   uint64_t bytes_read = 0;          // by Read, changed and base data alike
   uint64_t directories_loaded = 0;  // base directories read from the store on first use
+  uint64_t data_files_to_delete = 0;  // released, their space not back yet (released_files.h)
   // The chunk cache of base file data (shared by the process's workspaces).
   uint64_t chunk_cache_hits = 0, chunk_cache_misses = 0, chunk_cache_waits = 0;
   // The rest of the read path of base data (process-wide too, but the store's).

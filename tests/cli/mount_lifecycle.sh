@@ -38,6 +38,7 @@ json_true 'sum(d["operations"]["write"]["latency_us"].values()) == d["operations
 # The workspace's own counters: what it wrote and read, how it committed.
 json_true 'd["workspace_counters"]["bytes_written"] >= 9 + 5 and d["workspace_counters"]["bytes_read"] >= 3000000'
 json_true 'd["workspace_counters"]["directories_loaded"] >= 2 and d["workspace_counters"]["chunk_cache"]["misses"] >= 1'
+json_true 'isinstance(d["workspace_counters"]["data_files_to_delete"], int)'
 python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)' "$MP/new.txt"
 expect_ok strata stats "$MP" --json
 json_true 'd["workspace_counters"]["syncs"] >= 1 and d["workspace_counters"]["batches_committed"] >= 1'
