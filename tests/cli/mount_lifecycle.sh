@@ -39,6 +39,13 @@ json_true 'sum(d["operations"]["write"]["latency_us"].values()) == d["operations
 json_true 'd["workspace_counters"]["bytes_written"] >= 9 + 5 and d["workspace_counters"]["bytes_read"] >= 3000000'
 json_true 'd["workspace_counters"]["directories_loaded"] >= 2 and d["workspace_counters"]["chunk_cache"]["misses"] >= 1'
 json_true 'isinstance(d["workspace_counters"]["data_files_to_delete"], int)'
+# Files open and close without asking the daemon (FUSE_CAP_NO_OPEN_SUPPORT):
+# 50 opens of one file send at most the one OPEN that says so, and no RELEASE.
+opens_before=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["operations"].get("open", {}).get("count", 0))' "$OUT")
+for _ in $(seq 50); do cat "$MP/new.txt" >/dev/null; done
+expect_ok strata stats "$MP" --json
+json_true "d['operations'].get('open', {}).get('count', 0) - $opens_before <= 1"
+json_true "d['operations'].get('release', {}).get('count', 0) < 50"
 python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)' "$MP/new.txt"
 expect_ok strata stats "$MP" --json
 json_true 'd["workspace_counters"]["syncs"] >= 1 and d["workspace_counters"]["batches_committed"] >= 1'
