@@ -430,11 +430,14 @@ bench_wait_mounted() {
 #   overlayfs           mount -t overlay, empty lower dir (root)
 #   passthrough_ll      libfuse's example over a directory, defaults (1 s timeouts, cache=auto)
 #   passthrough_ll-60s  the same with -o timeout=60 (strata's kernel timeout is 60 s)
+#   passthrough_ll-60s-perm  the same plus -o default_permissions, strata's permission
+#                       model: the kernel checks permissions itself and, after every
+#                       change to a directory, asks the daemon for its attributes again
 #   fuse-overlayfs      the Debian package, empty lower dir
 #   strata              a fresh store, `strata mount --new`
 # Needs BENCH_PT_BIN (bench_build_passthrough) for the passthrough arms and
 # STRATA_BIN for strata.
-readonly BENCH_WRITABLE_ARMS="native,overlayfs,passthrough_ll,passthrough_ll-60s,fuse-overlayfs,strata"
+readonly BENCH_WRITABLE_ARMS="native,overlayfs,passthrough_ll,passthrough_ll-60s,passthrough_ll-60s-perm,fuse-overlayfs,strata"
 readonly BENCH_STRATA_WS=bench  # name of the workspace in each fresh store
 BENCH_PT_BIN=
 
@@ -444,6 +447,7 @@ bench_meta_writable_arms() {
   meta cmd_overlayfs "mount -t overlay overlay -o lowerdir=L,upperdir=U,workdir=W MP (L empty)"
   meta cmd_passthrough_ll "gcc -O2 ${BENCH_PASSTHROUGH_SRC} \$(pkg-config --cflags --libs fuse3); passthrough_ll -f -o source=SRC MP (default: timeout=1, cache=auto)"
   meta cmd_passthrough_ll-60s "passthrough_ll -f -o source=SRC -o timeout=60 MP (cache=auto)"
+  meta cmd_passthrough_ll-60s-perm "passthrough_ll -f -o source=SRC -o timeout=60 -o default_permissions MP (cache=auto)"
   meta cmd_fuse-overlayfs "fuse-overlayfs -f -o lowerdir=L,upperdir=U,workdir=W MP (L empty)"
   meta cmd_strata "strata --store S init; strata --store S mount --new --name ${BENCH_STRATA_WS} MP (kernel entry/attr timeout 60 s); strata umount MP; strata workspace end ${BENCH_STRATA_WS} --discard"
   meta libfuse_version "$(pkg-config --modversion fuse3 2>/dev/null || echo unknown); $(fusermount3 -V 2>/dev/null || true)"
@@ -478,11 +482,12 @@ bench_arm_up() {
       mount -t overlay overlay -o "lowerdir=${dir}/lower,upperdir=${dir}/upper,workdir=${dir}/work" "${dir}/mnt" \
         >>"${log}" 2>&1 || bench_die "mount -t overlay failed; see ${log}"
       ;;
-    passthrough_ll | passthrough_ll-60s)
+    passthrough_ll | passthrough_ll-60s | passthrough_ll-60s-perm)
       [[ -x "${BENCH_PT_BIN}" ]] || bench_die "passthrough_ll was not built (bench_build_passthrough)"
       mkdir "${dir}/src" "${dir}/mnt"
       local -a opts=(-o "source=${dir}/src")
-      if [[ "${arm}" == passthrough_ll-60s ]]; then opts+=(-o timeout=60); fi
+      if [[ "${arm}" != passthrough_ll ]]; then opts+=(-o timeout=60); fi
+      if [[ "${arm}" == passthrough_ll-60s-perm ]]; then opts+=(-o default_permissions); fi
       bench_track_mount "${dir}/mnt"
       "${BENCH_PT_BIN}" -f "${opts[@]}" "${dir}/mnt" >>"${log}" 2>&1 &
       BENCH_ARM_PID=$!
@@ -526,7 +531,7 @@ bench_arm_down() {
   case "${BENCH_ARM}" in
     native) ;;
     overlayfs) umount "${dir}/mnt" >>"${log}" 2>&1 || bench_die "umount ${dir}/mnt failed; see ${log}" ;;
-    passthrough_ll | passthrough_ll-60s | fuse-overlayfs)
+    passthrough_ll | passthrough_ll-60s | passthrough_ll-60s-perm | fuse-overlayfs)
       fusermount3 -u "${dir}/mnt" >>"${log}" 2>&1 || bench_die "fusermount3 -u ${dir}/mnt failed; see ${log}"
       wait "${BENCH_ARM_PID}" || true  # a FUSE daemon's status after an unmount is not meaningful
       ;;

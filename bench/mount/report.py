@@ -22,7 +22,8 @@ import statistics
 import sys
 from pathlib import Path
 
-ARM_ORDER = ["native", "overlayfs", "passthrough_ll", "passthrough_ll-60s", "fuse-overlayfs", "strata"]
+ARM_ORDER = ["native", "overlayfs", "passthrough_ll", "passthrough_ll-60s", "passthrough_ll-60s-perm", "fuse-overlayfs",
+             "strata"]
 MD_CONFIGS = {
     "dirs-1p": "1 proc",
     "dirs-2p": "2 procs, dir each",
@@ -63,7 +64,8 @@ TARGETS = [
 
 ARM_COLOURS = {
     "native": "#4c72b0", "overlayfs": "#55a868", "passthrough_ll": "#c44e52",
-    "passthrough_ll-60s": "#8172b2", "fuse-overlayfs": "#ccb974", "strata": "#64b5cd",
+    "passthrough_ll-60s": "#8172b2", "passthrough_ll-60s-perm": "#3f3275",
+    "fuse-overlayfs": "#ccb974", "strata": "#64b5cd",
 }
 
 
@@ -272,7 +274,11 @@ def main():
               "(10^6 bytes), random in IOPS; warm = file read once just before, cold = caches dropped just before")
     md.append("- passthrough_ll is libfuse's example with its default 1 s entry/attr timeout; passthrough_ll-60s "
               "uses `-o timeout=60`, the same as strata's kernel cache timeout: that is the like-for-like FUSE "
-              "baseline")
+              "baseline (the targets are against it); passthrough_ll-60s-perm adds `-o default_permissions`, the "
+              "permission model strata mounts with: the kernel checks permissions itself and fetches a directory's "
+              "attributes from the daemon again after every change in it (one more round trip per create, rename "
+              "or removal); passthrough_ll-60s-perm against passthrough_ll-60s is what that model costs, strata "
+              "against passthrough_ll-60s-perm is strata's own work with that cost on both sides")
     md.append("- values: median (min–max) over rounds; ratio = strata / arm in the same round, then median "
               "(min–max); > 1 means strata is faster. On a shared 2-core machine a difference under ~30 % "
               "in one run means nothing\n")

@@ -7,7 +7,8 @@
 #   --quick         500 items, 128 MiB file, 3 s per fio phase, 1 round: a smoke run of a few minutes
 #   --rounds N      rounds to run (default 3, quick 1)
 #   --out DIR       results folder (default bench/results/mount-<timestamp>)
-#   --arms LIST     comma-separated subset of native,overlayfs,passthrough_ll,passthrough_ll-60s,fuse-overlayfs,strata
+#   --arms LIST     comma-separated subset of native,overlayfs,passthrough_ll,passthrough_ll-60s,
+#                   passthrough_ll-60s-perm,fuse-overlayfs,strata (default all)
 #   --suites LIST   metadata,data (default both)
 #   --items N       mdbench items per process (default 5000, quick 500)
 #   --size SIZE     fio file size (default 1g, quick 128m)
@@ -30,6 +31,10 @@
 #                       default options: entry/attr timeout 1 s, cache=auto
 #   passthrough_ll-60s  the same with -o timeout=60: the like-for-like FUSE baseline for
 #                       strata, whose kernel entry/attr timeout is 60 s
+#   passthrough_ll-60s-perm  the same plus -o default_permissions, the permission model
+#                       strata mounts with: the kernel checks permissions and fetches a
+#                       directory's attributes again after every change in it, one more
+#                       round trip per create, rename or removal
 #   fuse-overlayfs      the Debian package, empty lower dir
 #   strata              a fresh store, `strata mount --new`
 #
@@ -51,7 +56,7 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 source "${SCRIPT_DIR}/../lib.sh"
 
-usage() { bench_usage 2 23; }
+usage() { bench_usage 2 24; }
 
 # --- arguments ----------------------------------------------------------------
 ARMS_CSV=${BENCH_WRITABLE_ARMS}
@@ -139,7 +144,7 @@ record_failure() {
 }
 
 # --- passthrough_ll, built at run time ------------------------------------------
-if has_arm passthrough_ll || has_arm passthrough_ll-60s; then
+if has_arm passthrough_ll || has_arm passthrough_ll-60s || has_arm passthrough_ll-60s-perm; then
   BENCH_PT_BIN=${SCRATCH}/passthrough_ll
   bench_build_passthrough "${BENCH_PT_BIN}" "${OUT}/logs/passthrough_ll-build.log"
 fi

@@ -11,7 +11,8 @@ from xml.sax.saxutils import escape
 
 ARM_COLOURS = {
     "native": "#4c72b0", "overlayfs": "#55a868", "passthrough_ll": "#c44e52",
-    "passthrough_ll-60s": "#8172b2", "fuse-overlayfs": "#ccb974", "squashfuse": "#937860",
+    "passthrough_ll-60s": "#8172b2", "passthrough_ll-60s-perm": "#3f3275",
+    "fuse-overlayfs": "#ccb974", "squashfuse": "#937860",
     "restic": "#da8bc3", "borg": "#8c8c8c",
 }
 FALLBACK_COLOURS = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02"]

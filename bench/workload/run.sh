@@ -6,7 +6,8 @@
 #   --quick       the tree /usr/include/c++ (~13 MB, ~800 files) and 1 round
 #   --rounds N    rounds (default 3, quick 1); arms interleaved, their order rotated each round
 #   --out DIR     results folder (default bench/results/workload-<timestamp>)
-#   --arms LIST   comma-separated subset of native,overlayfs,passthrough_ll,passthrough_ll-60s,fuse-overlayfs,strata
+#   --arms LIST   comma-separated subset of native,overlayfs,passthrough_ll,passthrough_ll-60s,
+#                 passthrough_ll-60s-perm,fuse-overlayfs,strata (default all)
 #   --tree DIR    the source tree (default /usr/include, ~130 MB, ~9 000 files)
 #
 # Environment: STRATA_BIN, or STRATA_BUILD (default <repo>/build): the strata binary.
@@ -32,7 +33,7 @@ source "${SCRIPT_DIR}/../lib.sh"
 
 readonly PHASES=(untar git-status-first git-status-warm git-status-cold)
 
-usage() { bench_usage 2 12; }
+usage() { bench_usage 2 13; }
 
 ARMS_CSV=${BENCH_WRITABLE_ARMS}
 TREE=
@@ -66,7 +67,7 @@ bench_scratch workload
 RAW=${OUT}/raw.tsv
 printf 'round\tposition\tarm\tphase\tseconds\tcache\n' >"${RAW}"
 bench_meta_open "${OUT}/meta.tsv"
-if has_arm passthrough_ll || has_arm passthrough_ll-60s; then
+if has_arm passthrough_ll || has_arm passthrough_ll-60s || has_arm passthrough_ll-60s-perm; then
   BENCH_PT_BIN=${SCRATCH}/passthrough_ll
   bench_build_passthrough "${BENCH_PT_BIN}" "${OUT}/logs/passthrough_ll-build.log"
 fi
