@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Table for bench/read/run.sh: values per arm, strata's ratios, the targets, strata's counters.
+"""Table for bench/read/run.sh: values per arm, strata's ratios, the targets, strata's counters,
+and how the warm phase's page cache was grouped into folios (bench/tools/folio_orders).
 
 Usage: report.py RESULTS_DIR   (reads raw.tsv, meta.tsv, logs/; writes results.json; prints markdown)
 """
@@ -65,6 +66,33 @@ def main():
         results["phases"][phase] = {"unit": unit[phase], "values": vals, "strata_over": rat}
         print(f"| {phase} | {unit[phase]} | " + " | ".join(spread(vals[a]) for a in arms) + " | " +
               " | ".join(spread(rat[a]) for a in arms if a != "strata") + " |")
+
+    # The warm phase's page cache, as folio_orders found it after the warming cat:
+    # the share of resident bytes in folios of order >= 4 (64 KiB with 4 KiB pages),
+    # and the share of the file resident.
+    large_share, resident_share = {}, {}
+    for a in arms:
+        for k in rounds:
+            path = os.path.join(out, "logs", f"r{k}-{a}-warm-seq-1m-1j-folios.json")
+            if not os.path.exists(path):
+                continue
+            f = json.load(open(path))
+            large_share.setdefault(a, []).append(
+                100 * sum(v["share"] for o, v in f["orders"].items() if int(o) >= 4))
+            resident_share.setdefault(a, []).append(100 * f["resident_pages"] / f["pages"] if f["pages"] else 0)
+    if large_share:
+        results["warm_folios"] = {"large_order_min": 4, "resident_bytes_in_large_folios_pct": large_share,
+                                  "file_resident_pct": resident_share}
+        print("\n## Page cache before the warm read (`folio_orders` after the warming `cat`)\n")
+        print("% of the file's pages resident, and % of resident bytes in folios of order ≥ 4 (≥ 16 pages); "
+              "per arm, median (min–max) over rounds. Resident is what the tool saw after its own open: a "
+              "FUSE server that opens without keep_cache (passthrough_ll with cache=auto) has the kernel drop "
+              "the file's cache at every open, fio's too.\n")
+        shown = [a for a in arms if a in large_share]
+        print("| | " + " | ".join(shown) + " |")
+        print("|---" * (1 + len(shown)) + "|")
+        print("| resident % | " + " | ".join(spread(resident_share[a]) for a in shown) + " |")
+        print("| in order ≥ 4 % | " + " | ".join(spread(large_share[a]) for a in shown) + " |")
 
     def verdict(rs, threshold):
         if not rs:

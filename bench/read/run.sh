@@ -13,6 +13,8 @@
 #   --out DIR       results folder (default bench/results/read-<timestamp>)
 #
 # Environment: STRATA_BUILD (default <repo>/build) or STRATA_BIN: the strata binary;
+# FOLIO_ORDERS_BIN: bench/tools/folio_orders (default STRATA_BUILD's, built there
+# with ninja if missing);
 # STRATA_MOUNT_ARGS: extra arguments for `strata mount` (e.g. "--chunk-cache-mib 256").
 #
 # One file, made once under /var/tmp/strata-bench-read-<pid> (removed at exit):
@@ -30,7 +32,10 @@
 #   cold-seq-1m-4j, cold-seq-128k-4j   4 readers of the same file at once, each reads it all;
 #                                      MB/s counts every reader's bytes
 #   cold-rand-4k-1j                    random 4 KiB reads for RUNTIME s, starting cold (IOPS)
-#   warm-seq-1m-1j                     the whole file read once (cat), then read sequentially
+#   warm-seq-1m-1j                     the whole file read once (cat), then read sequentially;
+#                                      between the two, bench/tools/folio_orders records how
+#                                      the file's cached pages are grouped into folios
+#                                      (logs/<name>-folios.json; read-only, reads nothing in)
 # After each strata measurement `strata stats MP --json` is kept: demands, fetches,
 # waits on an in-flight fetch, read-ahead issued and used, cache hits and misses,
 # bytes verified.
@@ -45,7 +50,7 @@ readonly ALL_ARMS="native,passthrough_ll,squashfuse,strata"
 readonly ALL_PHASES="cold-seq-1m-1j,cold-seq-128k-1j,cold-seq-1m-4j,cold-seq-128k-4j,cold-rand-4k-1j,warm-seq-1m-1j"
 PHASES_CSV=${ALL_PHASES}
 
-usage() { bench_usage 2 15; }
+usage() { bench_usage 2 18; }
 
 SIZE_MIB=''
 RUNTIME=''
@@ -79,6 +84,17 @@ require_root
 bench_install fio:fio fincore:util-linux
 if has_arm squashfuse; then bench_install mksquashfs:squashfs-tools squashfuse:squashfuse; fi
 if has_arm strata; then bench_find_bin STRATA_BIN src/cli/strata strata; fi
+# folio_orders, for the warm phase: FOLIO_ORDERS_BIN, else the build directory's,
+# built there with ninja if missing (as bench/run does for mdbench).
+if [[ " ${PHASES[*]} " == *" warm-seq-1m-1j "* ]]; then
+  folio_build=${STRATA_BUILD:-${REPO_ROOT}/build}
+  if [[ -z "${FOLIO_ORDERS_BIN:-}" && ! -x "${folio_build}/bench/tools/folio_orders" &&
+    -f "${folio_build}/build.ninja" ]]; then
+    bench_log "building folio_orders in ${folio_build}"
+    ninja -C "${folio_build}" folio_orders >&2 || bench_die "could not build folio_orders in ${folio_build}"
+  fi
+  bench_find_bin FOLIO_ORDERS_BIN bench/tools/folio_orders folio_orders
+fi
 read -r -a STRATA_MOUNT_EXTRA <<<"${STRATA_MOUNT_ARGS:-}"
 
 cleanup_install_trap
@@ -133,6 +149,7 @@ meta cmd_strata "strata init; strata import DATA --branch bench; strata mount --
 meta cmd_fio "fio --name=read --filename=FILE --ioengine=psync --invalidate=0 --readonly --rw=read|randread --bs=1m|128k|4k --numjobs=1|4 --group_reporting [--time_based --runtime=${RUNTIME} --norandommap]"
 meta cache_cold "sync; echo 3 > /proc/sys/vm/drop_caches, then Cached kB and fincore of the backing files recorded"
 meta cache_warm "cat FILE > /dev/null just before"
+meta folios_warm "after the warming cat, before fio: bench/tools/folio_orders --json FILE > logs/<name>-folios.json (mmap + mincore, touches only cached pages, folio order from /proc/self/pagemap + /proc/kpageflags; its open is one more open of FILE, as fio's is)"
 
 # --- the arms -----------------------------------------------------------------
 wait_mounted() {
@@ -194,6 +211,29 @@ backing_resident() {
   fincore --bytes --noheadings --output RES "${files[@]}" | awk '{ s += $1 } END { print s + 0 }'
 }
 
+# record_folios NAME LOG: how FILE's cached pages are grouped into folios, to
+# logs/NAME-folios.json, with a one-line summary in LOG and on stderr. A failure
+# is a warning: it says nothing about the read that follows.
+record_folios() {
+  local name=$1 log=$2 json=${OUT}/logs/$1-folios.json summary
+  if ! "${FOLIO_ORDERS_BIN}" --json "${FILE}" >"${json}" 2>>"${log}"; then
+    bench_log "warning: folio_orders failed for ${name}; see ${log}"
+    return 0
+  fi
+  summary=$(python3 - "${json}" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+orders = {int(k): v for k, v in r["orders"].items()}
+large = sum(v["share"] for k, v in orders.items() if k >= 4)
+print(f"page cache: {r['resident_pages']} of {r['pages']} pages resident in {r['folios']} folios; "
+      f"order >= 4 holds {100 * large:.1f} % of resident bytes; orders " +
+      (", ".join(f"{k}: {v['folios']}" for k, v in sorted(orders.items())) or "none"))
+PY
+  )
+  printf 'folio_orders %s\n' "${summary}" >>"${log}"
+  bench_log "${name}: ${summary}"
+}
+
 fio_args() {
   local phase=$1
   local -a a=(--name=read "--filename=${FILE}" --ioengine=psync --invalidate=0 --readonly --group_reporting
@@ -222,6 +262,7 @@ measure() {
   local cached=- resident=-
   if [[ "${phase}" == warm-* ]]; then
     cat "${FILE}" >/dev/null
+    record_folios "${name}" "${log}"
   else
     drop_caches
     cached=${BENCH_CACHED_KB}
