@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli/mount_source.h"
 #include "store/store.h"
 
 namespace strata::cli {
@@ -30,8 +31,9 @@ struct Globals {
 std::string StorePath(const Globals& g);
 // The local store, or with --remote the store at that remote.
 Result<std::unique_ptr<Store>> OpenStore(const Globals& g);
-// For commands on a workspace: when mountpoint_or_name is the mountpoint of a
-// workspace mounted from a remote, that remote's store (without --remote).
+// For commands on a workspace: when mountpoint_or_name is a strata mountpoint,
+// the store (and remote) its mount's source names, whatever --store,
+// STRATA_STORE or --remote say; otherwise OpenStore.
 Result<std::unique_ptr<Store>> OpenStoreFor(const Globals& g, const std::string& mountpoint_or_name);
 
 // A validator of a real number in [lo, hi]. CLI::Range lets "nan" through (no
@@ -53,9 +55,12 @@ struct MountedWorkspace {
   std::string mountpoint;
 };
 std::optional<MountedWorkspace> FindMountedWorkspace(Store& store, const std::string& mountpoint_or_name);
-// The source /proc/mounts shows for a strata mount at path ("strata:NAME", or
-// "strata+REMOTE:NAME" from a remote); nullopt when there is none.
+// The source /proc/mounts shows for the strata mount on top at path (see
+// cli/mount_source.h); nullopt when there is none.
 std::optional<std::string> StrataMountSource(const std::string& path);
+// The parsed source of the strata mount at path (any path naming it); nullopt
+// when path is no strata mountpoint.
+std::optional<MountSource> MountSourceOf(const std::string& path);
 
 // Each family of commands registers its subcommands on the app. The callback
 // of a subcommand stores its exit code in *exit_code.

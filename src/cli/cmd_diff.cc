@@ -188,7 +188,8 @@ Result<std::pair<Side, Side>> ResolveSides(Store& store, const DiffArgs& a, cons
 }
 
 int RunDiff(Globals& g, const DiffArgs& a) {
-  auto store = OpenStore(g);
+  // A mountpoint on either side says which store to read (OpenStoreFor).
+  auto store = OpenStoreFor(g, MountSourceOf(a.to) ? a.to : a.from);
   if (!store.ok()) return Fail(store.status());
   // Held to the end: a workspace side's trees are reachable from no ref, and
   // gc must not delete them before the diff has read them.

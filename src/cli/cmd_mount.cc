@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "cli/mount_source.h"
 #include "fs/control.h"
 #include "fs/fuse_server.h"
 #include "remote/remote.h"
@@ -102,9 +103,12 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
   auto ws = Workspace::Open(**store, name);
   if (!ws.ok()) return fail(ws.status());
   MountOptions options;
-  // The source names the remote, so commands given only the mountpoint find
-  // the store that holds its workspace (OpenStoreFor).
-  options.fsname = (g.remote.empty() ? "strata:" : "strata+" + g.remote + ":") + name;
+  // The source names the store (and the remote), so commands given only the
+  // mountpoint find the workspace (OpenStoreFor).
+  std::error_code ec;
+  std::string store_path = std::filesystem::canonical(StorePath(g), ec).string();
+  if (ec) return fail(Status::IOError("cannot resolve the store path " + StorePath(g), ec.value()));
+  options.fsname = FormatMountSource(MountSource{g.remote, name, store_path});
   options.allow_other = ::geteuid() == 0;
   options.state_dir = StateDir(**store, name);
   options.writeback_cache = a.writeback_cache;
@@ -170,6 +174,15 @@ int MountIn(Globals& g, const MountArgs& a) {
   if (!std::filesystem::is_directory(mountpoint, ec))
     return Fail(Status::InvalidArgument("mountpoint " + a.mountpoint + " is not a directory"));
   mountpoint = std::filesystem::canonical(mountpoint, ec).string();
+  // A second mount would hide the first, whose daemon would then serve a
+  // workspace nobody can reach or unmount by name.
+  if (auto top = StrataMountSource(mountpoint)) {
+    auto source = ParseMountSource(*top);
+    std::string what = !source                            ? *top
+                       : IsReadOnlyName(source->workspace) ? "a commit mounted read-only"
+                                                           : "workspace '" + source->workspace + "'";
+    return Fail(Status::AlreadyExists(mountpoint + " is already a strata mount (" + what + "); unmount it first"));
+  }
   int modes = a.create_new + !a.branch.empty() + !a.workspace.empty() + !a.read_only.empty();
   if (modes != 1)
     return Fail(Status::InvalidArgument("give exactly one of --new, --branch B, --workspace NAME, --read-only REV"));
@@ -528,20 +541,12 @@ void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
 std::optional<std::string> StrataMountSource(const std::string& path) {
   std::ifstream in("/proc/mounts");
   std::string fsname, dir, type, rest;
+  std::optional<std::string> found;
+  // The last mount listed at path is the one on top, the one path reaches.
   while (in >> fsname >> dir >> type && std::getline(in, rest)) {
-    // /proc/mounts escapes spaces, tabs, newlines and backslashes in octal.
-    std::string unescaped;
-    for (size_t i = 0; i < dir.size(); i++) {
-      if (dir[i] == '\\' && i + 3 < dir.size()) {
-        unescaped.push_back(static_cast<char>(std::stoi(dir.substr(i + 1, 3), nullptr, 8)));
-        i += 3;
-      } else {
-        unescaped.push_back(dir[i]);
-      }
-    }
-    if (unescaped == path && type == "fuse.strata") return fsname;
+    if (type == "fuse.strata" && UnescapeMountField(dir) == path) found = UnescapeMountField(fsname);
   }
-  return std::nullopt;
+  return found;
 }
 
 std::optional<MountedWorkspace> FindMountedWorkspace(Store& store, const std::string& mountpoint_or_name) {

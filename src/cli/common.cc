@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "cli/cli.h"
+#include "cli/mount_source.h"
 #include "remote/remote.h"
 
 namespace strata::cli {
@@ -37,15 +38,25 @@ Result<std::unique_ptr<Store>> OpenStore(const Globals& g) {
   return Store::Open(StorePath(g));
 }
 
-Result<std::unique_ptr<Store>> OpenStoreFor(const Globals& g, const std::string& mountpoint_or_name) {
-  if (!g.remote.empty()) return OpenStore(g);
+std::optional<MountSource> MountSourceOf(const std::string& path) {
+  if (path.empty()) return std::nullopt;
   std::error_code ec;
-  std::string path = std::filesystem::canonical(mountpoint_or_name, ec).string();
-  std::optional<std::string> source = ec ? std::nullopt : StrataMountSource(path);
-  if (!source || !source->starts_with("strata+")) return OpenStore(g);
-  Globals remote_globals = g;
-  remote_globals.remote = source->substr(7, source->find(':') - 7);
-  return OpenStore(remote_globals);
+  std::string canonical = std::filesystem::canonical(path, ec).string();
+  if (ec) return std::nullopt;
+  auto text = StrataMountSource(canonical);
+  return text ? ParseMountSource(*text) : std::nullopt;
+}
+
+Result<std::unique_ptr<Store>> OpenStoreFor(const Globals& g, const std::string& mountpoint_or_name) {
+  std::optional<MountSource> source = MountSourceOf(mountpoint_or_name);
+  if (!source) return OpenStore(g);
+  // A mountpoint names its workspace, and its mount's source says where that
+  // lives; --store, STRATA_STORE and --remote only matter for a mount made
+  // before the store was recorded there.
+  Globals mounted = g;
+  mounted.remote = source->remote;
+  if (!source->store.empty()) mounted.store = source->store;
+  return OpenStore(mounted);
 }
 
 int Fail(const Status& s) {

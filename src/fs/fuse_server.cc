@@ -1,9 +1,11 @@
 #include "fs/fuse_server.h"
 
+#include <cctype>
 #include <csignal>
 #include <cstdarg>
 #include <cstdio>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -39,6 +41,22 @@ std::string LastFuseMessage() {
   return last_fuse_message.empty() ? "libfuse gave no reason" : last_fuse_message;
 }
 
+// libfuse splits -o values at commas and decodes backslash escapes (\ooo in
+// octal): every byte of a value that is not plainly safe goes in octal, so a
+// name holding commas, backslashes or spaces reaches the kernel unchanged.
+std::string EscapeOptionValue(std::string_view value) {
+  std::string out;
+  for (unsigned char c : value) {
+    if (std::isalnum(c) || c == '/' || c == '.' || c == '_' || c == '-' || c == '+' || c == ':') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += {'\\', static_cast<char>('0' + (c >> 6)), static_cast<char>('0' + ((c >> 3) & 7)),
+              static_cast<char>('0' + (c & 7))};
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<FuseServer>> FuseServer::Mount(Workspace* ws, const std::string& mountpoint,
@@ -50,7 +68,7 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(Workspace* ws, const std::
 
   // Options for the kernel: permissions are checked by the kernel against the
   // attributes we report; the mount is named after the workspace.
-  std::vector<std::string> args = {"strata", "-o", "default_permissions", "-o", "fsname=" + options.fsname,
+  std::vector<std::string> args = {"strata", "-o", "default_permissions", "-o", "fsname=" + EscapeOptionValue(options.fsname),
                                    "-o", "subtype=strata"};
   if (options.allow_other) args.insert(args.end(), {"-o", "allow_other"});
   if (options.read_only) args.insert(args.end(), {"-o", "ro"});

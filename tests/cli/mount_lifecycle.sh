@@ -135,3 +135,31 @@ expect_ok "$STRATA_BIN" --store "$deep" commit "$MP" -m deep --branch deep
 expect_ok "$STRATA_BIN" --store "$deep" umount "$MP"
 expect_ok "$STRATA_BIN" --store "$deep" export deep "$WORK/deep-out"
 [[ $(cat "$WORK/deep-out/f") == deep ]] || fail "the commit of the deep store's mount lost f"
+
+step "commands given only the mountpoint find its store; a second mount on top is refused"
+# The mount's source names its store, so umount, stats, commit and diff of a
+# mountpoint reach the workspace whatever --store or STRATA_STORE say. A store
+# path with a space and a comma checks the escaping on the way to the kernel
+# and back out of /proc/mounts.
+away="$WORK/another store, elsewhere"
+"$STRATA_BIN" --store "$away" init >/dev/null || fail "init of the second store failed"
+expect_ok "$STRATA_BIN" --store "$away" mount --new --name away "$MP"
+grep -q "^strata:away:$WORK/another\\\\040store,\\\\040elsewhere $MP fuse.strata " /proc/mounts ||
+  fail "the mount's source does not name its store: $(grep " $MP " /proc/mounts)"
+printf 'away\n' >"$MP/f"
+expect_ok "$STRATA_BIN" stats "$MP" --json  # no --store, and no store at the default place
+json_true 'd["workspace"] == "away" and d["changed_paths"] >= 1'
+expect_ok strata stats "$MP" --json  # --store names another store: the mount's own wins
+json_true 'd["workspace"] == "away"'
+expect_ok env STRATA_STORE="$STORE" "$STRATA_BIN" diff "$MP" --name-status
+expect_output_matches "A[[:space:]]+f"
+expect_ok env STRATA_STORE="$STORE" "$STRATA_BIN" commit "$MP" -m away --branch away
+expect_fail "$STRATA_BIN" --store "$away" mount --new --name over "$MP"
+expect_stderr_matches "already a strata mount \(workspace 'away'\)"
+[[ $(grep -c " $MP fuse.strata " /proc/mounts) == 1 ]] || fail "a second mount went on top of the first"
+expect_ok "$STRATA_BIN" umount "$MP"
+grep -q " $MP fuse" /proc/mounts && fail "still mounted after umount by mountpoint alone"
+expect_ok "$STRATA_BIN" --store "$away" export away "$WORK/away-out"
+[[ $(cat "$WORK/away-out/f") == away ]] || fail "the commit made by mountpoint alone lost f"
+expect_ok "$STRATA_BIN" --store "$away" workspace list --json
+json_true 'len(d) == 1 and d[0]["name"] == "away" and d[0]["mounted_at"] == ""'
