@@ -12,12 +12,14 @@
 
 #include "fs/control.h"
 #include "fs/fs_context.h"
+#include "fs/request_loop.h"
 
 namespace strata {
 
 struct FuseServer::State {
   fs::Context context;
   fs::OpStats stats;
+  fs::RequestLoopCounters loop;
 };
 
 namespace {
@@ -96,7 +98,13 @@ FuseServer::~FuseServer() {
 }
 
 nlohmann::ordered_json FuseServer::StatsJson() const {
-  return fs::StatsReplyJson(state_->stats, state_->context.ws->Counters());
+  nlohmann::ordered_json j = fs::StatsReplyJson(state_->stats, state_->context.ws->Counters());
+  const fs::RequestLoopCounters& loop = state_->loop;
+  j["request_loop"] = {{"inline_requests", loop.inline_requests.load(std::memory_order_relaxed)},
+                       {"worker_requests", loop.worker_requests.load(std::memory_order_relaxed)},
+                       {"caught_polling", loop.caught_polling.load(std::memory_order_relaxed)},
+                       {"sleeps", loop.sleeps.load(std::memory_order_relaxed)}};
+  return j;
 }
 
 nlohmann::ordered_json FuseServer::Control(const fs::DaemonRequest& request) {
@@ -153,11 +161,9 @@ Status FuseServer::Run() {
       std::fprintf(stderr, "strata: no control socket, so stats, commit, reset and rebase of this mount fail: %s\n",
                    s.message().c_str());
   }
-  fuse_loop_config* config = fuse_loop_cfg_create();
-  fuse_loop_cfg_set_max_threads(config, state_->context.options.max_threads);
-  fuse_loop_cfg_set_clone_fd(config, 1);  // one kernel channel per thread: less contention
-  int rc = fuse_session_loop_mt(session_, config);
-  fuse_loop_cfg_destroy(config);
+  fs::RequestLoopOptions loop_options;
+  loop_options.workers = state_->context.options.max_threads;
+  int rc = fs::RunRequestLoop(session_, loop_options, state_->loop);
   fuse_remove_signal_handlers(session_);
   control.reset();
   fuse_session_unmount(session_);

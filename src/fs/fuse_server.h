@@ -25,7 +25,7 @@ struct MountOptions {
   std::string fsname = "strata";  // shown in /proc/mounts
   bool allow_other = false;       // let other users in (root only), with normal permission checks
   double cache_timeout = 60;      // seconds the kernel may trust entries and attributes
-  unsigned max_threads = 8;
+  unsigned max_threads = 8;       // workers for reads, writes and syncs (fs/request_loop.h)
   // The kernel buffers writes and sends them in large pieces later. A kill of
   // the daemon then loses written data not yet fsynced, as a crash of a local
   // filesystem does; without it, a write is in the workspace when it returns.

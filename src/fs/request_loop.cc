@@ -1,0 +1,159 @@
+#include "fs/request_loop.h"
+
+#define FUSE_USE_VERSION 312
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <linux/fuse.h>
+#include <poll.h>
+#include <sched.h>
+
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace strata::fs {
+
+bool RunsOnWorker(uint32_t opcode) {
+  switch (opcode) {
+    case FUSE_READ:
+    case FUSE_WRITE:
+    case FUSE_FSYNC:
+    case FUSE_FSYNCDIR:
+    case FUSE_FALLOCATE:
+    case FUSE_LSEEK:
+    case FUSE_COPY_FILE_RANGE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+// Workers take request buffers from a queue and give the memory back for the
+// dispatcher's next reads (a request buffer holds up to 1 MiB of write data).
+class WorkerPool {
+ public:
+  WorkerPool(fuse_session* se, unsigned workers) : se_(se) {
+    for (unsigned i = 0; i < std::max(workers, 1u); i++) threads_.emplace_back([this] { Work(); });
+  }
+  ~WorkerPool() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    queued_.notify_all();
+    for (std::thread& t : threads_) t.join();  // each drains the queue before it stops
+    for (void* mem : spare_) std::free(mem);
+  }
+
+  void Submit(const fuse_buf& buf) {
+    {
+      std::lock_guard lock(mu_);
+      queue_.push_back(buf);
+    }
+    queued_.notify_one();
+  }
+
+  // A buffer a worker is done with, or nullptr (libfuse then allocates one).
+  void* TakeSpare() {
+    std::lock_guard lock(mu_);
+    if (spare_.empty()) return nullptr;
+    void* mem = spare_.back();
+    spare_.pop_back();
+    return mem;
+  }
+
+ private:
+  void Work() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      queued_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and nothing left
+      fuse_buf buf = queue_.front();
+      queue_.pop_front();
+      lock.unlock();
+      fuse_session_process_buf(se_, &buf);
+      lock.lock();
+      if (spare_.size() < kMaxSpare) {
+        spare_.push_back(buf.mem);
+      } else {
+        std::free(buf.mem);
+      }
+    }
+  }
+
+  static constexpr size_t kMaxSpare = 8;
+  fuse_session* const se_;
+  std::mutex mu_;
+  std::condition_variable queued_;
+  std::deque<fuse_buf> queue_;  // GUARDED_BY(mu_)
+  std::vector<void*> spare_;    // GUARDED_BY(mu_)
+  bool stopping_ = false;       // GUARDED_BY(mu_)
+  std::vector<std::thread> threads_;
+};
+
+// The next request into *buf: polls for `spin`, then sleeps until one comes.
+// Returns as fuse_session_receive_buf does (0 once the session has ended).
+int Receive(fuse_session* se, int fd, fuse_buf* buf, std::chrono::microseconds spin, RequestLoopCounters& counters) {
+  const auto deadline = std::chrono::steady_clock::now() + spin;
+  bool slept = false;
+  for (;;) {
+    const int res = fuse_session_receive_buf(se, buf);
+    if (res != -EAGAIN) {
+      if (res > 0 && !slept) counters.caught_polling.fetch_add(1, std::memory_order_relaxed);
+      return res;
+    }
+    if (fuse_session_exited(se)) return 0;
+    if (!slept && std::chrono::steady_clock::now() < deadline) {
+      sched_yield();  // lets a worker or the program being served run on this CPU
+      continue;
+    }
+    if (!slept) counters.sleeps.fetch_add(1, std::memory_order_relaxed);
+    slept = true;
+    // A timeout, so that an exit asked by a signal another thread took is seen.
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 500) < 0 && errno != EINTR) return -errno;
+  }
+}
+
+}  // namespace
+
+int RunRequestLoop(fuse_session* se, const RequestLoopOptions& options, RequestLoopCounters& counters) {
+  const int fd = fuse_session_fd(se);
+  // Reads that return at once when nothing is queued, for the polling above.
+  // Replies are written to the same file; writes to the device never block.
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) return -errno;
+  int rc = 0;
+  {
+    WorkerPool pool(se, options.workers);
+    fuse_buf buf{};
+    while (!fuse_session_exited(se)) {
+      if (buf.mem == nullptr) buf.mem = pool.TakeSpare();
+      const int res = Receive(se, fd, &buf, options.spin, counters);
+      if (res == -EINTR) continue;
+      if (res <= 0) {
+        rc = res;
+        break;
+      }
+      const auto* header = static_cast<const fuse_in_header*>(buf.mem);
+      if (buf.size >= sizeof(fuse_in_header) && RunsOnWorker(header->opcode)) {
+        counters.worker_requests.fetch_add(1, std::memory_order_relaxed);
+        pool.Submit(buf);  // the worker frees or recycles buf.mem
+        buf = fuse_buf{};
+      } else {
+        counters.inline_requests.fetch_add(1, std::memory_order_relaxed);
+        fuse_session_process_buf(se, &buf);
+      }
+    }
+    std::free(buf.mem);
+  }  // the pool finishes the requests it holds
+  fuse_session_reset(se);
+  return rc;
+}
+
+}  // namespace strata::fs
