@@ -459,6 +459,7 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
   if (g.json) {
     nlohmann::ordered_json j{{"workspace", found->first}, {"mountpoint", mountpoint}, {"daemon_pid", found->second.pid},
                              {"changed_paths", changed}, {"operations", ops}, {"workspace_counters", ws}};
+    if (counters->contains("request_loop")) j["request_loop"] = (*counters)["request_loop"];  // absent from older daemons
     PrintJson(j);
     return kExitOk;
   }
@@ -483,6 +484,12 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
              ws["directories_loaded"].get<uint64_t>(), cache["hits"].get<uint64_t>(),
              cache["misses"].get<uint64_t>(), cache["waits"].get<uint64_t>());
   if (ws.contains("read_path")) PrintReadPath(ws["read_path"]);
+  if (counters->contains("request_loop")) {
+    const auto& loop = (*counters)["request_loop"];
+    fmt::print("requests    {} answered by the dispatcher, {} by workers; {} caught while polling, {} sleeps\n",
+               loop["inline_requests"].get<uint64_t>(), loop["worker_requests"].get<uint64_t>(),
+               loop["caught_polling"].get<uint64_t>(), loop["sleeps"].get<uint64_t>());
+  }
   return kExitOk;
 }
 
