@@ -74,6 +74,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/unique_fd.h"
+
 namespace {
 
 // /proc/self/pagemap: one 64-bit entry per virtual page.
@@ -95,21 +97,6 @@ struct Error {
 };
 
 std::string ErrnoText(const std::string& what, int err) { return what + ": " + std::strerror(err); }
-
-// A file descriptor closed when it goes out of scope.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // A read-only shared mapping of a whole file, unmapped when it goes out of scope.
 class Mapping {
@@ -228,7 +215,7 @@ Report Inspect(const std::string& path, int pagemap, int kpageflags) {
   Report r;
   r.file = path;
   r.page_size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  strata::UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) throw Error{ErrnoText(path, errno)};
   struct stat st;
   if (fstat(fd.get(), &st) != 0) throw Error{ErrnoText(path + ": fstat", errno)};
@@ -392,7 +379,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  Fd kpageflags(open("/proc/kpageflags", O_RDONLY | O_CLOEXEC));
+  strata::UniqueFd kpageflags(open("/proc/kpageflags", O_RDONLY | O_CLOEXEC));
   if (kpageflags.get() < 0) {
     int err = errno;
     std::fprintf(stderr, "folio_orders: cannot open /proc/kpageflags: %s%s\n", std::strerror(err),
@@ -406,7 +393,7 @@ int main(int argc, char** argv) {
                  err == EPERM ? " (it needs CAP_SYS_ADMIN: run as root)" : "");
     return 1;
   }
-  Fd pagemap(open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
+  strata::UniqueFd pagemap(open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
   if (pagemap.get() < 0) {
     std::fprintf(stderr, "folio_orders: cannot open /proc/self/pagemap: %s\n", std::strerror(errno));
     return 1;

@@ -17,6 +17,7 @@
 
 #include "remote/s3_request.h"
 #include "remote/s3_xml.h"
+#include "util/unique_fd.h"
 
 namespace strata {
 namespace {
@@ -24,20 +25,6 @@ namespace {
 using s3::HttpRequest;
 using s3::HttpResponse;
 using s3::Transport;
-
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 std::string RandomHex(size_t bytes) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -125,7 +112,7 @@ class CurlS3Client final : public S3Client {
   }
 
   Status PutFile(const std::string& key, const std::string& local_path) override {
-    Fd fd(open(local_path.c_str(), O_RDONLY | O_CLOEXEC));
+    UniqueFd fd(open(local_path.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0) return Status::IOError("opening " + local_path + " to upload", errno);
     struct stat st;
     if (fstat(fd.get(), &st) != 0) return Status::IOError("stat " + local_path, errno);

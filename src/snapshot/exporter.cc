@@ -25,34 +25,10 @@
 #include <utility>
 #include <vector>
 
+#include "util/unique_fd.h"
+
 namespace strata {
 namespace {
-
-// Owns a file descriptor.
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd = -1) : fd_(fd) {}
-  ~ScopedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  ScopedFd(ScopedFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  ScopedFd& operator=(ScopedFd&& other) noexcept {
-    if (this != &other) {
-      if (fd_ >= 0) ::close(fd_);
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  // Closes now and returns close()'s result: some file systems (NFS) report
-  // write errors only here. Never retried on EINTR: Linux closes the fd anyway.
-  int Close() { return ::close(std::exchange(fd_, -1)); }
-
- private:
-  int fd_;
-};
 
 bool IsAllZero(std::string_view data) { return data.find_first_not_of('\0') == std::string_view::npos; }
 
@@ -81,10 +57,10 @@ Result<std::vector<std::string_view>> SplitLinkTarget(std::string_view target) {
 // Opens dest for the export, creating it (0700) when missing. It must be a real
 // directory (not a symlink to one) and empty, so an export never mixes with or
 // overwrites anything.
-Result<ScopedFd> OpenEmptyDest(const std::string& dest) {
+Result<UniqueFd> OpenEmptyDest(const std::string& dest) {
   if (::mkdir(dest.c_str(), 0700) != 0 && errno != EEXIST)
     return Status::IOError("cannot create " + dest, errno);
-  ScopedFd fd(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd fd(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd.valid()) {
     if (errno == ENOTDIR || errno == ELOOP)
       return Status::InvalidArgument("export destination " + dest + " exists and is not a directory");
@@ -186,7 +162,7 @@ Status Exporter::ExportEntry(int dir_fd, const TreeEntry& e, const std::string& 
 Status Exporter::ExportFile(int dir_fd, const TreeEntry& e, const std::string& rel) {
   // 0600 until the end: the stored mode may forbid writing, and nobody else
   // should read a half-written file.
-  ScopedFd fd(::openat(dir_fd, e.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  UniqueFd fd(::openat(dir_fd, e.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd.valid()) return OsError("cannot create file", rel);
   uint64_t offset = 0, written_end = 0;
   for (const ChunkRef& c : e.chunks) {
@@ -233,7 +209,7 @@ Status Exporter::WriteAll(int fd, std::string_view data, uint64_t offset, const 
 Status Exporter::ExportDirectory(int dir_fd, const TreeEntry& e, const std::string& rel) {
   // 0700 while filling it; the stored mode (maybe 0555) comes after.
   if (::mkdirat(dir_fd, e.name.c_str(), 0700) != 0) return OsError("cannot create directory", rel);
-  ScopedFd fd(::openat(dir_fd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd fd(::openat(dir_fd, e.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd.valid()) return OsError("cannot open directory", rel);
   Result<Tree> tree = store_.GetTree(e.subtree);
   if (!tree.ok()) return tree.status().WithContext("exporting " + Display(rel));
@@ -269,11 +245,11 @@ Status Exporter::ExportHardlink(int dir_fd, const TreeEntry& e, const std::strin
 
   // Resolve the target's directory one component at a time from the root, never
   // following a symlink, in case the tree was changed under us since we wrote it.
-  ScopedFd parent;
+  UniqueFd parent;
   int at = root_fd_;
   for (size_t i = 0; i + 1 < parts->size(); i++) {
     std::string part((*parts)[i]);
-    ScopedFd next(::openat(at, part.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    UniqueFd next(::openat(at, part.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!next.valid()) return OsError("cannot resolve hard link target " + e.target + " for", rel);
     parent = std::move(next);
     at = parent.get();
@@ -374,7 +350,7 @@ Result<ExportStats> ExportTree(Store& store, const Hash& root, const std::string
   if (!tree.ok()) return tree.status().WithContext("exporting tree " + root.ToHex());
   std::string display = dest;
   while (display.size() > 1 && display.back() == '/') display.pop_back();
-  STRATA_ASSIGN_OR_RETURN(ScopedFd root_fd, OpenEmptyDest(dest));
+  STRATA_ASSIGN_OR_RETURN(UniqueFd root_fd, OpenEmptyDest(dest));
   Exporter exporter(store, options, progress, display, root_fd.get());
   STRATA_RETURN_IF_ERROR(exporter.ExportTreeInto(root_fd.get(), *tree, ""));
   return exporter.stats();
