@@ -7,7 +7,7 @@
 // expressed only through Sync() and SyncDir(), so a fault Env can observe them.
 //
 // Thread-safety: an Env is shared by all threads. File objects are used by one
-// thread at a time, except RandomAccessFile, whose Read may run concurrently.
+// thread at a time, except RandomAccessFile, whose reads may run concurrently.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "util/buffer.h"
 #include "util/status.h"
 
 namespace strata {
@@ -37,6 +38,10 @@ class RandomAccessFile {
   virtual ~RandomAccessFile() = default;
   // Reads exactly n bytes at offset into out (resized); a short file is Corruption.
   virtual Status Read(uint64_t offset, size_t n, std::string* out) const = 0;
+  // The same n bytes in a Buffer (the data path's memory, never zero-filled
+  // first). This default goes through Read and copies; files that can read
+  // straight into a Buffer override it.
+  virtual Result<Buffer> ReadBuffer(uint64_t offset, size_t n) const;
   virtual uint64_t Size() const = 0;
 };
 

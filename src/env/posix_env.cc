@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "env/env.h"
 
@@ -97,9 +98,22 @@ class PosixRandomAccessFile : public RandomAccessFile {
 
   Status Read(uint64_t offset, size_t n, std::string* out) const override {
     out->resize(n);
+    return ReadAt(offset, n, out->data());
+  }
+
+  Result<Buffer> ReadBuffer(uint64_t offset, size_t n) const override {
+    Buffer out(n);
+    STRATA_RETURN_IF_ERROR(ReadAt(offset, n, out.data()));
+    return out;
+  }
+
+  uint64_t Size() const override { return size_; }
+
+ private:
+  Status ReadAt(uint64_t offset, size_t n, char* out) const {
     size_t done = 0;
     while (done < n) {
-      ssize_t r = ::pread(fd_, out->data() + done, n - done, static_cast<off_t>(offset + done));
+      ssize_t r = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
       if (r < 0) {
         if (errno == EINTR) continue;
         return Status::IOError("reading " + path_, errno);
@@ -112,9 +126,6 @@ class PosixRandomAccessFile : public RandomAccessFile {
     return Status::Ok();
   }
 
-  uint64_t Size() const override { return size_; }
-
- private:
   int fd_;
   std::string path_;
   uint64_t size_;
@@ -239,6 +250,14 @@ class PosixEnv : public Env {
 };
 
 }  // namespace
+
+Result<Buffer> RandomAccessFile::ReadBuffer(uint64_t offset, size_t n) const {
+  std::string bytes;
+  STRATA_RETURN_IF_ERROR(Read(offset, n, &bytes));
+  Buffer out(n);
+  std::memcpy(out.data(), bytes.data(), n);
+  return out;
+}
 
 Env* Env::Default() {
   static PosixEnv* env = new PosixEnv;  // leaked on purpose: used until exit

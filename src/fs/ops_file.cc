@@ -87,10 +87,11 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
 
 void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
   OpScope scope(req, Op::kRead);
-  std::unique_ptr<char[]> buf(new char[size]);
-  auto n = Ctx(req).ws->Read(ino, static_cast<uint64_t>(off), size, buf.get());
+  // Gathered: the reply points into the cached chunks instead of a copy of them.
+  ReadTarget target(size);
+  auto n = Ctx(req).ws->Read(ino, static_cast<uint64_t>(off), size, &target);
   if (!n.ok()) return (void)ReplyErr(req, ToErrno(n.status()));
-  fuse_reply_buf(req, buf.get(), *n);
+  fuse_reply_iov(req, target.pieces().data(), static_cast<int>(target.pieces().size()));
 }
 
 void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off, fuse_file_info*) {

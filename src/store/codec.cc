@@ -1,5 +1,7 @@
 #include "store/codec.h"
 
+#include <cstring>
+
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_frameHeaderSize, ZSTD_BLOCKSIZE_MAX
 #include <zstd.h>
 
@@ -72,11 +74,10 @@ Codec Compress(std::string_view data, int level, std::string* out) {
   return Codec::kRaw;
 }
 
-Status Decompress(Codec codec, std::string_view stored, uint64_t raw_len, std::string* out) {
+Status CheckDecodable(Codec codec, std::string_view stored, uint64_t raw_len) {
   switch (codec) {
     case Codec::kRaw:
       if (stored.size() != raw_len) return Status::Corruption("raw object has the wrong length");
-      out->assign(stored);
       return Status::Ok();
     case Codec::kZstd: {
       // Bound the allocation by what the frame itself claims as well as raw_len,
@@ -87,16 +88,29 @@ Status Decompress(Codec codec, std::string_view stored, uint64_t raw_len, std::s
       // Both claims agree, and may both lie: a few bytes claiming 256 MiB.
       if (FrameOutputBound(stored) < raw_len)
         return Status::Corruption("zstd frame's blocks cannot hold the recorded length");
-      thread_local DecompressContext dctx;
-      out->resize(raw_len);
-      size_t n = ZSTD_decompressDCtx(dctx.ctx, out->data(), out->size(), stored.data(), stored.size());
-      if (ZSTD_isError(n) || n != raw_len)
-        return Status::Corruption(std::string("zstd cannot decode the object: ") +
-                                  (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short output"));
       return Status::Ok();
     }
   }
   return Status::Corruption("unknown codec " + std::to_string(static_cast<int>(codec)));
+}
+
+Status DecompressInto(Codec codec, std::string_view stored, uint64_t raw_len, char* out) {
+  if (codec == Codec::kRaw) {
+    std::memcpy(out, stored.data(), raw_len);
+    return Status::Ok();
+  }
+  thread_local DecompressContext dctx;
+  size_t n = ZSTD_decompressDCtx(dctx.ctx, out, raw_len, stored.data(), stored.size());
+  if (ZSTD_isError(n) || n != raw_len)
+    return Status::Corruption(std::string("zstd cannot decode the object: ") +
+                              (ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short output"));
+  return Status::Ok();
+}
+
+Status Decompress(Codec codec, std::string_view stored, uint64_t raw_len, std::string* out) {
+  STRATA_RETURN_IF_ERROR(CheckDecodable(codec, stored, raw_len));
+  out->resize(raw_len);
+  return DecompressInto(codec, stored, raw_len, out->data());
 }
 
 }  // namespace strata

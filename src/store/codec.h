@@ -25,4 +25,12 @@ Codec Compress(std::string_view data, int level, std::string* out);
 // footer; a different decoded size, or undecodable bytes, is Corruption.
 Status Decompress(Codec codec, std::string_view stored, uint64_t raw_len, std::string* out);
 
+// The two halves of Decompress, for callers that bring their own memory:
+// CheckDecodable says, before anything is allocated, whether stored can
+// decode to raw_len bytes as far as its headers tell; DecompressInto then
+// decodes into out[0, raw_len) and finds whatever the headers did not show.
+// REQUIRES (DecompressInto): CheckDecodable(codec, stored, raw_len) is ok.
+Status CheckDecodable(Codec codec, std::string_view stored, uint64_t raw_len);
+Status DecompressInto(Codec codec, std::string_view stored, uint64_t raw_len, char* out);
+
 }  // namespace strata

@@ -45,12 +45,18 @@ Status PackCache::Damaged(const std::string& pack_name, const PackEntry& entry, 
   return Status::Corruption("object " + entry.id.ToHex() + " in pack " + pack_name + " is damaged: " + why.message());
 }
 
-Result<std::string> PackCache::ReadBytes(const std::string& pack_name, const PackEntry& entry) {
+Result<std::shared_ptr<RandomAccessFile>> PackCache::FileHolding(const std::string& pack_name,
+                                                                 const PackEntry& entry) {
   if (entry.stored_len > kMaxObjectSize)
     return Damaged(pack_name, entry, Status::Corruption("index claims an impossible size"));
   STRATA_ASSIGN_OR_RETURN(auto file, OpenPack(pack_name));
   if (entry.offset + entry.stored_len > file->Size())
     return Damaged(pack_name, entry, Status::Corruption("pack is shorter than the index says"));
+  return file;
+}
+
+Result<std::string> PackCache::ReadBytes(const std::string& pack_name, const PackEntry& entry) {
+  STRATA_ASSIGN_OR_RETURN(auto file, FileHolding(pack_name, entry));
   std::string stored;
   auto start = std::chrono::steady_clock::now();
   Status s = file->Read(entry.offset, entry.stored_len, &stored);
@@ -59,6 +65,35 @@ Result<std::string> PackCache::ReadBytes(const std::string& pack_name, const Pac
   objects_++;
   bytes_stored_ += stored.size();
   return stored;
+}
+
+Result<Buffer> PackCache::ReadObjectBuffer(const std::string& pack_name, const PackEntry& entry) {
+  STRATA_ASSIGN_OR_RETURN(auto file, FileHolding(pack_name, entry));
+  auto start = std::chrono::steady_clock::now();
+  auto stored = file->ReadBuffer(entry.offset, entry.stored_len);
+  pread_us_ += MicrosSince(start);
+  if (!stored.ok()) return stored.status().IsCorruption() ? Damaged(pack_name, entry, stored.status()) : stored.status();
+  objects_++;
+  bytes_stored_ += stored->size();
+
+  start = std::chrono::steady_clock::now();
+  Buffer raw;
+  if (entry.codec == Codec::kRaw && entry.raw_len == stored->size()) {
+    raw = std::move(stored).value();  // stored raw (incompressible): the bytes read are the object
+  } else {
+    Status s = entry.raw_len > kMaxObjectSize ? Status::Corruption("object claims an impossible size")
+                                              : CheckDecodable(entry.codec, stored->view(), entry.raw_len);
+    if (s.ok()) {
+      raw = Buffer(entry.raw_len);
+      s = DecompressInto(entry.codec, stored->view(), entry.raw_len, raw.data());
+    }
+    if (!s.ok()) return Damaged(pack_name, entry, s);
+  }
+  const bool intact = ComputeObjectId(entry.type, raw.view()) == entry.id;
+  decode_us_ += MicrosSince(start);
+  if (!intact) return Damaged(pack_name, entry, Status::Corruption("content does not match its id (checksum mismatch)"));
+  bytes_verified_ += raw.size();
+  return raw;
 }
 
 Result<std::string> PackCache::ReadObject(const std::string& pack_name, const PackEntry& entry) {

@@ -27,6 +27,9 @@ class PackCache {
   // checks that its bytes hash to entry.id. Any mismatch is Corruption that
   // names the object and the pack.
   Result<std::string> ReadObject(const std::string& pack_name, const PackEntry& entry);
+  // The same, in a Buffer: no zero-fill, pooled memory, and raw objects
+  // handed over as read. For file data, where these copies show.
+  Result<Buffer> ReadObjectBuffer(const std::string& pack_name, const PackEntry& entry);
   // The object's bytes as the pack holds them (compressed or raw), after the
   // same check: for copying them to another pack as they are.
   Result<std::string> ReadStored(const std::string& pack_name, const PackEntry& entry);
@@ -41,6 +44,8 @@ class PackCache {
 
  private:
   Result<std::shared_ptr<RandomAccessFile>> OpenPack(const std::string& pack_name);
+  // The open pack that holds entry, after checking the entry fits in it.
+  Result<std::shared_ptr<RandomAccessFile>> FileHolding(const std::string& pack_name, const PackEntry& entry);
   // The stored bytes of an entry, counted, unchecked.
   Result<std::string> ReadBytes(const std::string& pack_name, const PackEntry& entry);
   static Status Damaged(const std::string& pack_name, const PackEntry& entry, const Status& why);

@@ -51,28 +51,39 @@ TEST_F(PackTest, WrittenObjectsReadBackThroughFooter) {
     auto raw = cache.ReadObject(pack.name, (*entries)[i]);
     ASSERT_TRUE(raw.ok()) << raw.status().ToString();
     EXPECT_EQ(*raw, objects[i]);
+    auto buffer = cache.ReadObjectBuffer(pack.name, (*entries)[i]);
+    ASSERT_TRUE(buffer.ok()) << buffer.status().ToString();
+    EXPECT_EQ(buffer->view(), objects[i]);
   }
   // The temp file is gone once the pack is sealed.
   EXPECT_TRUE(env_->ListDir(dir_.path() + "/tmp")->empty());
 }
 
 TEST_F(PackTest, FlippedPayloadByteIsCorruptionNamingObjectAndPack) {
-  SealedPack pack = WritePack({testing::RandomBytes(4000, 2)});
-  const PackEntry& e = pack.entries[0];
-  {
-    auto data = env_->ReadFile(PackPath(pack));
-    std::string bytes = *data;
-    bytes[e.offset + 100] ^= 1;
-    ASSERT_TRUE(env_->RemoveFile(PackPath(pack)).ok());
-    auto w = env_->NewWritableFile(PackPath(pack));
-    ASSERT_TRUE((*w)->Append(bytes).ok());
-    ASSERT_TRUE((*w)->Close().ok());
+  // One object stored raw (random bytes), one compressed (text): each read
+  // path, into a string and into a Buffer, must see the damage.
+  for (const std::string& object : {testing::RandomBytes(4000, 2), std::string(4000, 't') + "tail"}) {
+    SealedPack pack = WritePack({object});
+    const PackEntry& e = pack.entries[0];
+    {
+      auto data = env_->ReadFile(PackPath(pack));
+      std::string bytes = *data;
+      bytes[e.offset + std::min<uint64_t>(100, e.stored_len - 1)] ^= 1;
+      ASSERT_TRUE(env_->RemoveFile(PackPath(pack)).ok());
+      auto w = env_->NewWritableFile(PackPath(pack));
+      ASSERT_TRUE((*w)->Append(bytes).ok());
+      ASSERT_TRUE((*w)->Close().ok());
+    }
+    PackCache cache(backend_.get());
+    auto raw = cache.ReadObject(pack.name, e);
+    ASSERT_TRUE(raw.status().IsCorruption());
+    EXPECT_NE(raw.status().message().find(e.id.ToHex()), std::string::npos);
+    EXPECT_NE(raw.status().message().find(pack.name), std::string::npos);
+    auto buffer = cache.ReadObjectBuffer(pack.name, e);
+    ASSERT_TRUE(buffer.status().IsCorruption()) << buffer.status().ToString();
+    EXPECT_NE(buffer.status().message().find(e.id.ToHex()), std::string::npos);
+    EXPECT_EQ(cache.counters().bytes_verified, 0u);
   }
-  PackCache cache(backend_.get());
-  auto raw = cache.ReadObject(pack.name, e);
-  ASSERT_TRUE(raw.status().IsCorruption());
-  EXPECT_NE(raw.status().message().find(e.id.ToHex()), std::string::npos);
-  EXPECT_NE(raw.status().message().find(pack.name), std::string::npos);
 }
 
 TEST_F(PackTest, LyingTrailersAndFootersAreRejected) {

@@ -321,6 +321,19 @@ Status Store::FlushIfUnsealed(const Hash& id) {
 }
 
 Result<std::string> Store::Get(const Hash& id, ObjectType expected) {
+  return ReadObject<std::string>(id, expected, [this](const std::string& pack, const PackEntry& entry) {
+    return packs_->ReadObject(pack, entry);
+  });
+}
+
+Result<Buffer> Store::GetBuffer(const Hash& id, ObjectType expected) {
+  return ReadObject<Buffer>(id, expected, [this](const std::string& pack, const PackEntry& entry) {
+    return packs_->ReadObjectBuffer(pack, entry);
+  });
+}
+
+template <typename T, typename ReadFn>
+Result<T> Store::ReadObject(const Hash& id, ObjectType expected, ReadFn read) {
   STRATA_RETURN_IF_ERROR(FlushIfUnsealed(id));
   // Counted to show that reads run in parallel (the index lookup is the one
   // step that is serialised, on its connection's mutex).
@@ -348,13 +361,13 @@ Result<std::string> Store::Get(const Hash& id, ObjectType expected) {
     return Status::Corruption("object " + id.ToHex() + " is a " + ObjectTypeName(loc->entry.type) + ", expected a " +
                               ObjectTypeName(expected));
   DropRemovedPackHandles();
-  auto data = packs_->ReadObject(loc->pack, loc->entry);
+  Result<T> data = read(loc->pack, loc->entry);
   if (data.ok()) return data;
   // gc may have moved the object to a new pack between the lookup and the
   // read: if the index now places it elsewhere, read it there.
   auto moved = index_->Lookup(id);
   if (!moved.ok() || !*moved || (*moved)->pack == loc->pack) return data;
-  return packs_->ReadObject((*moved)->pack, (*moved)->entry);
+  return read((*moved)->pack, (*moved)->entry);
 }
 
 Status Store::RefreshAfterMiss() {

@@ -138,6 +138,8 @@ class Store {
   // ---- objects
   Result<PutResult> Put(ObjectType type, std::string_view data);
   Result<std::string> Get(const Hash& id, ObjectType expected);
+  // The same in a Buffer (never zero-filled, pooled memory): for file data.
+  Result<Buffer> GetBuffer(const Hash& id, ObjectType expected);
   Result<bool> Contains(const Hash& id);
   Result<Tree> GetTree(const Hash& id);
   Result<Commit> GetCommit(const Hash& id);
@@ -204,6 +206,11 @@ class Store {
   Status RefreshAfterMiss();
   void EndWrite();
   void ForgetKnownIds();
+  // Get and GetBuffer: finds id in the index (asking a shared backend again
+  // on a miss), checks its type and reads it with read(pack, entry), once more
+  // where the index says gc moved it meanwhile.
+  template <typename T, typename ReadFn>
+  Result<T> ReadObject(const Hash& id, ObjectType expected, ReadFn read);
   // Closes pack handles once gc removed packs, so their space is freed even in
   // a long-running mount; checks the index at most once a second.
   void DropRemovedPackHandles();

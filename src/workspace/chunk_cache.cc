@@ -44,7 +44,7 @@ void ChunkCache::Configure(uint64_t capacity_bytes, ReadAheadLimits limits) {
   EvictToCapacity();
 }
 
-Result<std::shared_ptr<const std::string>> ChunkCache::Get(Store& store, const Hash& id) {
+Result<std::shared_ptr<const Buffer>> ChunkCache::Get(Store& store, const Hash& id) {
   std::unique_lock lock(mu_);
   counters_.demands++;
   auto it = entries_.find(id);
@@ -107,11 +107,11 @@ bool ChunkCache::Prefetch(Store& store, const Hash& id, uint64_t length, const E
 }
 
 void ChunkCache::RunFetch(Store& store, const Hash& id, const std::shared_ptr<Fetch>& fetch) {
-  auto got = store.Get(id, ObjectType::kChunk);
+  auto got = store.GetBuffer(id, ObjectType::kChunk);
   Status status;
-  std::shared_ptr<const std::string> data;
+  std::shared_ptr<const Buffer> data;
   if (got.ok()) {
-    data = std::make_shared<const std::string>(std::move(got).value());
+    data = std::make_shared<const Buffer>(std::move(got).value());
   } else {
     // Whatever went wrong in the store, a reader of the file sees EIO.
     status = Status::IOError("reading chunk " + id.ToHex() + ": " + got.status().message(), EIO);
@@ -136,7 +136,7 @@ void ChunkCache::RunFetch(Store& store, const Hash& id, const std::shared_ptr<Fe
   fetched_.notify_all();
 }
 
-void ChunkCache::Insert(const Hash& id, std::shared_ptr<const std::string> data, bool unread_prefetch) {
+void ChunkCache::Insert(const Hash& id, std::shared_ptr<const Buffer> data, bool unread_prefetch) {
   if (data->size() > capacity_) {
     if (unread_prefetch) counters_.readahead_wasted++;
     return;

@@ -57,7 +57,7 @@ class ChunkCache {
   static constexpr uint64_t kDefaultCapacity = 32ull << 20;
 
   // A read's demand for a chunk: its bytes; store errors come back with errno EIO.
-  Result<std::shared_ptr<const std::string>> Get(Store& store, const Hash& id);
+  Result<std::shared_ptr<const Buffer>> Get(Store& store, const Hash& id);
 
   // Runs a task on another thread (the caller's read-ahead workers).
   using Executor = std::function<void(std::function<void()>)>;
@@ -96,17 +96,17 @@ class ChunkCache {
     bool demanded = false;  // a demand joined it (so its bytes are used)
     uint64_t reserved = 0;  // read-ahead bytes held while in flight
     Status status;
-    std::shared_ptr<const std::string> data;
+    std::shared_ptr<const Buffer> data;
   };
   struct Entry {
-    std::shared_ptr<const std::string> data;
+    std::shared_ptr<const Buffer> data;
     std::list<Hash>::iterator lru;  // position in lru_
     bool unread_prefetch = false;   // loaded by a prefetch and not demanded yet
   };
 
   // Loads id from the store and publishes the result (cache entry, waiters).
   void RunFetch(Store& store, const Hash& id, const std::shared_ptr<Fetch>& fetch);
-  void Insert(const Hash& id, std::shared_ptr<const std::string> data, bool unread_prefetch);  // REQUIRES mu_
+  void Insert(const Hash& id, std::shared_ptr<const Buffer> data, bool unread_prefetch);  // REQUIRES mu_
   void EvictToCapacity();                                                                    // REQUIRES mu_
 
   std::mutex mu_;

@@ -24,7 +24,7 @@ Status CheckRegular(const InodeRow& row) {
 
 }  // namespace
 
-Result<size_t> SqliteWorkspace::Read(InodeId ino, uint64_t offset, size_t size, char* out) {
+Result<size_t> SqliteWorkspace::Read(InodeId ino, uint64_t offset, size_t size, ReadTarget* out) {
   ReadPlan plan;
   size_t n = 0;
   {

@@ -200,6 +200,11 @@ Result<std::vector<Extent>> FileData::DataRanges(InodeId ino, uint64_t start, ui
 }
 
 Status FileData::Read(const ReadPlan& plan, uint64_t offset, size_t n, char* out) {
+  ReadTarget target(out);
+  return Read(plan, offset, n, &target);
+}
+
+Status FileData::Read(const ReadPlan& plan, uint64_t offset, size_t n, ReadTarget* out) {
   // Before this read's own fetches, so the two overlap.
   if (plan.ino != 0 && offset < plan.base_len) ReadAhead(plan, offset, n);
   uint64_t pos = offset;
@@ -207,11 +212,11 @@ Status FileData::Read(const ReadPlan& plan, uint64_t offset, size_t n, char* out
   size_t next = 0;  // first extent that may still matter
   while (pos < end) {
     while (next < plan.extents.size() && plan.extents[next].end <= pos) next++;
-    char* dst = out + (pos - offset);
     if (next < plan.extents.size() && plan.extents[next].start <= pos) {
       // 1. Written bytes.
       uint64_t stop = std::min(end, plan.extents[next].end);
       size_t want = stop - pos, got = 0;
+      char* dst = out->Space(want);
       while (got < want && plan.file) {
         ssize_t r = ::pread(plan.file->fd(), dst + got, want - got, static_cast<off_t>(pos + got));
         if (r < 0 && errno == EINTR) continue;
@@ -227,12 +232,12 @@ Status FileData::Read(const ReadPlan& plan, uint64_t offset, size_t n, char* out
     if (pos < plan.base_len) {
       // 2. Unchanged bytes of the base file.
       uint64_t stop = std::min(gap_end, plan.base_len);
-      STRATA_RETURN_IF_ERROR(ReadBase(plan, pos, stop - pos, dst));
+      STRATA_RETURN_IF_ERROR(ReadBase(plan, pos, stop - pos, out));
       pos = stop;
       continue;
     }
     // 3. Never written, not from the base.
-    std::memset(dst, 0, gap_end - pos);
+    std::memset(out->Space(gap_end - pos), 0, gap_end - pos);
     pos = gap_end;
   }
   return Status::Ok();
@@ -253,7 +258,7 @@ void FileData::ReadAhead(const ReadPlan& plan, uint64_t offset, size_t n) {
   }
 }
 
-Status FileData::ReadBase(const ReadPlan& plan, uint64_t offset, size_t n, char* out) {
+Status FileData::ReadBase(const ReadPlan& plan, uint64_t offset, size_t n, ReadTarget* out) {
   uint64_t chunk_start = 0;
   const uint64_t end = offset + n;
   for (const ChunkRef& c : plan.base_chunks) {
@@ -263,7 +268,7 @@ Status FileData::ReadBase(const ReadPlan& plan, uint64_t offset, size_t n, char*
       if (bytes->size() != c.length)
         return Status::IOError("chunk " + c.id.ToHex() + " has another length than its tree says", EIO);
       uint64_t from = std::max(offset, chunk_start), to = std::min(end, chunk_end);
-      std::memcpy(out + (from - offset), bytes->data() + (from - chunk_start), to - from);
+      out->Share(bytes, bytes->view().substr(from - chunk_start, to - from));
     }
     chunk_start = chunk_end;
     if (chunk_start >= end) return Status::Ok();

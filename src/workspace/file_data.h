@@ -38,6 +38,7 @@
 #include "workspace/chunk_cache.h"
 #include "workspace/namespace_db.h"
 #include "workspace/read_ahead.h"
+#include "workspace/read_target.h"
 #include "workspace/released_files.h"
 
 namespace strata::workspace_internal {
@@ -112,14 +113,16 @@ class FileData {
   // not tell holes apart, none of it without a data file.
   Result<std::vector<Extent>> DataRanges(InodeId ino, uint64_t start, uint64_t end);
 
-  // Fills out[0, n) for a read at offset. REQUIRES: offset + n <= plan.size.
+  // Fills out with the n bytes at offset, in order. REQUIRES: offset + n <= plan.size.
+  Status Read(const ReadPlan& plan, uint64_t offset, size_t n, ReadTarget* out);
+  // The same into out[0, n).
   Status Read(const ReadPlan& plan, uint64_t offset, size_t n, char* out);
 
  private:
   // On a full disk: waits once (*waited) for the space of removed files still
   // being deleted; whether there was any, so the failed call is worth a retry.
   bool WaitForReleasedSpace(bool* waited);
-  Status ReadBase(const ReadPlan& plan, uint64_t offset, size_t n, char* out);
+  Status ReadBase(const ReadPlan& plan, uint64_t offset, size_t n, ReadTarget* out);
   // Prefetches the base chunks in the detector's window after a read of
   // [offset, offset + n), if the read continues a sequential stream.
   void ReadAhead(const ReadPlan& plan, uint64_t offset, size_t n);

@@ -86,7 +86,8 @@ class SqliteWorkspace final : public Workspace {
   Result<std::vector<DirEntry>> ReadDirectory(InodeId dir, uint64_t offset, size_t max) override;
   Result<DirectoryState> GetDirectoryState(InodeId dir) override;
 
-  Result<size_t> Read(InodeId ino, uint64_t offset, size_t size, char* out) override;
+  using Workspace::Read;
+  Result<size_t> Read(InodeId ino, uint64_t offset, size_t size, ReadTarget* out) override;
   Result<size_t> Write(InodeId ino, uint64_t offset, std::string_view data) override;
   Status Sync(InodeId ino) override;
   Status Allocate(InodeId ino, int mode, uint64_t offset, uint64_t length) override;

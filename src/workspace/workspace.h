@@ -45,6 +45,7 @@
 
 #include "store/store.h"
 #include "store/tree_merge.h"
+#include "workspace/read_target.h"
 
 namespace strata {
 
@@ -299,8 +300,13 @@ class Workspace {
   virtual Result<DirectoryState> GetDirectoryState(InodeId dir) = 0;
 
   // ---- data
-  // Reads up to size bytes; fewer only at the end of the file.
-  virtual Result<size_t> Read(InodeId ino, uint64_t offset, size_t size, char* out) = 0;
+  // Reads up to size bytes into out; fewer only at the end of the file.
+  virtual Result<size_t> Read(InodeId ino, uint64_t offset, size_t size, ReadTarget* out) = 0;
+  // The same into out[0, size).
+  Result<size_t> Read(InodeId ino, uint64_t offset, size_t size, char* out) {
+    ReadTarget target(out);
+    return Read(ino, offset, size, &target);
+  }
   virtual Result<size_t> Write(InodeId ino, uint64_t offset, std::string_view data) = 0;
   // Makes the inode's data and all committed namespace changes durable.
   virtual Status Sync(InodeId ino) = 0;
