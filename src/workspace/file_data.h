@@ -128,7 +128,7 @@ class FileData {
   void ReadAhead(const ReadPlan& plan, uint64_t offset, size_t n);
 
   // Threads that load prefetched chunks; the cache bounds how many run at once.
-  static constexpr size_t kReadAheadThreads = 4;
+  static constexpr size_t kReadAheadThreads = 8;
 
   const std::string dir_;
   Store& store_;
