@@ -10,15 +10,29 @@ uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
 }
+
+// The one check of an object's bytes: they hash to its id.
+Status CheckId(const PackEntry& entry, std::string_view raw) {
+  if (ComputeObjectId(entry.type, raw) != entry.id)
+    return Status::Corruption("content does not match its id (checksum mismatch)");
+  return Status::Ok();
+}
+
+// Decodes stored into `make(entry.raw_len)` (a std::string or a Buffer) and
+// checks the id; the lengths are checked before anything is allocated.
+template <typename Bytes, typename Make>
+Result<Bytes> DecodeChecked(const PackEntry& entry, std::string_view stored, Make make) {
+  if (entry.raw_len > kMaxObjectSize) return Status::Corruption("object claims an impossible size");
+  STRATA_RETURN_IF_ERROR(CheckDecodable(entry.codec, stored, entry.raw_len));
+  Bytes raw = make(entry.raw_len);
+  STRATA_RETURN_IF_ERROR(DecompressInto(entry.codec, stored, entry.raw_len, raw.data()));
+  STRATA_RETURN_IF_ERROR(CheckId(entry, std::string_view(raw.data(), raw.size())));
+  return raw;
+}
 }  // namespace
 
 Result<std::string> DecodeObject(const PackEntry& entry, std::string_view stored) {
-  if (entry.raw_len > kMaxObjectSize) return Status::Corruption("object claims an impossible size");
-  std::string raw;
-  STRATA_RETURN_IF_ERROR(Decompress(entry.codec, stored, entry.raw_len, &raw));
-  if (ComputeObjectId(entry.type, raw) != entry.id)
-    return Status::Corruption("content does not match its id (checksum mismatch)");
-  return raw;
+  return DecodeChecked<std::string>(entry, stored, [](size_t n) { return std::string(n, '\0'); });
 }
 
 Result<std::shared_ptr<RandomAccessFile>> PackCache::OpenPack(const std::string& pack_name) {
@@ -77,22 +91,18 @@ Result<Buffer> PackCache::ReadObjectBuffer(const std::string& pack_name, const P
   bytes_stored_ += stored->size();
 
   start = std::chrono::steady_clock::now();
-  Buffer raw;
-  if (entry.codec == Codec::kRaw && entry.raw_len == stored->size()) {
-    raw = std::move(stored).value();  // stored raw (incompressible): the bytes read are the object
-  } else {
-    Status s = entry.raw_len > kMaxObjectSize ? Status::Corruption("object claims an impossible size")
-                                              : CheckDecodable(entry.codec, stored->view(), entry.raw_len);
-    if (s.ok()) {
-      raw = Buffer(entry.raw_len);
-      s = DecompressInto(entry.codec, stored->view(), entry.raw_len, raw.data());
+  auto decode = [&]() -> Result<Buffer> {
+    if (entry.codec == Codec::kRaw && entry.raw_len == stored->size()) {
+      // Stored raw (incompressible): the bytes read are the object, handed over once checked.
+      STRATA_RETURN_IF_ERROR(CheckId(entry, stored->view()));
+      return std::move(stored).value();
     }
-    if (!s.ok()) return Damaged(pack_name, entry, s);
-  }
-  const bool intact = ComputeObjectId(entry.type, raw.view()) == entry.id;
+    return DecodeChecked<Buffer>(entry, stored->view(), [](size_t n) { return Buffer(n); });
+  };
+  Result<Buffer> raw = decode();
   decode_us_ += MicrosSince(start);
-  if (!intact) return Damaged(pack_name, entry, Status::Corruption("content does not match its id (checksum mismatch)"));
-  bytes_verified_ += raw.size();
+  if (!raw.ok()) return Damaged(pack_name, entry, raw.status());
+  bytes_verified_ += raw->size();
   return raw;
 }
 
@@ -102,10 +112,9 @@ Result<std::string> PackCache::ReadObject(const std::string& pack_name, const Pa
   if (entry.codec == Codec::kRaw && entry.raw_len == stored.size()) {
     // Stored raw (incompressible): the bytes read are the object. Check them
     // and hand them over; DecodeObject would copy them first.
-    const bool intact = ComputeObjectId(entry.type, stored) == entry.id;
+    Status intact = CheckId(entry, stored);
     decode_us_ += MicrosSince(start);
-    if (!intact)
-      return Damaged(pack_name, entry, Status::Corruption("content does not match its id (checksum mismatch)"));
+    if (!intact.ok()) return Damaged(pack_name, entry, intact);
     bytes_verified_ += stored.size();
     return stored;
   }

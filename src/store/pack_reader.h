@@ -27,8 +27,8 @@ class PackCache {
   // checks that its bytes hash to entry.id. Any mismatch is Corruption that
   // names the object and the pack.
   Result<std::string> ReadObject(const std::string& pack_name, const PackEntry& entry);
-  // The same, in a Buffer: no zero-fill, pooled memory, and raw objects
-  // handed over as read. For file data, where these copies show.
+  // The same, in a Buffer: no zero-fill, and raw objects handed over as
+  // read. For file data, where these copies show.
   Result<Buffer> ReadObjectBuffer(const std::string& pack_name, const PackEntry& entry);
   // The object's bytes as the pack holds them (compressed or raw), after the
   // same check: for copying them to another pack as they are.

@@ -138,7 +138,7 @@ class Store {
   // ---- objects
   Result<PutResult> Put(ObjectType type, std::string_view data);
   Result<std::string> Get(const Hash& id, ObjectType expected);
-  // The same in a Buffer (never zero-filled, pooled memory): for file data.
+  // The same in a Buffer (never zero-filled): for file data.
   Result<Buffer> GetBuffer(const Hash& id, ObjectType expected);
   Result<bool> Contains(const Hash& id);
   Result<Tree> GetTree(const Hash& id);
