@@ -163,6 +163,8 @@ Status FuseServer::Run() {
   }
   fs::RequestLoopOptions loop_options;
   loop_options.workers = state_->context.options.max_threads;
+  Workspace* ws = state_->context.ws;
+  loop_options.writes_may_wait = [ws] { return ws->WritesMayWait(); };
   int rc = fs::RunRequestLoop(session_, loop_options, state_->loop);
   fuse_remove_signal_handlers(session_);
   control.reset();

@@ -16,10 +16,11 @@
 
 namespace strata::fs {
 
-bool RunsOnWorker(uint32_t opcode) {
+bool RunsOnWorker(uint32_t opcode, bool writes_may_wait) {
   switch (opcode) {
-    case FUSE_READ:
     case FUSE_WRITE:
+      return writes_may_wait;
+    case FUSE_READ:
     case FUSE_FSYNC:
     case FUSE_FSYNCDIR:
     case FUSE_FALLOCATE:
@@ -120,6 +121,11 @@ int Receive(fuse_session* se, int fd, fuse_buf* buf, std::chrono::microseconds s
   }
 }
 
+// Asks options.writes_may_wait, for writes only.
+bool WritesMayWait(const RequestLoopOptions& options, uint32_t opcode) {
+  return opcode == FUSE_WRITE && options.writes_may_wait && options.writes_may_wait();
+}
+
 }  // namespace
 
 int RunRequestLoop(fuse_session* se, const RequestLoopOptions& options, RequestLoopCounters& counters) {
@@ -141,7 +147,7 @@ int RunRequestLoop(fuse_session* se, const RequestLoopOptions& options, RequestL
         break;
       }
       const auto* header = static_cast<const fuse_in_header*>(buf.mem);
-      if (buf.size >= sizeof(fuse_in_header) && RunsOnWorker(header->opcode)) {
+      if (buf.size >= sizeof(fuse_in_header) && RunsOnWorker(header->opcode, WritesMayWait(options, header->opcode))) {
         counters.worker_requests.fetch_add(1, std::memory_order_relaxed);
         pool.Submit(buf);  // the worker frees or recycles buf.mem
         buf = fuse_buf{};

@@ -4,9 +4,18 @@
 // namespace (lookup, getattr, create, rename, unlink, readdir, xattrs...) are
 // answered on that thread at once: they take the workspace's lock anyway, so
 // more threads would only queue on it. Requests that may wait on I/O (read,
-// write, fsync, fallocate, lseek, copy_file_range) go to a pool of workers,
-// so a chunk fetch or an fsync never holds up a lookup, and the reads the
-// kernel's read-ahead sends together run in parallel.
+// fsync, fallocate, lseek, copy_file_range) go to a pool of workers, so a
+// chunk fetch or an fsync never holds up a lookup, and the reads the kernel's
+// read-ahead sends together run in parallel.
+//
+// Writes are answered by the dispatcher too: a write holds the workspace's
+// lock across its pwrite into the page cache, so a worker would not let
+// anything else run meanwhile, and handing each write over costs a thread
+// wake-up (4 KiB random writes: about 20 % more per second, 40 % less daemon
+// CPU inline; docs/benchmarks.md). The exception is while the workspace holds
+// a commit's cut: a writer to a file not captured yet waits for its capture,
+// and that wait must not hold up every other request, so writes then go to
+// the workers.
 //
 // After each request the dispatcher keeps polling the device for a short
 // while before it sleeps. A program making system calls one after another
@@ -25,6 +34,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 
 struct fuse_session;
 
@@ -33,6 +43,9 @@ namespace strata::fs {
 struct RequestLoopOptions {
   unsigned workers = 8;  // threads for requests that may wait on I/O
   std::chrono::microseconds spin{50};
+  // Asked for each write: true sends it to a worker (Workspace::WritesMayWait).
+  // Unset: writes never wait on anything but the disk.
+  std::function<bool()> writes_may_wait;
 };
 
 // Written by the dispatcher, read by `strata stats` from another thread.
@@ -48,7 +61,8 @@ struct RequestLoopCounters {
 // hold. Returns 0, or the negative errno of a failed read of the device.
 int RunRequestLoop(fuse_session* se, const RequestLoopOptions& options, RequestLoopCounters& counters);
 
-// Whether a request of this FUSE opcode goes to a worker.
-bool RunsOnWorker(uint32_t opcode);
+// Whether a request of this FUSE opcode goes to a worker; writes_may_wait as
+// RequestLoopOptions says, for FUSE_WRITE.
+bool RunsOnWorker(uint32_t opcode, bool writes_may_wait);
 
 }  // namespace strata::fs

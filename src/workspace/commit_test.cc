@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <thread>
 
 #include "store/revision.h"
@@ -339,6 +340,28 @@ TEST_F(CommitTest, WritesDuringACommitLandInTheNextOne) {
   std::string expect;
   for (int i = 0; i < written; i++) expect += "record " + std::to_string(i) + "\n";
   EXPECT_EQ(FileOf(last.commit ? *last.commit : commits.back(), "log"), expect);
+}
+
+// The FUSE layer answers writes on its dispatcher thread unless the workspace
+// says a write may wait: that must be true while a commit holds its cut (a
+// writer to a file not captured yet waits for it), and false otherwise.
+TEST_F(CommitTest, WritesMayWaitOnlyWhileACommitHoldsItsCut) {
+  auto ws = Open(std::nullopt, "ws", "main");
+  Mk(*ws, kRootInode, "big", testing::RandomBytes(32 << 20, 5));
+  EXPECT_FALSE(ws->WritesMayWait());
+  std::atomic<bool> done{false};
+  std::atomic<int> seen_true{0};
+  std::thread watcher([&] {
+    while (!done) {
+      if (ws->WritesMayWait()) seen_true++;
+    }
+  });
+  CommitOutcome out = CommitOk(*ws, "c");
+  done = true;
+  watcher.join();
+  ASSERT_TRUE(out.commit.has_value());
+  EXPECT_GT(seen_true.load(), 0) << "never true while 32 MiB were captured";
+  EXPECT_FALSE(ws->WritesMayWait()) << "still true after the commit";
 }
 
 // Punched and zeroed ranges commit as the zeros they read; a file copied with

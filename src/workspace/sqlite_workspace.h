@@ -89,6 +89,7 @@ class SqliteWorkspace final : public Workspace {
   using Workspace::Read;
   Result<size_t> Read(InodeId ino, uint64_t offset, size_t size, ReadTarget* out) override;
   Result<size_t> Write(InodeId ino, uint64_t offset, std::string_view data) override;
+  bool WritesMayWait() const override { return capture_active_.load(std::memory_order_relaxed); }
   Status Sync(InodeId ino) override;
   Status Allocate(InodeId ino, int mode, uint64_t offset, uint64_t length) override;
   Result<uint64_t> SeekData(InodeId ino, uint64_t offset, int whence) override;
@@ -194,8 +195,9 @@ class SqliteWorkspace final : public Workspace {
   WorkspaceCounters counters_;  // commits, syncs, loads: GUARDED_BY(mu_)
   std::atomic<uint64_t> bytes_read_{0}, bytes_written_{0};
   // A commit's capture: the files not captured yet, those a writer waits for,
-  // and every inode changed since the cut. GUARDED_BY(mu_)
-  bool capture_active_ = false;
+  // and every inode changed since the cut. GUARDED_BY(mu_); capture_active_ is
+  // written under mu_ and atomic only for WritesMayWait, which reads it without.
+  std::atomic<bool> capture_active_{false};
   std::unordered_set<InodeId> capturing_, wanted_, modified_since_cut_;
   std::condition_variable capture_cv_;  // a file was captured
   std::condition_variable commit_cv_;  // a batch was opened, or stopping_

@@ -308,6 +308,11 @@ class Workspace {
     return Read(ino, offset, size, &target);
   }
   virtual Result<size_t> Write(InodeId ino, uint64_t offset, std::string_view data) = 0;
+  // Whether a Write started now may wait for more than the disk: while a
+  // commit, snapshot, reset or rebase holds a cut, a writer to a file not yet
+  // captured waits until it is. A hint, read without the workspace's lock: a
+  // cut taken just after it said false still makes that one writer wait.
+  virtual bool WritesMayWait() const = 0;
   // Makes the inode's data and all committed namespace changes durable.
   virtual Status Sync(InodeId ino) = 0;
 
