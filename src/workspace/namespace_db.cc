@@ -667,6 +667,14 @@ Result<std::vector<Extent>> NamespaceDb::Extents(InodeId ino, uint64_t start, ui
 Status NamespaceDb::AddExtent(InodeId ino, uint64_t start, uint64_t end) {
   // Widen by one on both sides so that adjacent extents are found and merged too.
   STRATA_ASSIGN_OR_RETURN(auto near, Extents(ino, start == 0 ? 0 : start - 1, end + 1));
+  // The two cases of most writes, in one statement or none: a rewrite inside
+  // bytes already written, and an append to the extent that ends where it starts.
+  if (near.size() == 1 && near[0].start <= start) {
+    if (near[0].end >= end) return Status::Ok();
+    Query q(*this, "UPDATE extents SET end = ? WHERE ino = ? AND start = ?");
+    q.Int(1, static_cast<int64_t>(end)).Int(2, ino).Int(3, static_cast<int64_t>(near[0].start));
+    return q.Run("extending an extent");
+  }
   uint64_t s = start, e = end;
   for (const Extent& x : near) {
     s = std::min(s, x.start);
