@@ -39,6 +39,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -633,6 +634,75 @@ TEST_F(PowerLossTest, TheWorkspaceDatabaseKeepsEverySyncedOperationThroughAPower
   std::printf("workspace: %zu cut points (%llu syncs of the database files, %zu step boundaries), %.1f s\n",
               cuts.size(), static_cast<unsigned long long>(total_syncs + 1), cuts.size() - total_syncs - 1,
               Seconds(started));
+}
+
+// Syncs from several threads at once. Each thread creates files and syncs
+// them, so every Sync needs an fsync of data/ that started after its file's
+// creation (FileData::Sync lets one thread's fsync of data/ stand for others
+// only if it started late enough), and all of them write and sync their own
+// slot of one shared file. The power goes right after the last Sync returned:
+// every file a Sync acknowledged must be there with its bytes, and every slot
+// of the shared file must hold its thread's last write.
+TEST_F(PowerLossTest, ConcurrentSyncsKeepWhatEachOfThemAcknowledged) {
+  constexpr int kThreads = 4, kFiles = 25;
+  constexpr size_t kSlot = 4096;
+  strata::testing::TempDir dir;
+  const std::string root = dir.path();
+  ASSERT_TRUE(Store::Init(root + "/s", StoreConfig()).ok());
+  std::map<std::string, std::string> acked;  // file -> bytes when its Sync returned
+  std::string shared_expect(kThreads * kSlot, '\0');
+  {
+    auto store = Store::Open(root + "/s");
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE(Workspace::Create(**store, "ws", std::nullopt, "main").ok());
+    ArmedWorkspace armed(root + "/s/workspaces/ws");
+    {
+      auto opened = Workspace::Open(**store, "ws");
+      ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+      Workspace& ws = **opened;
+      const Attr shared = Mk(ws, kRootInode, "shared");
+      std::mutex mu;
+      std::vector<std::thread> threads;
+      for (int t = 0; t < kThreads; t++) {
+        threads.emplace_back([&, t] {
+          for (int i = 0; i < kFiles; i++) {
+            const std::string name = "t" + std::to_string(t) + "-" + std::to_string(i);
+            const std::string data = strata::testing::RandomBytes(1000 + 37 * i, t * 1000 + i);
+            const std::string slot = strata::testing::RandomBytes(kSlot, 50000 + t * 1000 + i);
+            auto made = ws.MakeNode(kRootInode, name, S_IFREG | 0644, 0, kWho);
+            Status s = made.ok() ? ws.Write(made->ino, 0, data).status() : made.status();
+            if (s.ok()) s = ws.Sync(made->ino);
+            if (s.ok()) s = ws.Write(shared.ino, t * kSlot, slot).status();
+            if (s.ok()) s = ws.Sync(shared.ino);
+            if (!s.ok()) {
+              ADD_FAILURE() << name << ": " << s.ToString();
+              return;
+            }
+            std::lock_guard lock(mu);
+            acked[name] = data;
+            shared_expect.replace(t * kSlot, kSlot, slot);
+          }
+        });
+      }
+      for (std::thread& t : threads) t.join();
+      armed.armed.vfs.CutNow();
+    }  // closed after the cut: nothing it writes now is kept
+    ASSERT_EQ(acked.size(), size_t{kThreads * kFiles});
+    EXPECT_GT(armed.data.seen().dir_syncs, 0);
+    armed.RestoreToLastSync();
+  }
+  auto store = Store::Open(root + "/s");
+  ASSERT_TRUE(store.ok());
+  auto ws = Workspace::Open(**store, "ws");
+  ASSERT_TRUE(ws.ok()) << ws.status().ToString();
+  for (const auto& [name, data] : acked) {
+    auto ino = Resolve(**ws, name);
+    ASSERT_TRUE(ino.ok()) << name << " was acknowledged by a Sync and is gone";
+    EXPECT_EQ(ReadAll(**ws, *ino), data) << name;
+  }
+  auto shared = Resolve(**ws, "shared");
+  ASSERT_TRUE(shared.ok());
+  EXPECT_EQ(ReadAll(**ws, *shared), shared_expect);
 }
 
 // ---- the store's index
