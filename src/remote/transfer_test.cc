@@ -8,6 +8,7 @@
 #include "store/index.h"
 #include "store/reachability.h"
 #include "store/test_util.h"
+#include "store/tree_test_util.h"
 
 namespace strata {
 namespace {
@@ -22,12 +23,6 @@ class TransferTest : public ::testing::Test {
     to_ = std::move(Store::Open(dir_.path() + "/to")).value();
   }
 
-  Hash PutTree(Store& store, std::vector<TreeEntry> entries) {
-    std::sort(entries.begin(), entries.end(), [](const TreeEntry& a, const TreeEntry& b) { return a.name < b.name; });
-    Tree t;
-    t.entries = std::move(entries);
-    return store.Put(ObjectType::kTree, EncodeTree(t))->id;
-  }
   // A commit of files {name: content} under "dir/", on top of parent.
   Hash CommitFiles(const std::map<std::string, std::string>& files, const std::optional<Hash>& parent) {
     std::vector<TreeEntry> entries;
@@ -43,9 +38,9 @@ class TransferTest : public ::testing::Test {
     dir.name = "dir";
     dir.kind = EntryKind::kDirectory;
     dir.mode = 0755;
-    dir.subtree = PutTree(*from_, entries);
+    dir.subtree = testing::PutTree(*from_, entries);
     Commit c;
-    c.root = PutTree(*from_, {dir});
+    c.root = testing::PutTree(*from_, {dir});
     if (parent) c.parents = {*parent};
     c.message = "files";
     Hash id = from_->Put(ObjectType::kCommit, EncodeCommit(c))->id;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "store/test_util.h"
+#include "store/tree_test_util.h"
 
 namespace strata {
 namespace {
@@ -42,12 +43,7 @@ class TreeDiffTest : public ::testing::Test {
     e.subtree = PutTree(std::move(entries));
     return e;
   }
-  Hash PutTree(std::vector<TreeEntry> entries) {
-    std::sort(entries.begin(), entries.end(), [](const TreeEntry& a, const TreeEntry& b) { return a.name < b.name; });
-    Tree t;
-    t.entries = std::move(entries);
-    return store_->Put(ObjectType::kTree, EncodeTree(t))->id;
-  }
+  Hash PutTree(std::vector<TreeEntry> entries) { return testing::PutTree(*store_, std::move(entries)); }
 
   // "A path", "M path [fields]"... in the order reported.
   std::vector<std::string> Diff(const std::optional<Hash>& a, const std::optional<Hash>& b,

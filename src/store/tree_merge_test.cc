@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "store/test_util.h"
+#include "store/tree_test_util.h"
 
 namespace strata {
 namespace {
@@ -43,12 +44,7 @@ class TreeMergeTest : public ::testing::Test {
     e.subtree = PutTree(std::move(entries));
     return e;
   }
-  Hash PutTree(std::vector<TreeEntry> entries) {
-    std::sort(entries.begin(), entries.end(), [](const TreeEntry& a, const TreeEntry& b) { return a.name < b.name; });
-    Tree t;
-    t.entries = std::move(entries);
-    return store_->Put(ObjectType::kTree, EncodeTree(t))->id;
-  }
+  Hash PutTree(std::vector<TreeEntry> entries) { return testing::PutTree(*store_, std::move(entries)); }
   // A top directory holding entries.
   TreeEntry Top(std::vector<TreeEntry> entries, int64_t mtime = 1000) { return Dir("", std::move(entries), mtime); }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "store/test_util.h"
+#include "store/tree_test_util.h"
 #include "workspace/workspace.h"
 
 namespace strata::workspace_testing {
@@ -66,12 +67,7 @@ class WorkspaceTest : public ::testing::Test {
     e.target = target;
     return e;
   }
-  Hash PutTree(std::vector<TreeEntry> entries) {
-    std::sort(entries.begin(), entries.end(), [](const TreeEntry& a, const TreeEntry& b) { return a.name < b.name; });
-    Tree t;
-    t.entries = std::move(entries);
-    return store_->Put(ObjectType::kTree, EncodeTree(t))->id;
-  }
+  Hash PutTree(std::vector<TreeEntry> entries) { return testing::PutTree(*store_, std::move(entries)); }
   Hash PutCommit(std::vector<TreeEntry> root_entries, RootMeta meta = RootMeta()) {
     Commit c;
     c.root = PutTree(std::move(root_entries));
