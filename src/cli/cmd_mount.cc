@@ -39,6 +39,7 @@ struct MountArgs {
   std::string read_only;  // --read-only REV
   uint64_t chunk_cache_mib = 0;  // 0: the default size
   uint32_t readahead_kib = MountOptions().readahead_kib;
+  uint32_t poll_us = MountOptions().poll_us;
 };
 
 std::string StateDir(const Store& store, const std::string& name) { return Workspace::StateDir(store, name); }
@@ -114,6 +115,7 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
   options.writeback_cache = a.writeback_cache;
   options.read_only = !a.read_only.empty();
   options.readahead_kib = a.readahead_kib;
+  options.poll_us = a.poll_us;
   auto server = FuseServer::Mount(ws->get(), mountpoint, options);
   if (!server.ok()) return fail(server.status());
   const std::string record = options.state_dir + "/mounted";
@@ -524,6 +526,10 @@ void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
       ->check(CLI::Range(uint64_t{4}, uint64_t{1} << 20));
   mount->add_option("--readahead-kib", m.readahead_kib, "how far ahead of a sequential reader the kernel reads")
       ->check(CLI::Range(uint32_t{128}, uint32_t{1} << 20));
+  mount->add_option("--poll-us", m.poll_us,
+                    "how long the daemon keeps watching for the next request after an answer before it sleeps "
+                    "(default 50; 0: never, which saves CPU and costs latency)")
+      ->check(CLI::Range(uint32_t{0}, uint32_t{1000}));
   mount->add_option("MOUNTPOINT", m.mountpoint, "an existing directory")->required();
   mount->callback([&g, exit_code] { *exit_code = RunMount(g, m); });
 

@@ -163,6 +163,7 @@ Status FuseServer::Run() {
   }
   fs::RequestLoopOptions loop_options;
   loop_options.workers = state_->context.options.max_threads;
+  loop_options.spin = std::chrono::microseconds(state_->context.options.poll_us);
   Workspace* ws = state_->context.ws;
   loop_options.writes_may_wait = [ws] { return ws->WritesMayWait(); };
   int rc = fs::RunRequestLoop(session_, loop_options, state_->loop);

@@ -25,7 +25,10 @@ struct MountOptions {
   std::string fsname = "strata";  // shown in /proc/mounts
   bool allow_other = false;       // let other users in (root only), with normal permission checks
   double cache_timeout = 60;      // seconds the kernel may trust entries and attributes
-  unsigned max_threads = 8;       // workers for reads, writes and syncs (fs/request_loop.h)
+  unsigned max_threads = 8;       // workers for reads and syncs, and writes during a commit (fs/request_loop.h)
+  // How long the dispatcher keeps polling the device after an answer before
+  // it sleeps (fs/request_loop.h); 0 never polls.
+  uint32_t poll_us = 50;
   // The kernel buffers writes and sends them in large pieces later. A kill of
   // the daemon then loses written data not yet fsynced, as a crash of a local
   // filesystem does; without it, a write is in the workspace when it returns.

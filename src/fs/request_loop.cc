@@ -101,15 +101,16 @@ class WorkerPool {
 // Returns as fuse_session_receive_buf does (0 once the session has ended).
 int Receive(fuse_session* se, int fd, fuse_buf* buf, std::chrono::microseconds spin, RequestLoopCounters& counters) {
   const auto deadline = std::chrono::steady_clock::now() + spin;
-  bool slept = false;
+  bool polled = false, slept = false;
   for (;;) {
     const int res = fuse_session_receive_buf(se, buf);
     if (res != -EAGAIN) {
-      if (res > 0 && !slept) counters.caught_polling.fetch_add(1, std::memory_order_relaxed);
+      if (res > 0 && polled && !slept) counters.caught_polling.fetch_add(1, std::memory_order_relaxed);
       return res;
     }
     if (fuse_session_exited(se)) return 0;
     if (!slept && std::chrono::steady_clock::now() < deadline) {
+      polled = true;
       sched_yield();  // lets a worker or the program being served run on this CPU
       continue;
     }

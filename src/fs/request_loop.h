@@ -52,7 +52,7 @@ struct RequestLoopOptions {
 struct RequestLoopCounters {
   std::atomic<uint64_t> inline_requests{0};  // answered by the dispatcher itself
   std::atomic<uint64_t> worker_requests{0};  // handed to a worker
-  std::atomic<uint64_t> caught_polling{0};   // requests that arrived while the dispatcher polled
+  std::atomic<uint64_t> caught_polling{0};   // requests that arrived while the dispatcher polled (not queued already)
   std::atomic<uint64_t> sleeps{0};           // times the dispatcher slept until the next request
 };
 

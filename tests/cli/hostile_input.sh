@@ -187,6 +187,9 @@ done
 for v in 0 127 -5 abc '' 4294967296 1048577 1e3; do
   bad_value --readahead-kib "$v" strata mount --new --name opts "$MP"
 done
+for v in -1 1001 abc '' 1.5 4294967296; do
+  bad_value --poll-us "$v" strata mount --new --name opts "$MP"
+done
 for v in 0 257 -1 abc ''; do
   bad_value --threads "$v" strata import "$SRC" --branch opts
 done

@@ -167,3 +167,17 @@ expect_ok "$STRATA_BIN" --store "$away" export away "$WORK/away-out"
 [[ $(cat "$WORK/away-out/f") == away ]] || fail "the commit made by mountpoint alone lost f"
 expect_ok "$STRATA_BIN" --store "$away" workspace list --json
 json_true 'len(d) == 1 and d[0]["name"] == "away" and d[0]["mounted_at"] == ""'
+
+step "--poll-us 0: the dispatcher never polls; by default it catches requests while polling"
+expect_ok strata mount --new --name nopoll --poll-us 0 "$MP"
+for i in $(seq 100); do printf '%s\n' "$i" >"$MP/n$i"; done
+rm "$MP"/n*
+expect_ok strata stats "$MP" --json
+json_true 'd["request_loop"]["caught_polling"] == 0 and d["request_loop"]["sleeps"] >= 100'
+expect_ok strata umount "$MP"
+expect_ok strata mount --new --name polls "$MP"
+for i in $(seq 100); do printf '%s\n' "$i" >"$MP/n$i"; done
+rm "$MP"/n*
+expect_ok strata stats "$MP" --json
+json_true 'd["request_loop"]["caught_polling"] > 0'
+expect_ok strata umount "$MP"
