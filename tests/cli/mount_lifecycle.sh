@@ -173,7 +173,12 @@ expect_ok strata mount --new --name nopoll --poll-us 0 "$MP"
 for i in $(seq 100); do printf '%s\n' "$i" >"$MP/n$i"; done
 rm "$MP"/n*
 expect_ok strata stats "$MP" --json
-json_true 'd["request_loop"]["caught_polling"] == 0 and d["request_loop"]["sleeps"] >= 100'
+# With no polling window nothing can be caught while polling. How often the
+# dispatcher sleeps depends on the machine's load (a request sent while it is
+# descheduled after an answer is found queued), so only "at least once" holds
+# for certain: it sleeps while the shell starts rm.
+json_true 'd["request_loop"]["caught_polling"] == 0'
+json_true 'd["request_loop"]["sleeps"] >= 1'
 expect_ok strata umount "$MP"
 expect_ok strata mount --new --name polls "$MP"
 for i in $(seq 100); do printf '%s\n' "$i" >"$MP/n$i"; done
