@@ -40,9 +40,10 @@ json_true 'd["workspace_counters"]["bytes_written"] >= 9 + 5 and d["workspace_co
 json_true 'd["workspace_counters"]["directories_loaded"] >= 2 and d["workspace_counters"]["chunk_cache"]["misses"] >= 1'
 json_true 'isinstance(d["workspace_counters"]["data_files_to_delete"], int)'
 # The request loop answered the namespace requests and the writes (no commit
-# was running) itself, and gave the reads to its workers.
+# was running) itself, and gave its workers exactly the requests that may wait
+# on I/O: reads, syncs, fallocate, lseek, copy_file_range.
 json_true 'd["request_loop"]["inline_requests"] >= d["operations"]["lookup"]["count"] + d["operations"]["write"]["count"]'
-json_true 'd["request_loop"]["worker_requests"] >= d["operations"]["read"]["count"] >= 1'
+json_true 'd["operations"]["read"]["count"] >= 1 and d["request_loop"]["worker_requests"] == sum(d["operations"].get(k, {}).get("count", 0) for k in ("read", "fsync", "fsyncdir", "fallocate", "lseek", "copy_file_range"))'
 # Files open and close without asking the daemon (FUSE_CAP_NO_OPEN_SUPPORT):
 # 50 opens of one file send at most the one OPEN that says so, and no RELEASE.
 opens_before=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["operations"].get("open", {}).get("count", 0))' "$OUT")
