@@ -14,6 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import chart  # noqa: E402
+import page_chart  # noqa: E402
 import report  # noqa: E402
 import results  # noqa: E402
 
@@ -231,6 +232,37 @@ class ChartTest(unittest.TestCase):
         xs = [float(c.get("cx")) for c in root.iter("{http://www.w3.org/2000/svg}circle") if c.get("r") != "4"]
         self.assertTrue(all(300 <= x <= 860 for x in xs), xs)
         ET.fromstring(chart.svg([], "nothing"))
+
+
+class PageChartTest(unittest.TestCase):
+    PAGE = """#### data (fio)
+
+| phase | unit | strata | vs native | vs fuse-overlayfs |
+|---|---|---|---|---|
+| seq-write 1j | MB/s | 708 (214–783) | 0.69× (0.21–1.22) | 0.89× (0.33–0.97) |
+
+Some text | with a bar.
+
+#### commit
+
+| phase | unit | strata | vs restic |
+|---|---|---|---|
+| one-file | s | 0.13 (0.09–0.31) | 45.48× (27.58–62.20) |
+| broken | s | 1 | n/a |
+"""
+
+    def test_tables_become_rows_with_their_suite_and_ratios(self):
+        rows = page_chart.summaries_from_page(self.PAGE, 3)
+        self.assertEqual([(r["suite"], r["phase"]) for r in rows], [("data", "seq-write 1j"), ("commit", "one-file")])
+        self.assertEqual(rows[0]["ratios"]["fuse-overlayfs"], {"median": 0.89, "min": 0.33, "max": 0.97, "n": 3})
+        self.assertEqual(list(rows[1]["ratios"]), ["restic"])
+        ET.fromstring(chart.svg(rows, "page"))
+
+    def test_the_page_itself_parses(self):
+        page = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
+        rows = page_chart.summaries_from_page(page.read_text(), 3)
+        self.assertGreater(len(rows), 10)
+        self.assertTrue(all(r["suite"] for r in rows))
 
 
 if __name__ == "__main__":

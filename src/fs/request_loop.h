@@ -12,7 +12,7 @@
 // lock across its pwrite into the page cache, so a worker would not let
 // anything else run meanwhile, and handing each write over costs a thread
 // wake-up (4 KiB random writes: about 20 % more per second, 40 % less daemon
-// CPU inline; docs/benchmarks.md). The exception is while the workspace holds
+// CPU inline; docs/bench-journal/2026-11-30-to-12-01-mount.md). The exception is while the workspace holds
 // a commit's cut: a writer to a file not captured yet waits for its capture,
 // and that wait must not hold up every other request, so writes then go to
 // the workers.
@@ -28,7 +28,7 @@
 // the device, one of which is woken for every request, whatever it is.
 // Measured on a 2-core VM (mdbench, 5 000 items, one process): removals and
 // renames ran 1.4-1.7x faster with this loop, and with two processes 2-2.8x
-// (docs/benchmarks.md, "The request loop").
+// (docs/bench-journal/2026-11-30-to-12-01-mount.md, "The request loop").
 #pragma once
 
 #include <atomic>
