@@ -5,6 +5,8 @@
 
 #include <sys/xattr.h>
 
+#include <random>
+
 #include "workspace/workspace_test_util.h"
 
 namespace strata::workspace_testing {
@@ -102,6 +104,67 @@ TEST(PosixAclValue, ChmodAndCreateFollowTheKernelsRules) {
                                   {kAclMask, 6, U}, {kAclOther, 4, U}}));
   PosixAcl dir = std::move(PosixAcl::Decode(dflt)).value();
   EXPECT_EQ(dir.RestrictForCreate(S_IFDIR | 02777), static_cast<uint32_t>(S_IFDIR | 02775));
+}
+
+// Random values and random edits of valid ones: Decode never reads past the
+// value; what it accepts encodes to one canonical value that decodes to the
+// same entries, and chmod and create keep it valid. (Not a fuzz target: a
+// few hundred thousand inputs each run.)
+TEST(PosixAclValue, RandomValuesDecodeSafelyAndWhatIsAcceptedRoundTrips) {
+  std::mt19937_64 rng(20261201);
+  const std::vector<std::string> seeds = {kPlain644, kNamed,
+                                          Value({{kAclUserObj, 7, U}, {kAclUser, 7, 1}, {kAclUser, 5, 2},
+                                                 {kAclGroupObj, 5, U}, {kAclGroup, 1, 3}, {kAclMask, 7, U},
+                                                 {kAclOther, 0, U}})};
+  int accepted = 0;
+  for (int i = 0; i < 300000; i++) {
+    std::string v;
+    if (i % 3 == 0) {
+      v.resize(rng() % 64);
+      for (char& c : v) c = static_cast<char>(rng());
+      if (v.size() >= 4 && rng() % 2) v.replace(0, 4, std::string("\x02\0\0\0", 4));
+    } else {
+      v = seeds[rng() % seeds.size()];
+      for (int edits = 1 + static_cast<int>(rng() % 3); edits > 0; edits--) {
+        size_t at = 4 + rng() % (v.size() - 4);
+        switch (rng() % 4) {
+          case 0: v[at] = static_cast<char>(rng() % 0x41); break;  // tags and perms in range, mostly
+          case 1: v[at] ^= static_cast<char>(1 << (rng() % 8)); break;
+          case 2: v.erase(at, 1 + rng() % 8); break;
+          default: v.insert(at, v.substr(at, std::min<size_t>(8, v.size() - at))); break;
+        }
+        if (v.size() <= 4) break;
+      }
+    }
+    auto acl = PosixAcl::Decode(v);
+    if (!acl.ok()) {
+      EXPECT_TRUE(acl.status().errno_value() == EINVAL || acl.status().errno_value() == EOPNOTSUPP);
+      continue;
+    }
+    accepted++;
+    const std::string canonical = acl->Encode();
+    auto again = PosixAcl::Decode(canonical);
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    if (!acl->empty()) {
+      EXPECT_EQ(again->entries, acl->entries);
+      EXPECT_EQ(again->Encode(), canonical);
+    }
+    EXPECT_EQ(acl->ModeBits() & ~0777u, 0u);
+    PosixAcl changed = *acl;
+    changed.Chmod(static_cast<uint32_t>(rng()) & 07777);
+    if (!changed.empty()) {
+      EXPECT_TRUE(PosixAcl::Decode(changed.Encode()).ok());
+    }
+    PosixAcl created = *acl;
+    const uint32_t mode = S_IFREG | (static_cast<uint32_t>(rng()) & 07777);
+    const uint32_t new_mode = created.RestrictForCreate(mode);
+    EXPECT_EQ(new_mode & ~0777u, mode & ~0777u);
+    EXPECT_EQ(new_mode & 0777u & ~mode, 0u);  // never more than was asked for
+    if (!created.empty()) {
+      EXPECT_EQ(created.ModeBits(), new_mode & 0777u);
+    }
+  }
+  EXPECT_GT(accepted, 1000);  // the edits reach valid values, not only refusals
 }
 
 class AclWorkspace : public WorkspaceTest {
