@@ -11,8 +11,8 @@ packages=(
   libgtest-dev libgmock-dev libfuse3-dev libcurl4-openssl-dev
   # the fuzz targets (libFuzzer comes with clang)
   clang
-  # used by the tests (xattrs, fifos, sockets, devices)
-  attr fuse3 python3 stress-ng git curl
+  # used by the tests (xattrs, POSIX ACLs, fifos, sockets, devices)
+  attr acl fuse3 python3 stress-ng git curl
   # the remote store's tests run against a real single-node Ceph cluster (S3 through radosgw)
   ceph-mon ceph-osd radosgw
 )

@@ -19,7 +19,7 @@ echo "== all tests"
 ctest --test-dir "$root/build" --output-on-failure -j2
 
 echo "== unit tests under ASan + UBSan"
-STRATA_TARGETS="util_test store_test gc_test crash_test tree_diff_test tree_merge_test rebase_test history_graph_test workspace_test data_range_test rechunk_test commit_test snapshot_test chunk_cache_test read_ahead_test read_target_test released_files_test request_loop_test reset_test workspace_snapshot_test workspace_full_disk_test power_loss_test s3_xml_test remote_test mount_source_test" \
+STRATA_TARGETS="util_test store_test gc_test crash_test tree_diff_test tree_merge_test rebase_test history_graph_test workspace_test data_range_test rechunk_test commit_test snapshot_test chunk_cache_test read_ahead_test read_target_test released_files_test request_loop_test reset_test workspace_snapshot_test workspace_full_disk_test power_loss_test s3_xml_test remote_test mount_source_test posix_acl_test" \
   "$root/scripts/build.sh" "$root/build-asan" -DSTRATA_WERROR=ON -DSTRATA_SANITIZE=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$root/build-asan" --output-on-failure -j2 -L unit

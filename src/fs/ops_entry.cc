@@ -64,7 +64,7 @@ bool Failed(fuse_req_t req, const Result<T>& r) {
 
 Credentials Caller(fuse_req_t req) {
   const fuse_ctx* c = fuse_req_ctx(req);
-  return {c->uid, c->gid};
+  return {c->uid, c->gid, c->umask};  // the umask is ours to apply (FUSE_CAP_DONT_MASK)
 }
 
 int64_t NowNs() {

@@ -71,7 +71,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
   // where a file opened by CREATE needs one. ENOSYS makes it do that from now on.
   if (ctx.no_open) return (void)fuse_reply_err(req, ENOSYS);
   const fuse_ctx* caller = fuse_req_ctx(req);
-  auto a = ctx.ws->MakeNode(parent, name, S_IFREG | (mode & 07777), 0, {caller->uid, caller->gid});
+  auto a = ctx.ws->MakeNode(parent, name, S_IFREG | (mode & 07777), 0, {caller->uid, caller->gid, caller->umask});
   if (!a.ok()) return (void)ReplyErr(req, ToErrno(a.status()));
   fuse_entry_param e{};
   e.ino = a->ino;

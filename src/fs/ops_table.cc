@@ -15,6 +15,13 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
   // FuseServer::Mount raises to the same value.
   conn->max_readahead = options.readahead_kib << 10;
   // Kernel-side permission checks are requested at mount (default_permissions).
+  // POSIX ACLs, as on ext4: the kernel then checks them and caches them, and
+  // leaves the rest to the workspace (keeping the mode in step with the
+  // access ACL, default ACLs inherited by new entries). A default ACL replaces
+  // the umask, so the kernel must pass the umask on instead of applying it
+  // (DONT_MASK); without that, no ACLs.
+  constexpr unsigned kAcls = FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
+  if ((conn->capable & kAcls) == kAcls) conn->want |= kAcls;
   if (options.writeback_cache && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
     conn->want |= FUSE_CAP_WRITEBACK_CACHE;
   else

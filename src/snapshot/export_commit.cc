@@ -23,6 +23,13 @@ Status ApplyRootMeta(const RootMeta& meta, const std::string& dest, bool privile
     if (::fsetxattr(fd, name.c_str(), value.data(), value.size(), 0) != 0)
       s = Status::IOError("setting xattr " + name + " on " + dest, errno);
   }
+  // A destination made beforehand may carry ACLs the commit's top directory has not.
+  for (const char* acl : {"system.posix_acl_access", "system.posix_acl_default"}) {
+    bool stored = false;
+    for (const auto& [name, value] : meta.xattrs) stored = stored || name == acl;
+    if (s.ok() && !stored && ::fremovexattr(fd, acl) != 0 && errno != ENODATA && errno != EOPNOTSUPP)
+      s = Status::IOError(std::string("removing ") + acl + " of " + dest, errno);
+  }
   if (s.ok() && ::fchmod(fd, meta.mode) != 0) s = Status::IOError("chmod " + dest, errno);
   struct timespec times[2] = {{meta.mtime_sec, static_cast<long>(meta.mtime_nsec)},
                               {meta.mtime_sec, static_cast<long>(meta.mtime_nsec)}};

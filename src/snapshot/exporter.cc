@@ -37,6 +37,23 @@ bool IsPrivilegedXattr(std::string_view name) {
   return name.starts_with("trusted.") || name.starts_with("security.");
 }
 
+// Removes the POSIX ACLs an exported inode has but its entry does not: ones it
+// inherited from a default ACL of the directory it was created in (only a
+// destination that had one beforehand, since directories get their own
+// default ACL after their contents). remove is fremovexattr or lremovexattr
+// bound to the inode; a filesystem without ACLs has none to remove.
+template <typename Remove>
+bool DropInheritedAcls(const std::vector<std::pair<std::string, std::string>>& xattrs, bool is_dir,
+                       Remove remove) {
+  for (const char* acl : {"system.posix_acl_access", "system.posix_acl_default"}) {
+    if (!is_dir && std::string_view(acl) == "system.posix_acl_default") continue;
+    bool stored = false;
+    for (const auto& [name, value] : xattrs) stored = stored || name == acl;
+    if (!stored && remove(acl) != 0 && errno != ENODATA && errno != EOPNOTSUPP) return false;
+  }
+  return true;
+}
+
 // Splits a hard-link target into its components, refusing anything that is not
 // a plain relative path: absolute paths, and empty, "." or ".." components.
 Result<std::vector<std::string_view>> SplitLinkTarget(std::string_view target) {
@@ -314,6 +331,9 @@ Status Exporter::FinishFd(int fd, const TreeEntry& e, const std::string& rel) {
     if (::fsetxattr(fd, name.c_str(), value.data(), value.size(), 0) != 0)
       STRATA_RETURN_IF_ERROR(XattrFailed(name, rel, &skipped));
   }
+  if (!DropInheritedAcls(e.xattrs, e.kind == EntryKind::kDirectory,
+                         [fd](const char* name) { return ::fremovexattr(fd, name); }))
+    return OsError("cannot remove an inherited ACL of", rel);
   if (::fchmod(fd, e.mode) != 0) return OsError("cannot set the mode of", rel);
   const timespec times[2] = {{e.mtime_sec, e.mtime_nsec}, {e.mtime_sec, e.mtime_nsec}};
   if (::futimens(fd, times) != 0) return OsError("cannot set the mtime of", rel);
@@ -333,6 +353,11 @@ Status Exporter::FinishAt(int dir_fd, const TreeEntry& e, const std::string& rel
     if (::lsetxattr(proc_path.c_str(), xname.c_str(), value.data(), value.size(), 0) != 0)
       STRATA_RETURN_IF_ERROR(XattrFailed(xname, rel, &skipped));
   }
+  // Symlinks have no ACLs; special files may have inherited some.
+  if (set_mode && !DropInheritedAcls(e.xattrs, false, [&](const char* xname) {
+        return ::lremovexattr(proc_path.c_str(), xname);
+      }))
+    return OsError("cannot remove an inherited ACL of", rel);
   if (set_mode && ::fchmodat(dir_fd, name, e.mode, AT_SYMLINK_NOFOLLOW) != 0)
     return OsError("cannot set the mode of", rel);
   const timespec times[2] = {{e.mtime_sec, e.mtime_nsec}, {e.mtime_sec, e.mtime_nsec}};

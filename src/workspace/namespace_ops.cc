@@ -9,6 +9,7 @@
 
 #include <cerrno>
 
+#include "workspace/posix_acl.h"
 #include "workspace/sqlite_workspace.h"
 
 namespace strata::workspace_internal {
@@ -140,7 +141,10 @@ Result<Attr> SqliteWorkspace::SetAttr(InodeId ino, const SetAttrRequest& req) {
     row.size = *req.size;
     row.mtime_ns = now;
   }
-  if (req.mode) row.mode = (row.mode & S_IFMT) | (*req.mode & 07777);
+  if (req.mode) {
+    row.mode = (row.mode & S_IFMT) | (*req.mode & 07777);
+    STRATA_RETURN_IF_ERROR(ChmodAcl(row));
+  }
   if (req.uid) row.uid = *req.uid;
   if (req.gid) row.gid = *req.gid;
   if (req.atime_ns) row.atime_ns = *req.atime_ns;
@@ -167,6 +171,7 @@ Result<Attr> SqliteWorkspace::CreateEntry(InodeId parent, std::string_view name,
   if (existing) return Errno(EEXIST, "'" + std::string(name) + "' exists");
   const int64_t now = NowNs();
   const bool is_dir = S_ISDIR(proto.mode);
+  STRATA_ASSIGN_OR_RETURN(auto acls, InheritAcls(dir, proto, who.umask));
   STRATA_ASSIGN_OR_RETURN(proto.ino, db_->AllocateIno());
   proto.uid = who.uid;
   proto.gid = who.gid;
@@ -180,6 +185,7 @@ Result<Attr> SqliteWorkspace::CreateEntry(InodeId parent, std::string_view name,
   proto.nlink = is_dir ? 2 : 1;
   if (is_dir) proto.parent = dir.ino;
   STRATA_RETURN_IF_ERROR(db_->InsertInode(proto, "", std::nullopt));
+  for (const auto& [acl_name, acl] : acls) STRATA_RETURN_IF_ERROR(db_->PutXattr(proto.ino, acl_name, acl));
   STRATA_RETURN_IF_ERROR(db_->InsertEntry(dir.ino, name, proto.ino, dir.next_cookie++));
   Touch(dir, now);
   if (is_dir) dir.nlink++;  // the new directory's ".."
@@ -397,10 +403,14 @@ Status SqliteWorkspace::SetXattr(InodeId ino, std::string_view name, std::string
   Transaction txn(*db_);
   STRATA_RETURN_IF_ERROR(txn.status());
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
-  STRATA_ASSIGN_OR_RETURN(auto existing, db_->GetXattr(ino, name));
-  if ((flags & XATTR_CREATE) && existing) return Errno(EEXIST, "xattr exists");
-  if ((flags & XATTR_REPLACE) && !existing) return Errno(ENODATA, "no such xattr");
-  STRATA_RETURN_IF_ERROR(db_->PutXattr(ino, name, value));
+  if (IsAclXattr(name)) {
+    STRATA_RETURN_IF_ERROR(SetAcl(row, name, value, flags & kSetAclKillSgid));
+  } else {
+    STRATA_ASSIGN_OR_RETURN(auto existing, db_->GetXattr(ino, name));
+    if ((flags & XATTR_CREATE) && existing) return Errno(EEXIST, "xattr exists");
+    if ((flags & XATTR_REPLACE) && !existing) return Errno(ENODATA, "no such xattr");
+    STRATA_RETURN_IF_ERROR(db_->PutXattr(ino, name, value));
+  }
   row.ctime_ns = NowNs();
   row.changed = true;
   STRATA_RETURN_IF_ERROR(db_->UpdateInode(row));
@@ -426,8 +436,12 @@ Status SqliteWorkspace::RemoveXattr(InodeId ino, std::string_view name) {
   Transaction txn(*db_);
   STRATA_RETURN_IF_ERROR(txn.status());
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
-  STRATA_ASSIGN_OR_RETURN(bool removed, db_->DeleteXattr(ino, name));
-  if (!removed) return Errno(ENODATA, "no such xattr");
+  if (IsAclXattr(name)) {
+    STRATA_RETURN_IF_ERROR(RemoveAcl(row, name));
+  } else {
+    STRATA_ASSIGN_OR_RETURN(bool removed, db_->DeleteXattr(ino, name));
+    if (!removed) return Errno(ENODATA, "no such xattr");
+  }
   row.ctime_ns = NowNs();
   row.changed = true;
   STRATA_RETURN_IF_ERROR(db_->UpdateInode(row));

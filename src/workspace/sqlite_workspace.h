@@ -11,6 +11,7 @@
 //   reset_ops.cc      Reset: a new base, and the content replaced by a tree
 //   rebase_ops.cc     RebaseOnto: the changes merged onto another commit
 //   data_range_ops.cc Allocate, SeekData, CopyRange
+//   acl_ops.cc        POSIX ACLs: the mode kept in step, default ACLs inherited
 //
 // Locking: mu_ guards the database and refs_. Every operation that touches
 // rows takes it for its whole transaction, so operations are serialised and
@@ -168,6 +169,21 @@ class SqliteWorkspace final : public Workspace {
   // Whether `ancestor` is `ino` or one of the directories above it.
   Result<bool> IsAncestor(InodeId ancestor, InodeId ino);
   void Touch(InodeRow& dir, int64_t now);  // an entry of dir changed
+
+  // ---- POSIX ACLs (acl_ops.cc); all REQUIRE mu_ held, inside the caller's
+  // transaction, which also writes row (ctime, changed) afterwards.
+  // SetXattr of an ACL name: validates the value (EINVAL, EOPNOTSUPP); for
+  // the access ACL sets row.mode's permission bits from it (clearing setgid
+  // when kill_sgid) and stores it only when the mode cannot say it all.
+  Status SetAcl(InodeRow& row, std::string_view name, std::string_view value, bool kill_sgid);
+  // RemoveXattr of an ACL name: an ACL that is not there is no error (ext4).
+  Status RemoveAcl(const InodeRow& row, std::string_view name);
+  // After a chmod of row: its stored access ACL takes the new permission bits.
+  Status ChmodAcl(const InodeRow& row);
+  // For a new inode in dir: restricts proto.mode by dir's default ACL, or by
+  // umask when it has none; returns the ACL xattrs the new inode starts with.
+  Result<std::vector<std::pair<std::string, std::string>>> InheritAcls(const InodeRow& dir, InodeRow& proto,
+                                                                       uint32_t umask);
 
   // ---- base_loader.cc
   // Inserts the entries of a base directory not yet loaded (no-op otherwise),

@@ -63,8 +63,12 @@ struct Attr {
   uint64_t blocks = 0;  // 512-byte units, for st_blocks
 };
 
+// Who creates an entry. The umask restricts a new entry's mode unless its
+// directory has a default ACL, which then decides instead (POSIX ACLs, see
+// the xattrs below).
 struct Credentials {
   uint32_t uid = 0, gid = 0;
+  uint32_t umask = 0;
 };
 
 // Changes for SetAttr; unset fields are left alone. Times are absolute (the
@@ -196,6 +200,9 @@ struct RebaseOutcome {
 // Rename flags (as renameat2).
 constexpr unsigned kRenameNoReplace = 1;
 constexpr unsigned kRenameExchange = 2;
+
+// A SetXattr flag beside XATTR_CREATE / XATTR_REPLACE (see SetXattr).
+constexpr int kSetAclKillSgid = 0x100;
 
 // Allocate modes (the FALLOC_FL_* values of fallocate(2)); 0 allocates.
 constexpr int kAllocKeepSize = 0x01;
@@ -360,6 +367,17 @@ class Workspace {
                                      uint64_t length) = 0;
 
   // ---- xattrs (flags: XATTR_CREATE / XATTR_REPLACE)
+  // The two POSIX ACL xattrs, system.posix_acl_access and
+  // system.posix_acl_default, are interpreted as ext4 does (posix_acl.h):
+  // their values are validated (EINVAL, EOPNOTSUPP for another version), an
+  // access ACL sets the mode's permission bits and is not stored when the
+  // mode says it all (getxattr then gives ENODATA), chmod updates a stored
+  // one, a default ACL exists only on directories (EACCES) and is inherited
+  // by entries created there, removing an absent ACL succeeds, symlinks have
+  // none (EOPNOTSUPP), and XATTR_CREATE / XATTR_REPLACE do not apply.
+  // kSetAclKillSgid in flags: the caller is outside the file's group and not
+  // privileged, so setting an access ACL clears the setgid bit (the kernel's
+  // rule, which it leaves to a FUSE daemon).
   virtual Status SetXattr(InodeId ino, std::string_view name, std::string_view value, int flags) = 0;
   virtual Result<std::string> GetXattr(InodeId ino, std::string_view name) = 0;
   virtual Result<std::vector<std::string>> ListXattrs(InodeId ino) = 0;
