@@ -10,7 +10,7 @@
 #   --build DIR  the instrumented build (default build-fuzz; another one lets
 #                two runs at once not rebuild each other's objects)
 #   --seeds      rewrite tests/fuzz/corpus from the project's encoders, then stop
-#   TARGET       tree commit pack config chunk_list index_row workspace_row control
+#   TARGET       tree commit pack config chunk_list index_row workspace_row posix_acl control
 #                remote (default: all)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,7 +28,7 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 [[ $seconds =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: --seconds wants a positive number" >&2; exit 2; }
-((${#targets[@]})) || targets=(tree commit pack config chunk_list index_row workspace_row control remote)
+((${#targets[@]})) || targets=(tree commit pack config chunk_list index_row workspace_row posix_acl control remote)
 
 "$root/scripts/install-deps.sh"
 names=$(printf 'fuzz_%s ' "${targets[@]}")

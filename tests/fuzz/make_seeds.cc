@@ -23,6 +23,7 @@
 #include "store/tree.h"
 #include "util/hash.h"
 #include "workspace/file_data.h"
+#include "workspace/posix_acl.h"
 #include "workspace/namespace_db.h"
 
 namespace {
@@ -245,6 +246,17 @@ int main(int argc, char** argv) {
   namespace wi = strata::workspace_internal;
   Write(dir + "/chunk_list", "two", wi::EncodeChunkList({{strata::Sha256::Of("a", 1), 7}, {strata::Sha256::Of("b", 1), 1 << 20}}));
   Write(dir + "/chunk_list", "none", wi::EncodeChunkList({}));
+  {
+    using strata::AclEntry;
+    const uint32_t u = strata::kAclUndefinedId;
+    strata::PosixAcl minimal{{AclEntry{strata::kAclUserObj, 6, u}, AclEntry{strata::kAclGroupObj, 4, u},
+                              AclEntry{strata::kAclOther, 4, u}}};
+    strata::PosixAcl named{{AclEntry{strata::kAclUserObj, 7, u}, AclEntry{strata::kAclUser, 5, 65534},
+                            AclEntry{strata::kAclGroupObj, 5, u}, AclEntry{strata::kAclGroup, 7, 100},
+                            AclEntry{strata::kAclMask, 5, u}, AclEntry{strata::kAclOther, 0, u}}};
+    Write(dir + "/posix_acl", "minimal", minimal.Encode());
+    Write(dir + "/posix_acl", "named", named.Encode());
+  }
   IndexRowSeeds(dir + "/index_row");
   WorkspaceRowSeeds(dir + "/workspace_row");
   ControlSeeds(dir + "/control");
