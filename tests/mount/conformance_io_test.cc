@@ -153,7 +153,9 @@ TEST_F(Io, AsyncDirectWritesRacingBufferedReadsLeaveNoStalePages) {
 // A write, truncation or copy past the largest file the filesystem holds
 // fails with EFBIG (never EIO); one below it works and reads back.
 void ExpectFitsOrTooLarge(const char* what, long rc, int err) {
-  if (rc == -1) EXPECT_EQ(err, EFBIG) << what << " failed with " << ErrnoText(err) << ", expected EFBIG";
+  if (rc == -1) {
+    EXPECT_EQ(err, EFBIG) << what << " failed with " << ErrnoText(err) << ", expected EFBIG";
+  }
 }
 
 TEST_F(Io, OffsetsPastTheLargestFileAreTooLarge) {
