@@ -39,6 +39,16 @@ std::optional<uint32_t> ModeAfterTruncateBy(fuse_req_t req, uint32_t mode, gid_t
 
 }  // namespace
 
+// No open sets direct_io (FOPEN_DIRECT_IO), not even one with O_DIRECT:
+// with it the kernel sends that descriptor's reads and writes straight to the
+// daemon and leaves the inode's page cache alone, so a buffered reader of the
+// same file (kept cache) goes on reading the pages from before a direct write.
+// Kernels invalidate there only when FUSE_DIRECT_IO_ALLOW_MMAP is negotiated,
+// which libfuse 3.14 cannot. Without direct_io, O_DIRECT takes the kernel's
+// generic direct I/O path, as on ext4: it writes back dirty pages of the range
+// and drops the cached ones before and after a direct write, and a direct read
+// sees buffered writes. The requests reach the daemon as ordinary READ and
+// WRITE requests (asynchronous for AIO), still bypassing the page cache.
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   OpScope scope(req, Op::kOpen);
   Context& ctx = Ctx(req);
@@ -56,9 +66,8 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     if (!a.ok()) return (void)ReplyErr(req, ToErrno(a.status()));
   }
   // Nothing but this daemon changes the file, so the kernel's page cache stays
-  // valid from one open to the next.
+  // valid from one open to the next. Not even O_DIRECT sets direct_io (above).
   fi->keep_cache = 1;
-  if (fi->flags & O_DIRECT) fi->direct_io = 1;
   ctx.ws->Ref(ino);  // an open file keeps an unlinked inode alive
   if (fuse_reply_open(req, fi) != 0) ctx.ws->Unref(ino, 1);
 }
@@ -79,7 +88,6 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
   e.entry_timeout = ctx.options.cache_timeout;
   FillStat(*a, &e.attr);
   fi->keep_cache = 1;
-  if (fi->flags & O_DIRECT) fi->direct_io = 1;
   ctx.ws->Ref(a->ino);  // the lookup the entry gives the kernel
   ctx.ws->Ref(a->ino);  // the open file
   if (fuse_reply_create(req, &e, fi) != 0) ctx.ws->Unref(a->ino, 2);
@@ -94,10 +102,45 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
   fuse_reply_iov(req, target.pieces().data(), static_cast<int>(target.pieces().size()));
 }
 
-void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off, fuse_file_info*) {
+namespace {
+// Workers waiting for the kernel to write back or drop cached pages (direct
+// writes, seeks). Each waits for reads that other workers must serve, so at
+// most half of them may wait at once.
+std::atomic<unsigned> workers_waiting_on_kernel{0};
+
+// Asks the kernel to drop the cached pages of [off, off + len) of ino (first
+// writing back dirty ones), waiting until it has; false when it did not, as
+// half the workers wait so already.
+bool DropCachedPages(Context& ctx, fuse_ino_t ino, off_t off, off_t len) {
+  bool dropped = false;
+  if (ctx.session != nullptr && workers_waiting_on_kernel.fetch_add(1) < ctx.options.max_threads / 2) {
+    dropped = fuse_lowlevel_notify_inval_inode(ctx.session, ino, off, len) == 0;
+  }
+  workers_waiting_on_kernel.fetch_sub(1);
+  return dropped;
+}
+}  // namespace
+
+void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off, fuse_file_info* fi) {
   OpScope scope(req, Op::kWrite);
-  auto n = Ctx(req).ws->Write(ino, static_cast<uint64_t>(off), std::string_view(buf, size));
+  Context& ctx = Ctx(req);
+  auto n = ctx.ws->Write(ino, static_cast<uint64_t>(off), std::string_view(buf, size));
   if (!n.ok()) return (void)ReplyErr(req, ToErrno(n.status()));
+  // A write through an O_DIRECT descriptor bypasses the page cache, and the
+  // kernel drops the cached pages of its range before sending it, but after
+  // it only when the write was synchronous: an asynchronous one (Linux AIO,
+  // io_uring) completes without that. A buffered read meanwhile may have put
+  // the old bytes back, and would be read again after the write returned
+  // (ext4 drops them at completion). So they are dropped here, after the
+  // bytes are in the workspace and before the reply: a read whose page the
+  // kernel holds locked is waited for, a later one gets the new bytes. The
+  // dispatcher sends such writes to a worker (request_loop.h), as the wait
+  // may be on reads it has yet to take from the device. Not the write-back of
+  // a cached page (writepage): that page is under write-back, and waiting for
+  // it from here would wait for this very write.
+  if ((fi->flags & O_DIRECT) && !fi->writepage && *n > 0) {
+    DropCachedPages(ctx, ino, off, static_cast<off_t>(*n));
+  }
   fuse_reply_write(req, *n);
 }
 
@@ -121,11 +164,6 @@ void OpFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t l
   ReplyErr(req, ToErrno(s));
 }
 
-namespace {
-// Seeks waiting for the kernel to write dirty pages back (see OpLseek).
-std::atomic<unsigned> seeks_flushing{0};
-}  // namespace
-
 // Only SEEK_DATA and SEEK_HOLE come here; the kernel answers the others itself.
 void OpLseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info*) {
   OpScope scope(req, Op::kLseek);
@@ -138,12 +176,7 @@ void OpLseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_in
   // other threads. Should half the threads be waiting so already, this seek
   // does not wait but calls everything up to the end of the file data, which
   // is always a correct answer.
-  bool flushed = false;
-  if (ctx.session != nullptr && seeks_flushing.fetch_add(1) < ctx.options.max_threads / 2) {
-    flushed = fuse_lowlevel_notify_inval_inode(ctx.session, ino, off, 0) == 0;
-  }
-  seeks_flushing.fetch_sub(1);
-  if (!flushed) {
+  if (!DropCachedPages(ctx, ino, off, 0)) {
     auto a = ctx.ws->GetAttr(ino);
     if (!a.ok()) return (void)ReplyErr(req, ToErrno(a.status()));
     if (static_cast<uint64_t>(off) >= a->size) return (void)ReplyErr(req, ENXIO);

@@ -32,6 +32,14 @@ bool RunsOnWorker(uint32_t opcode, bool writes_may_wait) {
   }
 }
 
+bool IsDirectWrite(const void* request, size_t size) {
+  if (size < sizeof(fuse_in_header) + sizeof(fuse_write_in)) return false;
+  const auto* header = static_cast<const fuse_in_header*>(request);
+  if (header->opcode != FUSE_WRITE) return false;
+  const auto* in = reinterpret_cast<const fuse_write_in*>(header + 1);
+  return (in->flags & O_DIRECT) != 0 && (in->write_flags & FUSE_WRITE_CACHE) == 0;
+}
+
 namespace {
 
 // Workers take request buffers from a queue and give the memory back for the
@@ -148,7 +156,9 @@ int RunRequestLoop(fuse_session* se, const RequestLoopOptions& options, RequestL
         break;
       }
       const auto* header = static_cast<const fuse_in_header*>(buf.mem);
-      if (buf.size >= sizeof(fuse_in_header) && RunsOnWorker(header->opcode, WritesMayWait(options, header->opcode))) {
+      if (buf.size >= sizeof(fuse_in_header) &&
+          RunsOnWorker(header->opcode,
+                       WritesMayWait(options, header->opcode) || IsDirectWrite(buf.mem, buf.size))) {
         counters.worker_requests.fetch_add(1, std::memory_order_relaxed);
         pool.Submit(buf);  // the worker frees or recycles buf.mem
         buf = fuse_buf{};

@@ -15,7 +15,9 @@
 // CPU inline; docs/bench-journal/2026-11-30-to-12-01-mount.md). The exception is while the workspace holds
 // a commit's cut: a writer to a file not captured yet waits for its capture,
 // and that wait must not hold up every other request, so writes then go to
-// the workers.
+// the workers, and so do writes through a descriptor opened with O_DIRECT: their
+// handler waits for the kernel to drop cached pages (ops_file.cc), which may
+// wait on reads that the dispatcher must be free to take from the device.
 //
 // After each request the dispatcher keeps polling the device for a short
 // while before it sleeps. A program making system calls one after another
@@ -33,6 +35,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 
@@ -64,5 +67,9 @@ int RunRequestLoop(fuse_session* se, const RequestLoopOptions& options, RequestL
 // Whether a request of this FUSE opcode goes to a worker; writes_may_wait as
 // RequestLoopOptions says, for FUSE_WRITE.
 bool RunsOnWorker(uint32_t opcode, bool writes_may_wait);
+
+// Whether the request (size bytes read from /dev/fuse) is a WRITE through a
+// descriptor opened with O_DIRECT, not the write-back of a cached page.
+bool IsDirectWrite(const void* request, size_t size);
 
 }  // namespace strata::fs

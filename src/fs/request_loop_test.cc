@@ -2,8 +2,11 @@
 #include "fs/request_loop.h"
 
 #define FUSE_USE_VERSION 312
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/fuse.h>
+
+#include <vector>
 
 namespace strata::fs {
 namespace {
@@ -30,6 +33,32 @@ TEST(RequestLoopTest, RequestsThatMayWaitOnIoGoToWorkers) {
 TEST(RequestLoopTest, WritesGoToWorkersOnlyWhenTheyMayWait) {
   EXPECT_FALSE(RunsOnWorker(FUSE_WRITE, false));
   EXPECT_TRUE(RunsOnWorker(FUSE_WRITE, true));
+}
+
+// A WRITE request as the kernel sends it: the header, then fuse_write_in.
+std::vector<char> WriteRequest(uint32_t open_flags, uint32_t write_flags) {
+  std::vector<char> req(sizeof(fuse_in_header) + sizeof(fuse_write_in) + 4096);
+  auto* header = reinterpret_cast<fuse_in_header*>(req.data());
+  header->opcode = FUSE_WRITE;
+  header->len = static_cast<uint32_t>(req.size());
+  auto* in = reinterpret_cast<fuse_write_in*>(header + 1);
+  in->size = 4096;
+  in->flags = open_flags;
+  in->write_flags = write_flags;
+  return req;
+}
+
+TEST(RequestLoopTest, DirectWritesAreToldApartFromOthers) {
+  auto direct = WriteRequest(O_RDWR | O_DIRECT, 0);
+  EXPECT_TRUE(IsDirectWrite(direct.data(), direct.size()));
+  auto buffered = WriteRequest(O_RDWR, 0);
+  EXPECT_FALSE(IsDirectWrite(buffered.data(), buffered.size()));
+  auto writeback = WriteRequest(O_RDWR | O_DIRECT, FUSE_WRITE_CACHE);  // a cached page written back
+  EXPECT_FALSE(IsDirectWrite(writeback.data(), writeback.size()));
+  EXPECT_FALSE(IsDirectWrite(direct.data(), sizeof(fuse_in_header) + 4)) << "too short for fuse_write_in";
+  auto read = WriteRequest(O_RDWR | O_DIRECT, 0);
+  reinterpret_cast<fuse_in_header*>(read.data())->opcode = FUSE_READ;
+  EXPECT_FALSE(IsDirectWrite(read.data(), read.size()));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// File data operations: Read, Write, Sync.
+// File data operations: Read, Write, Sync, and what a file holds (st_blocks).
 //
 // Write holds mu_ across its pwrite and its transaction, so the extents table
 // and data/<ino> change together with respect to other operations. Read holds
@@ -10,7 +10,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <mutex>
+#include <utility>
+#include <vector>
 
+#include "store/object.h"
+#include "workspace/file_space.h"
+#include "workspace/rechunk.h"
 #include "workspace/sqlite_workspace.h"
 
 namespace strata::workspace_internal {
@@ -20,6 +26,21 @@ Status CheckRegular(const InodeRow& row) {
   if (S_ISDIR(row.mode)) return Errno(EISDIR, "data of a directory");
   if (!S_ISREG(row.mode)) return Errno(EINVAL, "data of a special file");
   return Status::Ok();
+}
+
+// The zero chunk of these chunker parameters, hashed once per process (a
+// store's parameters never change, and a process opens few stores).
+ChunkRef ZeroChunkOf(const ChunkerParams& params) {
+  static std::mutex mu;
+  static std::vector<std::pair<ChunkerParams, ChunkRef>> known;
+  std::lock_guard lock(mu);
+  for (const auto& [p, chunk] : known) {
+    if (p.min_size == params.min_size && p.avg_size == params.avg_size && p.max_size == params.max_size) return chunk;
+  }
+  const Chunker chunker(params);
+  ZeroChunk zero(chunker, [](std::string_view data) { return ComputeObjectId(ObjectType::kChunk, data); });
+  known.emplace_back(params, ChunkRef{zero.id(), zero.length()});
+  return known.back().second;
 }
 
 }  // namespace
@@ -56,8 +77,10 @@ Result<size_t> SqliteWorkspace::Write(InodeId ino, uint64_t offset, std::string_
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
   STRATA_RETURN_IF_ERROR(CheckRegular(row));
   if (data.empty()) return size_t{0};
+  // As ext4: a write from the limit on is refused, one reaching past it is cut short.
+  if (offset >= kMaxFileSize) return Errno(EFBIG, "write past the largest file size");
+  data = data.substr(0, static_cast<size_t>(std::min<uint64_t>(data.size(), kMaxFileSize - offset)));
   const uint64_t end = offset + data.size();
-  if (end < offset || end > static_cast<uint64_t>(INT64_MAX)) return Errno(EFBIG, "write past the largest offset");
   // Bytes first, then the transaction that makes them part of the file: a
   // crash in between leaves bytes no extent points at, never an extent
   // pointing at bytes that were not written.
@@ -110,6 +133,43 @@ Status SqliteWorkspace::SyncWal() {
   ::close(fd);
   if (rc != 0) return Status::IOError("syncing " + wal, EIO);
   return Status::Ok();
+}
+
+uint64_t HeldBytes(NamespaceDb& db, const FileData& files, const ChunkerParams& chunker, const InodeRow& row) {
+  uint64_t held = 0;
+  if (row.changed) {
+    struct stat st;
+    if (::stat(files.PathOf(row.ino).c_str(), &st) == 0) held += static_cast<uint64_t>(st.st_blocks) * 512;
+  }
+  if (row.base_len == 0) return held;
+  // The parts of [0, base_len) the base does not hold or that extents replace.
+  std::vector<Extent> not_held;
+  const ChunkRef zero = ZeroChunkOf(chunker);
+  if (row.base_len >= zero.length) {
+    auto encoded = db.GetBaseChunks(row.ino);
+    auto chunks = encoded.ok() ? DecodeChunkList(*encoded) : Result<std::vector<ChunkRef>>(encoded.status());
+    if (!chunks.ok()) return row.size;
+    uint64_t pos = 0;
+    for (const ChunkRef& c : *chunks) {
+      if (pos >= row.base_len) break;
+      if (c == zero) not_held.push_back(Extent{pos, pos + c.length});
+      pos += c.length;
+    }
+  }
+  if (row.changed) {
+    auto extents = db.Extents(row.ino, 0, row.base_len);
+    if (!extents.ok()) return row.size;
+    not_held.insert(not_held.end(), extents->begin(), extents->end());
+    std::sort(not_held.begin(), not_held.end(), [](const Extent& a, const Extent& b) { return a.start < b.start; });
+  }
+  uint64_t base_held = 0, pos = 0;
+  for (const Extent& x : not_held) {
+    const uint64_t start = std::min(x.start, row.base_len);
+    if (start > pos) base_held += start - pos;
+    pos = std::max(pos, std::min(x.end, row.base_len));
+  }
+  base_held += row.base_len - pos;
+  return held + base_held;
 }
 
 }  // namespace strata::workspace_internal

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "workspace/file_space.h"
 #include "workspace/sqlite_workspace.h"
 
 namespace strata::workspace_internal {
@@ -36,7 +37,6 @@ static_assert(kAllocKeepSize == FALLOC_FL_KEEP_SIZE && kAllocPunchHole == FALLOC
 
 namespace {
 
-constexpr uint64_t kMaxOffset = static_cast<uint64_t>(INT64_MAX);
 // CopyRange moves at most this much per round of plan, read and write.
 constexpr uint64_t kCopyPiece = 4 << 20;
 // SeekData looks at this much of the file at first, doubling each round, so
@@ -94,6 +94,29 @@ Result<std::vector<Span>> Spans(NamespaceDb& db, FileData& files, const InodeRow
   return out;
 }
 
+// SEEK_DATA / SEEK_HOLE answer by block of this size, as ext4 does with 4 KiB
+// blocks: a block holding any data is data from its first byte to its last.
+constexpr uint64_t kSeekBlock = 4096;
+
+// The holes among spans (in order, covering a range that starts on a block
+// boundary and ends on one or at size), by whole block: only the blocks a
+// hole span covers entirely, the last partial block of the file included.
+std::vector<Extent> BlockHoles(const std::vector<Span>& spans, uint64_t size) {
+  std::vector<Extent> holes;
+  for (const Span& s : spans) {
+    if (s.source != Source::kHole) continue;
+    const uint64_t start = (s.start + kSeekBlock - 1) / kSeekBlock * kSeekBlock;
+    const uint64_t end = s.end == size ? size : s.end / kSeekBlock * kSeekBlock;
+    if (start >= end) continue;
+    if (!holes.empty() && holes.back().end == start) {
+      holes.back().end = end;
+    } else {
+      holes.push_back(Extent{start, end});
+    }
+  }
+  return holes;
+}
+
 // The database half of making [start, end) of row read as zeros: its extents
 // go; the part below base_len, which would read the base, becomes an extent
 // (over bytes that read as zeros), or base_len drops to start when the range
@@ -119,7 +142,7 @@ Status SqliteWorkspace::Allocate(InodeId ino, int mode, uint64_t offset, uint64_
     return Errno(EOPNOTSUPP, "fallocate mode " + std::to_string(mode));
   if (length == 0) return Errno(EINVAL, "fallocate of an empty range");
   const uint64_t end = offset + length;
-  if (end < offset || end > kMaxOffset) return Errno(EFBIG, "fallocate past the largest offset");
+  if (end < offset || end > kMaxFileSize) return Errno(EFBIG, "fallocate past the largest file size");
   std::unique_lock lock(mu_);
   WaitForCapture(lock, ino);
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
@@ -153,13 +176,25 @@ Result<uint64_t> SqliteWorkspace::SeekData(InodeId ino, uint64_t offset, int whe
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
   STRATA_RETURN_IF_ERROR(CheckFile(row, EINVAL));
   if (offset >= row.size) return Errno(ENXIO, "seek at or past the end of the file");
+  // Windows start and end on block boundaries (or at the end of the file), so
+  // the blocks a window's spans touch are that window's alone.
   uint64_t window = kSeekWindow;
-  for (uint64_t pos = offset; pos < row.size;) {
+  for (uint64_t pos = offset / kSeekBlock * kSeekBlock; pos < row.size;) {
     const uint64_t end = row.size - pos > window ? pos + window : row.size;
     STRATA_ASSIGN_OR_RETURN(auto spans, Spans(*db_, files_, row, pos, end));
-    for (const Span& s : spans) {
-      if ((s.source == Source::kHole) == want_hole) return s.start;
+    for (const Extent& hole : BlockHoles(spans, row.size)) {
+      if (want_hole) {
+        if (hole.end > offset) return std::max(hole.start, offset);
+      } else if (hole.start > offset) {
+        return offset;  // data from offset up to this hole
+      } else if (hole.end > offset && hole.end < end) {
+        return hole.end;  // data right after the hole offset is in
+      } else if (hole.end > offset) {
+        offset = end;  // offset's hole runs on to the end of the window
+      }
     }
+    // No hole at or after offset in this window: offset is data, if it is here.
+    if (!want_hole && offset < end) return offset;
     pos = end;
     window = std::min<uint64_t>(window * 2, uint64_t{1} << 40);
   }
@@ -182,8 +217,8 @@ Result<uint64_t> SqliteWorkspace::CopyRange(InodeId in, uint64_t in_offset, Inod
     if (S_ISDIR(src.mode) || S_ISDIR(dst.mode)) return Errno(EISDIR, "copy from or to a directory");
     if (!S_ISREG(src.mode) || !S_ISREG(dst.mode)) return Errno(EINVAL, "copy from or to a special file");
     count = in_offset >= src.size ? 0 : std::min(length, src.size - in_offset);
-    if (out_offset >= kMaxOffset) return Errno(EFBIG, "copy past the largest offset");
-    count = std::min(count, kMaxOffset - out_offset);
+    if (out_offset >= kMaxFileSize) return Errno(EFBIG, "copy past the largest file size");
+    count = std::min(count, kMaxFileSize - out_offset);
     if (in == out && out_offset + count > in_offset && out_offset < in_offset + count)
       return Errno(EINVAL, "copy between overlapping ranges of one file");
     if (count == 0) return uint64_t{0};

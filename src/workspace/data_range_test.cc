@@ -53,6 +53,10 @@ std::vector<std::pair<uint64_t, uint64_t>> CheckSeek(Workspace& ws, InodeId ino,
   return holes;
 }
 
+// SeekData answers by 4 KiB block: a hole is the blocks a zeroed range covers whole.
+uint64_t Up(uint64_t x) { return (x + 4095) / 4096 * 4096; }
+uint64_t Down(uint64_t x) { return x / 4096 * 4096; }
+
 // Whether fallocate reserves space in directory dir.
 bool CanReserve(const std::string& dir) {
   const std::string probe = dir + "/.reserve-probe";
@@ -88,8 +92,8 @@ TEST_F(WorkspaceTest, AllocateGrowsOrKeepsTheSizeAndRefusesWhatFallocateRefuses)
   if (CanReserve(dir_.path())) {
     EXPECT_GE(AllocatedBytes(WsDir() + "/data/" + std::to_string(f.ino)), 8000u + (1 << 20) - 8192);
   }
-  // Allocated but never written: a hole.
-  EXPECT_EQ(CheckSeek(*ws, f.ino, ReadAll(*ws, f.ino)), (std::vector<std::pair<uint64_t, uint64_t>>{{3, 8192}}));
+  // Allocated but never written: a hole, from the block after the one "abc" is in.
+  EXPECT_EQ(CheckSeek(*ws, f.ino, ReadAll(*ws, f.ino)), (std::vector<std::pair<uint64_t, uint64_t>>{{4096, 8192}}));
 
   EXPECT_EQ(Errno(ws->Allocate(f.ino, 0, 0, 0)), EINVAL);
   EXPECT_EQ(Errno(ws->Allocate(f.ino, kAllocPunchHole, 0, 10)), EOPNOTSUPP);  // punching needs KEEP_SIZE
@@ -119,17 +123,17 @@ TEST_F(WorkspaceTest, PunchingABaseFileHidesItsBytesWithoutCopyingThem) {
     expect.replace(off, n, n, '\0');
   };
   // Across the boundary of the first two chunks (700 KiB each).
-  const uint64_t a = 700 * 1024 - 100, b = 700 * 1024 + 4900;
+  const uint64_t a = 700 * 1024 - 100, b = 700 * 1024 + 40900;
   punch(a, b - a);
   EXPECT_EQ(ws->GetAttr(big.ino)->size, big_.size());
   EXPECT_EQ(ReadAll(*ws, big.ino), expect);
   EXPECT_EQ(ReadAll(*ws, big.ino, 4096), expect);
-  EXPECT_EQ(CheckSeek(*ws, big.ino, expect), (std::vector<std::pair<uint64_t, uint64_t>>{{a, b}}));
+  EXPECT_EQ(CheckSeek(*ws, big.ino, expect), (std::vector<std::pair<uint64_t, uint64_t>>{{Up(a), Down(b)}}));
   EXPECT_LT(AllocatedBytes(data_file), 64u * 1024) << "punching must not copy base bytes";
 
   // A write inside the hole is data again; the rest of the hole stays one.
-  W(*ws, big.ino, a + 1000, "written");
-  expect.replace(a + 1000, 7, "written");
+  W(*ws, big.ino, a + 10000, "written");
+  expect.replace(a + 10000, 7, "written");
   EXPECT_EQ(ReadAll(*ws, big.ino), expect);
   EXPECT_EQ(CheckSeek(*ws, big.ino, expect).size(), 2u);
 
@@ -140,7 +144,7 @@ TEST_F(WorkspaceTest, PunchingABaseFileHidesItsBytesWithoutCopyingThem) {
   EXPECT_EQ(ReadAll(*ws, big.ino), expect);
 
   // Up to and past the end: the base tail is dropped (and SEEK_DATA finds nothing there).
-  const uint64_t tail = 2500000;
+  const uint64_t tail = 611 * 4096;
   punch(tail, big_.size());
   EXPECT_EQ(ws->GetAttr(big.ino)->size, big_.size());
   EXPECT_EQ(ReadAll(*ws, big.ino), expect);
@@ -197,7 +201,8 @@ TEST_F(WorkspaceTest, ZeroRangeReadsZerosAndMayGrowTheFile) {
   EXPECT_EQ(ws->GetAttr(big.ino)->size, expect.size());
   EXPECT_EQ(ReadAll(*ws, big.ino), expect);
   EXPECT_EQ(CheckSeek(*ws, big.ino, expect),
-            (std::vector<std::pair<uint64_t, uint64_t>>{{100, 1100}, {big_.size() - 10, expect.size()}}));
+            (std::vector<std::pair<uint64_t, uint64_t>>{{Up(big_.size() - 10), expect.size()}}))
+      << "[100, 1100) covers no block whole: no hole";
   // With KEEP_SIZE past the end: the size stays.
   ASSERT_TRUE(ws->Allocate(big.ino, kAllocZeroRange | kAllocKeepSize, expect.size(), 5000).ok());
   EXPECT_EQ(ws->GetAttr(big.ino)->size, expect.size());
@@ -214,14 +219,15 @@ TEST_F(WorkspaceTest, SeekDataAndHole) {
   EXPECT_EQ(*ws->SeekData(big.ino, 0, SEEK_HOLE), big_.size());
   EXPECT_EQ(Errno(ws->SeekData(big.ino, big_.size(), SEEK_DATA)), ENXIO);
   EXPECT_EQ(Errno(ws->SeekData(big.ino, big_.size(), SEEK_HOLE)), ENXIO);
-  // Truncated and grown again: the regrown part is a hole.
   SetAttrRequest down, up;
   down.size = 1000;
   up.size = 100000;
   ASSERT_TRUE(ws->SetAttr(big.ino, down).ok());
   ASSERT_TRUE(ws->SetAttr(big.ino, up).ok());
-  EXPECT_EQ(*ws->SeekData(big.ino, 0, SEEK_HOLE), 1000u);
-  EXPECT_EQ(Errno(ws->SeekData(big.ino, 1000, SEEK_DATA)), ENXIO);
+  // Truncated and grown again: the regrown part is a hole, from the block after 1000.
+  EXPECT_EQ(*ws->SeekData(big.ino, 0, SEEK_HOLE), 4096u);
+  EXPECT_EQ(*ws->SeekData(big.ino, 1000, SEEK_DATA), 1000u) << "the block holding byte 999 is data to its end";
+  EXPECT_EQ(Errno(ws->SeekData(big.ino, 4096, SEEK_DATA)), ENXIO);
 
   // A new sparse file: data only where written, also far beyond the first
   // window SeekData looks at.
@@ -234,7 +240,7 @@ TEST_F(WorkspaceTest, SeekDataAndHole) {
   EXPECT_EQ(*ws->SeekData(f.ino, 0, SEEK_DATA), uint64_t{1} << 20);
   EXPECT_EQ(*ws->SeekData(f.ino, 0, SEEK_HOLE), 0u);
   EXPECT_EQ(*ws->SeekData(f.ino, 1 << 20, SEEK_HOLE), (1u << 20) + 4096);
-  EXPECT_EQ(*ws->SeekData(f.ino, (1 << 20) + 4096, SEEK_DATA), far);
+  EXPECT_EQ(*ws->SeekData(f.ino, (1 << 20) + 4096, SEEK_DATA), far / 4096 * 4096) << "data by 4 KiB block";
   EXPECT_EQ(*ws->SeekData(f.ino, far, SEEK_HOLE), far + 3);
   EXPECT_EQ(Errno(ws->SeekData(f.ino, far + 3, SEEK_DATA)), ENXIO);
 
@@ -272,7 +278,7 @@ TEST_F(WorkspaceTest, CopyRangeOfABaseFileSharesItsChunks) {
   EXPECT_EQ(ReadAll(*ws, copy2.ino), expect);
   EXPECT_LT(AllocatedBytes(WsDir() + "/data/" + std::to_string(copy2.ino)), 64u * 1024);
   EXPECT_EQ(CheckSeek(*ws, copy2.ino, expect),
-            (std::vector<std::pair<uint64_t, uint64_t>>{{2000000, 2100000}}));
+            (std::vector<std::pair<uint64_t, uint64_t>>{{Up(2000000), Down(2100000)}}));
 
   // Part of it only: the copy ends where asked.
   Attr part = Mk(*ws, kRootInode, "part");

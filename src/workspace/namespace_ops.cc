@@ -9,6 +9,7 @@
 
 #include <cerrno>
 
+#include "workspace/file_space.h"
 #include "workspace/posix_acl.h"
 #include "workspace/sqlite_workspace.h"
 
@@ -46,7 +47,7 @@ Attr SqliteWorkspace::ToAttr(const InodeRow& row) const {
   a.atime_ns = row.atime_ns;
   a.mtime_ns = row.mtime_ns;
   a.ctime_ns = row.ctime_ns;
-  a.blocks = (row.size + 511) / 512;  // what the file would take unshared; holes not subtracted
+  a.blocks = ((S_ISREG(row.mode) ? HeldBytes(*db_, files_, store_.config().chunker, row) : row.size) + 511) / 512;
   return a;
 }
 
@@ -131,7 +132,7 @@ Result<Attr> SqliteWorkspace::SetAttr(InodeId ino, const SetAttrRequest& req) {
   if (req.size) {
     if (S_ISDIR(row.mode)) return Errno(EISDIR, "truncating a directory");
     if (!S_ISREG(row.mode)) return Errno(EINVAL, "truncating a special file");
-    if (*req.size > static_cast<uint64_t>(INT64_MAX)) return Errno(EFBIG, "size too large");
+    if (*req.size > kMaxFileSize) return Errno(EFBIG, "size past the largest file size");
     if (*req.size < row.size) {
       STRATA_RETURN_IF_ERROR(db_->ClipExtents(ino, *req.size));
       shrunk = true;

@@ -60,7 +60,7 @@ struct Attr {
   uint64_t size = 0;
   uint64_t rdev = 0;
   int64_t atime_ns = 0, mtime_ns = 0, ctime_ns = 0;
-  uint64_t blocks = 0;  // 512-byte units, for st_blocks
+  uint64_t blocks = 0;  // 512-byte units the file holds (workspace/file_space.h), for st_blocks
 };
 
 // Who creates an entry. The umask restricts a new entry's mode unless its
@@ -314,6 +314,8 @@ class Workspace {
     ReadTarget target(out);
     return Read(ino, offset, size, &target);
   }
+  // Writes data at offset; returns how much: all of it, or up to the largest
+  // file (16 TiB - 4 KiB) when it reaches past that; EFBIG from there on.
   virtual Result<size_t> Write(InodeId ino, uint64_t offset, std::string_view data) = 0;
   // Whether a Write started now may wait for more than the disk: while a
   // commit, snapshot, reset or rebase holds a cut, a writer to a file not yet
@@ -342,14 +344,16 @@ class Workspace {
   // and a later truncation may drop the reservation. Punching frees the space
   // written bytes held. Every success sets mtime and ctime.
   // Errors: EOPNOTSUPP for other modes (and for punching without
-  // kAllocKeepSize), EINVAL for length 0, EFBIG past INT64_MAX, EISDIR,
+  // kAllocKeepSize), EINVAL for length 0, EFBIG past the largest file
+  // (16 TiB - 4 KiB, workspace/file_space.h), EISDIR,
   // ENODEV for special files.
   virtual Status Allocate(InodeId ino, int mode, uint64_t offset, uint64_t length) = 0;
   // As lseek(2) with whence SEEK_DATA or SEEK_HOLE: the first offset >= offset
   // where data (or a hole) starts. A hole reads as zeros and holds nothing:
   // never written, punched or zeroed, or cut by a truncation, and not from the
   // base commit. Base bytes are data, zeros or not. The end of the file is a
-  // hole. ENXIO when offset >= size, and for SEEK_DATA when only holes follow;
+  // hole. Answers by 4 KiB block, as ext4: a block holding any data is data
+  // from its start. ENXIO when offset >= size, and for SEEK_DATA when only holes follow;
   // EINVAL for another whence or a special file; EISDIR for a directory.
   virtual Result<uint64_t> SeekData(InodeId ino, uint64_t offset, int whence) = 0;
   // As copy_file_range(2): copies up to length bytes of in from in_offset to
@@ -361,8 +365,8 @@ class Workspace {
   // range, as on a local filesystem.
   // Errors (as copy_file_range(2)): EISDIR if either is a directory, EINVAL if
   // either is another non-regular file or the two ranges of one file overlap,
-  // EOVERFLOW when an offset + length wraps, EFBIG when out_offset is past
-  // INT64_MAX.
+  // EOVERFLOW when an offset + length wraps, EFBIG when out_offset is at or
+  // past the largest file (a copy reaching past it is cut short at it).
   virtual Result<uint64_t> CopyRange(InodeId in, uint64_t in_offset, InodeId out, uint64_t out_offset,
                                      uint64_t length) = 0;
 
