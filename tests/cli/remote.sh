@@ -6,7 +6,11 @@
 # commits replayed), pushes, and nothing is lost; a pull whose replay
 # conflicts changes nothing; a read-only mount from the remote fetches only
 # what is read; two machines' workspaces commit to one remote branch; reads
-# fail with EIO, not a hang, while the server is stopped, and work again after.
+# fail with EIO, not a hang, while the server is stopped, and work again after;
+# a pull leaves no cache copy; two mounts share one cache bound; packs deleted
+# from the bucket behind strata's back are sent again by the next push and no
+# ref moves onto them; unmounting needs neither credentials nor the server; a
+# location whose config.json was lost beside its packs is refused.
 source "$(dirname "$0")/lib.sh"
 use_mountpoint
 [[ -n "${STRATA_CEPH_ENV:-}" && -r "${STRATA_CEPH_ENV}" ]] || { echo "SKIP: no S3 server (STRATA_CEPH_ENV)" >&2; exit 77; }
