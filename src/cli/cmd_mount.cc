@@ -324,7 +324,12 @@ int RunUmount(Globals& g, const std::string& mp_arg) {
   std::error_code ec;
   std::string mountpoint = std::filesystem::absolute(mp_arg, ec).lexically_normal().string();
   if (mountpoint.size() > 1 && mountpoint.back() == '/') mountpoint.pop_back();
-  auto store = OpenStoreFor(g, mountpoint);
+  // A remote's workspace is found in the remote's local side: unmounting
+  // needs neither credentials nor the network.
+  std::optional<MountSource> source = MountSourceOf(mountpoint);
+  auto store = source && !source->remote.empty()
+                   ? OpenRemoteStoreOffline(source->store.empty() ? StorePath(g) : source->store, source->remote)
+                   : OpenStoreFor(g, mountpoint);
   if (!store.ok()) return Fail(store.status());
   auto found = FindMounted(**store, mountpoint);
   if (!found) {

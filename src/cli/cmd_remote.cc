@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "remote/remote.h"
+#include "remote/s3_backend.h"
 #include "remote/transfer.h"
 #include "store/replay.h"
 
@@ -106,11 +107,17 @@ int RunPush(const Globals& g, const std::string& remote, const std::string& bran
   auto far_head = far.GetRef(branch);
   if (!far_head.ok()) return Fail(far_head.status());
   if (*far_head == *head) {
-    PrintTransfer(g, fmt::format("{}/{} is up to date ({})", remote, branch, ShortId(**head)), TransferStats{},
-                  **head);
-    return kExitOk;
+    // Only if the bucket still holds it: opening the remote forgot the packs
+    // it lost, and then the copy below sends them again.
+    auto present = far.Contains(**head);
+    if (!present.ok()) return Fail(present.status());
+    if (*present) {
+      PrintTransfer(g, fmt::format("{}/{} is up to date ({})", remote, branch, ShortId(**head)), TransferStats{},
+                    **head);
+      return kExitOk;
+    }
   }
-  if (*far_head) {
+  if (*far_head && *far_head != *head) {
     auto ahead = IsAncestor(local, **far_head, **head);
     if (!ahead.ok()) return Fail(ahead.status());
     if (!*ahead)
@@ -145,6 +152,8 @@ int RunPull(const Globals& g, const std::string& remote, const std::string& bran
   if (!session.ok()) return Fail(session.status());
   auto copied = CopyWithProgress(far, local, **far_head, "pull", "pull from " + remote);
   if (!copied.ok()) return Fail(copied.status());
+  // What was fetched is in local packs now: not kept a second time in the cache.
+  if (auto* s3 = dynamic_cast<S3Backend*>(far.backend())) s3->DropFetchedCache();
 
   auto head = local.GetRef(branch);
   if (!head.ok()) return Fail(head.status());

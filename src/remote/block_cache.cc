@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <unordered_set>
 
 namespace strata {
 namespace {
@@ -129,7 +130,9 @@ Status BlockCache::FetchBlock(const std::string& key, uint64_t offset, uint64_t 
     return Status::Ok();
   }
   std::lock_guard<std::mutex> lock(mu_);
+  added_since_scan_ += length;
   Insert(key, length);
+  if (auto e = entries_.find(key); e != entries_.end()) e->second.fetched_here = true;
   return Status::Ok();
 }
 
@@ -143,6 +146,13 @@ void BlockCache::Insert(const std::string& key, uint64_t size) {
   lru_.push_front(key);
   entries_[key] = Entry{size, lru_.begin()};
   counters_.cached_bytes += size;
+  Evict();
+}
+
+void BlockCache::Evict() {
+  // Other processes add to the directory too: look at what it holds once we
+  // have added a sixteenth of the capacity (at least a block) since we last did.
+  if (added_since_scan_ >= std::max(capacity_ / 16, block_size_)) Rescan();
   while (counters_.cached_bytes > capacity_ && !lru_.empty()) {
     const std::string victim = lru_.back();
     lru_.pop_back();
@@ -152,6 +162,56 @@ void BlockCache::Insert(const std::string& key, uint64_t size) {
     counters_.evictions++;
     // Readers that already opened the file keep reading it (unlink semantics).
     env_->RemoveFile(PathOf(victim));
+  }
+}
+
+void BlockCache::Rescan() {
+  added_since_scan_ = 0;
+  auto names = env_->ListDir(dir_);
+  if (!names.ok()) return;  // the next scan tries again; our own blocks stay bounded
+  std::unordered_set<std::string> present;
+  uint64_t foreign_bytes = 0;
+  std::vector<std::pair<std::string, uint64_t>> foreign;
+  for (const std::string& name : *names) {
+    if (IsTempName(name)) continue;
+    present.insert(name);
+    if (entries_.count(name)) continue;
+    auto size = env_->FileSize(PathOf(name));
+    if (!size.ok()) continue;  // deleted meanwhile
+    foreign.emplace_back(name, *size);
+    foreign_bytes += *size;
+  }
+  // Our blocks that another process deleted no longer count.
+  for (auto it = lru_.begin(); it != lru_.end();) {
+    if (present.count(*it)) {
+      ++it;
+      continue;
+    }
+    auto e = entries_.find(*it);
+    counters_.cached_bytes -= e->second.size;
+    entries_.erase(e);
+    it = lru_.erase(it);
+  }
+  for (const auto& [name, size] : foreign) {
+    if (counters_.cached_bytes + foreign_bytes <= capacity_) break;
+    if (env_->RemoveFile(PathOf(name)).ok()) counters_.evictions++;
+    foreign_bytes -= size;
+  }
+  // Over the capacity still: only our own blocks are left to evict (the caller does).
+}
+
+void BlockCache::DropFetched() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = lru_.begin(); it != lru_.end();) {
+    auto e = entries_.find(*it);
+    if (!e->second.fetched_here) {
+      ++it;
+      continue;
+    }
+    counters_.cached_bytes -= e->second.size;
+    env_->RemoveFile(PathOf(*it));
+    entries_.erase(e);
+    it = lru_.erase(it);
   }
 }
 

@@ -7,9 +7,15 @@
 // (trees, small files' chunks) sit next to each other in a pack: one GET
 // brings a directory's neighbours along.
 //
-// Bounded: when the cached bytes pass the capacity, the least recently used
-// blocks are deleted. Blocks cached by an earlier run count as older than any
-// used in this one (ranked among themselves in directory order).
+// Bounded per directory, not per process: when the cached bytes pass the
+// capacity, the least recently used blocks are deleted. Blocks cached by an
+// earlier run count as older than any used in this one (ranked among
+// themselves in directory order). Several processes (two mounts of one
+// remote) share the directory: each rescans it once it has added a
+// sixteenth of the capacity since its last scan, and then deletes the blocks
+// other processes cached (which it cannot rank) before its own least recently
+// used ones. So the directory holds at most the capacity plus a sixteenth of
+// it per process writing there.
 //
 // Single-flight: concurrent reads of one missing block share one fetch.
 //
@@ -29,6 +35,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "env/env.h"
 #include "util/status.h"
@@ -60,6 +67,10 @@ class BlockCache {
 
   BlockCacheCounters counters() const;
 
+  // Deletes every block this instance fetched: for a copy (pull) whose bytes
+  // now live in local packs, so that they are not kept twice.
+  void DropFetched();
+
  private:
   struct InFlight {
     bool done = false;
@@ -69,6 +80,7 @@ class BlockCache {
   struct Entry {
     uint64_t size = 0;
     std::list<std::string>::iterator lru;  // position in lru_
+    bool fetched_here = false;             // fetched by this instance (not found at Open)
   };
 
   BlockCache(Env* env, std::string dir, uint64_t capacity, uint64_t block_size)
@@ -80,6 +92,10 @@ class BlockCache {
   Status FetchBlock(const std::string& key, uint64_t offset, uint64_t length, const Fetch& fetch,
                     std::string* data);
   void Insert(const std::string& key, uint64_t size);  // and evict; called with mu_ held
+  // Evicts down to the capacity: LRU victims of our own, or, after a rescan
+  // of the directory, other processes' blocks first. Called with mu_ held.
+  void Evict();
+  void Rescan();  // called with mu_ held
   std::string PathOf(const std::string& key) const { return dir_ + "/" + key; }
 
   Env* const env_;
@@ -93,6 +109,7 @@ class BlockCache {
   std::list<std::string> lru_;                                       // front: most recent, GUARDED_BY(mu_)
   std::map<std::string, std::shared_ptr<InFlight>> in_flight_;       // GUARDED_BY(mu_)
   BlockCacheCounters counters_;                                      // GUARDED_BY(mu_)
+  uint64_t added_since_scan_ = 0;                                    // GUARDED_BY(mu_)
 };
 
 }  // namespace strata

@@ -119,5 +119,45 @@ TEST_F(BlockCacheTest, ReopenedCacheKeepsItsBlocksAndDropsUnfinishedOnes) {
   EXPECT_EQ(fetches_, before);
 }
 
+// Two mounts of one remote are two processes on one cache directory: the
+// bound is the directory's, not each one's.
+TEST_F(BlockCacheTest, TwoCachesOnOneDirectoryStayWithinOneBound) {
+  const uint64_t capacity = 4 * kBlock;
+  auto a = Open(capacity);
+  auto b = Open(capacity);
+  std::string pack_b = testing::RandomBytes(10 * kBlock, 8);
+  auto fetch_b = [&](uint64_t offset, uint64_t length) -> Result<std::string> { return pack_b.substr(offset, length); };
+  for (int b_block = 0; b_block < 10; b_block++) {
+    Read(*a, b_block * kBlock, 1);
+    std::string out;
+    ASSERT_TRUE(b->Read("q", pack_b.size(), b_block * kBlock, 1, &out, fetch_b).ok());
+    EXPECT_EQ(out, pack_b.substr(b_block * kBlock, 1));
+    uint64_t on_disk = 0;
+    auto names = Env::Default()->ListDir(dir_.path() + "/cache");
+    ASSERT_TRUE(names.ok());
+    for (const std::string& name : *names) on_disk += Env::Default()->FileSize(dir_.path() + "/cache/" + name).value();
+    // The capacity, plus what each may add between two looks at the directory
+    // (a block here: capacity/16 is less than a block).
+    EXPECT_LE(on_disk, capacity + 2 * kBlock) << "after block " << b_block;
+  }
+  EXPECT_EQ(Read(*a, 9 * kBlock, 10), pack_.substr(9 * kBlock, 10));  // still served
+}
+
+TEST_F(BlockCacheTest, DropFetchedDeletesWhatThisInstanceFetchedOnly) {
+  {
+    auto earlier = Open(1 << 20);
+    Read(*earlier, 0, 1);  // block 0, left by an earlier run
+  }
+  auto cache = Open(1 << 20);
+  Read(*cache, 2 * kBlock, 2 * kBlock);  // blocks 2 and 3
+  cache->DropFetched();
+  auto names = *Env::Default()->ListDir(dir_.path() + "/cache");
+  EXPECT_EQ(names, std::vector<std::string>{"p.0"});
+  EXPECT_EQ(cache->counters().cached_bytes, kBlock);
+  int before = fetches_;
+  EXPECT_EQ(Read(*cache, 2 * kBlock, 10), pack_.substr(2 * kBlock, 10));  // fetched again
+  EXPECT_EQ(fetches_, before + 1);
+}
+
 }  // namespace
 }  // namespace strata

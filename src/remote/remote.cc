@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "remote/s3_backend.h"
+#include "remote/s3_xml.h"
+#include "store/index.h"
 
 namespace strata {
 namespace {
@@ -30,14 +32,18 @@ Result<RemoteSpec> RemoteSpecFromJson(const std::string& name, std::string_view 
   if (!j.is_object()) return bad("is not a JSON object");
   for (const char* key : {"url", "endpoint", "region"})
     if (!j.contains(key) || !j[key].is_string()) return bad(std::string("lacks the text field '") + key + "'");
-  for (const char* key : {"cache_bytes", "timeout_ms"})
-    if (!j.contains(key) || !j[key].is_number_unsigned()) return bad(std::string("lacks the number '") + key + "'");
+  for (const char* key : {"cache_bytes", "timeout_ms"}) {
+    if (!j.contains(key)) return bad(std::string("lacks the number '") + key + "'");
+    if (!j[key].is_number_unsigned())
+      return bad(std::string("'") + key + "' is " + j[key].dump() + ", not a whole number of 0 or more");
+  }
   RemoteSpec spec;
   spec.name = name;
   auto location = S3Location::FromUrl(j["url"].get<std::string>(), j["endpoint"].get<std::string>());
   if (!location.ok()) return bad(location.status().message());
   spec.location = *location;
   spec.location.region = j["region"].get<std::string>();
+  if (Status s = spec.location.Validate(); !s.ok()) return bad(s.message());
   spec.cache_bytes = j["cache_bytes"].get<uint64_t>();
   spec.timeout_ms = static_cast<int>(std::min<uint64_t>(j["timeout_ms"].get<uint64_t>(), 3600000));
   return spec;
@@ -48,8 +54,9 @@ namespace {
 Result<std::shared_ptr<S3Client>> Connect(const RemoteSpec& spec) {
   STRATA_ASSIGN_OR_RETURN(S3Credentials credentials, S3Credentials::FromEnvironment());
   S3Options options;
-  // A call gives up after about timeout_ms in all: each attempt may stall for
-  // half of it, and no retry starts after it.
+  // A call (one request and its retries) gives up once timeout_ms passed
+  // without a byte moving: each attempt may stall for half of it, no retry
+  // starts after it, and the last attempt is cut off when it runs out.
   options.request_timeout_ms = std::max(250, spec.timeout_ms / 2);
   options.total_timeout_ms = spec.timeout_ms;
   STRATA_ASSIGN_OR_RETURN(auto client, S3Client::Create(spec.location, std::move(credentials), options));
@@ -86,10 +93,26 @@ Status AddRemote(const Store& local, const RemoteSpec& spec, bool create_bucket)
   // The location's settings win, so every machine writes commits chunked alike.
   STRATA_ASSIGN_OR_RETURN(auto existing, client->Get(kConfigKey));
   if (!existing) {
-    STRATA_ASSIGN_OR_RETURN(S3PutOutcome outcome, client->PutIf(kConfigKey, local.config().ToJson(), std::nullopt));
-    if (outcome != S3PutOutcome::kWritten) {
-      STRATA_ASSIGN_OR_RETURN(existing, client->Get(kConfigKey));  // another machine was first
+    // Only an empty location gets a new config.json: packs or refs without
+    // one mean it was lost, and settings written now might not be the ones
+    // those packs were made with.
+    for (const char* folder : {s3::kPacksFolder, s3::kRefsFolder}) {
+      STRATA_ASSIGN_OR_RETURN(auto held, client->List(folder));
+      if (!held.empty())
+        return Status::Corruption(spec.location.Url() + " holds " + std::to_string(held.size()) + " object(s) under " +
+                                  folder + " but no " + kConfigKey + ": its settings are lost; not writing new ones");
     }
+    const std::string config = local.config().ToJson();
+    STRATA_ASSIGN_OR_RETURN(S3PutOutcome outcome, client->PutIf(kConfigKey, config, std::nullopt));
+    // Whatever the answer, what is there now decides: ours, another
+    // machine's (it was first), or nothing, which is a failure.
+    STRATA_ASSIGN_OR_RETURN(existing, client->Get(kConfigKey));
+    if (!existing)
+      return Status::Unavailable(spec.location.Url() + ": " + kConfigKey + " could not be stored there (" +
+                                 (outcome == S3PutOutcome::kUnknown   ? "no clear answer to the write"
+                                  : outcome == S3PutOutcome::kWritten ? "the server said it was written, but it is not there"
+                                                                      : "the write was refused") +
+                                 "); the remote was not added");
   }
   StoreConfig config = local.config();
   if (existing) {
@@ -131,12 +154,59 @@ Result<std::unique_ptr<Store>> OpenRemoteStore(const std::string& store_path, co
   STRATA_ASSIGN_OR_RETURN(RemoteSpec spec, LoadRemote(store_path, name));
   STRATA_ASSIGN_OR_RETURN(auto client, Connect(spec));
   const std::string dir = RemoteDir(store_path, name);
-  auto backend = [&](Env* env, const std::string&, Index*) -> Result<std::unique_ptr<Backend>> {
+  S3Backend* s3 = nullptr;
+  auto backend = [&](Env* env, const std::string&, Index* index) -> Result<std::unique_ptr<Backend>> {
     STRATA_ASSIGN_OR_RETURN(auto cache, BlockCache::Open(env, dir + "/cache", spec.cache_bytes));
-    return std::unique_ptr<Backend>(std::make_unique<S3Backend>(env, client, std::move(cache)));
+    auto made = std::make_unique<S3Backend>(env, client, std::move(cache), index);
+    s3 = made.get();
+    return std::unique_ptr<Backend>(std::move(made));
   };
   auto store = Store::Open(dir + "/store", Env::Default(), backend);
   if (!store.ok()) return store.status().WithContext("remote " + name + " (" + spec.location.Url() + ")");
+  // Opening listed packs/: what the index still names but the bucket lost is
+  // forgotten now, so that nothing counts as present that is not.
+  if (auto vanished = s3->ForgetVanishedPacks(); !vanished.ok())
+    return vanished.status().WithContext("remote " + name + " (" + spec.location.Url() + ")");
+  return store;
+}
+
+namespace {
+
+// The backend of a remote's local side opened without the bucket: the
+// index's packs are all it knows, and nothing else can be had.
+class OfflineBackend : public Backend {
+ public:
+  OfflineBackend(std::string url, Index* index) : url_(std::move(url)), index_(index) {}
+  Status PublishPack(const std::string&, const std::string&) override { return Offline(); }
+  Result<std::shared_ptr<RandomAccessFile>> OpenPack(const std::string&) override { return Offline(); }
+  Status DeletePack(const std::string&) override { return Offline(); }
+  Result<std::vector<std::string>> ListPacks() override {
+    STRATA_ASSIGN_OR_RETURN(auto packs, index_->ListPacks());
+    std::vector<std::string> names;
+    for (auto& [name, size] : packs) names.push_back(name);
+    return names;
+  }
+  Result<std::optional<Hash>> GetRef(const std::string&) override { return Offline(); }
+  Result<std::map<std::string, Hash>> ListRefs() override { return Offline(); }
+  Status CompareAndSwapRef(const std::string&, const std::optional<Hash>&, const Hash&) override { return Offline(); }
+  Status DeleteRef(const std::string&, const Hash&) override { return Offline(); }
+  std::string PackLocation(const std::string& name) const override { return url_ + "/" + s3::kPacksFolder + name; }
+
+ private:
+  Status Offline() const { return Status::Unavailable(url_ + " is not opened by this command"); }
+  const std::string url_;
+  Index* const index_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> OpenRemoteStoreOffline(const std::string& store_path, const std::string& name) {
+  STRATA_ASSIGN_OR_RETURN(RemoteSpec spec, LoadRemote(store_path, name));
+  auto backend = [&](Env*, const std::string&, Index* index) -> Result<std::unique_ptr<Backend>> {
+    return std::unique_ptr<Backend>(std::make_unique<OfflineBackend>(spec.location.Url(), index));
+  };
+  auto store = Store::Open(RemoteDir(store_path, name) + "/store", Env::Default(), backend);
+  if (!store.ok()) return store.status().WithContext("remote " + name + " (its local side)");
   return store;
 }
 

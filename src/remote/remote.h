@@ -55,6 +55,12 @@ Result<std::vector<RemoteSpec>> ListRemotes(const std::string& store_path);
 // bucket. Each call talks to the bucket; a mount keeps one open.
 Result<std::unique_ptr<Store>> OpenRemoteStore(const std::string& store_path, const std::string& name);
 
+// Opens the remote's local side alone (its index and workspaces), never the
+// bucket: for what needs no remote data, such as finding the workspace a
+// mount serves to unmount it. Credentials are not read; every request for
+// packs or refs fails Unavailable.
+Result<std::unique_ptr<Store>> OpenRemoteStoreOffline(const std::string& store_path, const std::string& name);
+
 // Splits "NAME/BRANCH" when NAME is a remote of the store; nullopt otherwise
 // (a local branch, which may contain '/' too).
 struct RemoteBranch {

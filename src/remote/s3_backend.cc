@@ -1,6 +1,7 @@
 #include "remote/s3_backend.h"
 
 #include "remote/s3_xml.h"
+#include "store/index.h"
 #include "store/pack_format.h"
 #include "store/store.h"
 
@@ -90,16 +91,48 @@ Status S3Backend::DeletePack(const std::string& name) {
 }
 
 Result<std::vector<std::string>> S3Backend::ListPacks() {
+  // The index first, then the bucket: a pack is published before it is
+  // indexed, so one the index held before the listing began and the listing
+  // lacks has really gone (never one that another process was adding).
+  std::map<std::string, uint64_t> indexed;
+  if (index_) {
+    STRATA_ASSIGN_OR_RETURN(indexed, index_->ListPacks());
+  }
   STRATA_ASSIGN_OR_RETURN(auto objects, client_->List(kPacks));
   std::vector<std::string> names;
   std::lock_guard<std::mutex> lock(mu_);
   for (const S3ObjectInfo& o : objects) {
     std::optional<std::string> name = s3::PackNameFromKey(o.key);
     if (!name) continue;  // not a pack of ours: the listing is the server's word, never a path
+    // Too short to hold a header and a trailer: no GET can make it a pack.
+    if (o.size < kPackHeaderSize + kPackTrailerSize) continue;
     pack_sizes_[*name] = o.size;
+    indexed.erase(*name);
     names.push_back(std::move(*name));
   }
+  vanished_.clear();
+  for (auto& [name, size] : indexed) {
+    vanished_.push_back(name);
+    pack_sizes_.erase(name);
+  }
   return names;
+}
+
+Result<std::vector<std::string>> S3Backend::ForgetVanishedPacks() {
+  std::vector<std::string> vanished;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    vanished.swap(vanished_);
+  }
+  if (vanished.empty() || !index_) return vanished;
+  STRATA_RETURN_IF_ERROR(index_->ReplacePacks(std::nullopt, vanished));
+  packs_vanished_ += vanished.size();
+  return vanished;
+}
+
+Result<std::vector<std::string>> S3Backend::RelistAndForget() {
+  STRATA_RETURN_IF_ERROR(ListPacks().status());
+  return ForgetVanishedPacks();
 }
 
 Result<S3Backend::RefState> S3Backend::ReadRef(const std::string& name) {
@@ -124,8 +157,13 @@ Result<std::map<std::string, Hash>> S3Backend::ListRefs() {
   for (const S3ObjectInfo& o : objects) {
     std::optional<std::string> name = s3::RefNameFromKey(o.key);
     if (!name) continue;  // no branch of ours: never used as one
-    STRATA_ASSIGN_OR_RETURN(RefState state, ReadRef(*name));
-    if (state.value) refs[*name] = *state.value;
+    auto state = ReadRef(*name);
+    // A ref whose body is not a commit id (written by something else into
+    // the bucket) is left out of the list, so that it does not hide every
+    // other branch; reading it by name still reports it as damaged.
+    if (!state.ok() && state.status().IsCorruption()) continue;
+    if (!state.ok()) return state.status();
+    if (state->value) refs[*name] = *state->value;
   }
   return refs;
 }
@@ -155,6 +193,26 @@ Status S3Backend::SwapRef(const std::string& name, const std::optional<Hash>& ex
 
 Status S3Backend::CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected,
                                     const Hash& target) {
+  // Everything the target reaches is indexed (a store's invariant), so it is
+  // all in the bucket if every pack the index names still is.
+  if (index_) {
+    STRATA_ASSIGN_OR_RETURN(std::vector<std::string> vanished, RelistAndForget());
+    if (!vanished.empty()) {
+      lost_since_open_ = true;
+      return Status::Unavailable("remote branch " + name + " was not moved: " + std::to_string(vanished.size()) +
+                                 " pack(s) this machine had indexed are no longer in " +
+                                 client_->location().Url() + " (first: " + vanished.front() +
+                                 "); they are forgotten here: push the branch from a store that holds its history "
+                                 "to send their objects again");
+    }
+    // What was built on objects that vanished since this store was opened
+    // (a mount's base trees) may refer to them without holding them: no ref
+    // moves from here any more. A new command (push) walks and resends.
+    if (lost_since_open_)
+      return Status::Unavailable("remote branch " + name + " was not moved: packs vanished from " +
+                                 client_->location().Url() + " while this store was open; push the branch from a "
+                                 "store that holds its history");
+  }
   return SwapRef(name, expected, EncodeRemoteRef(target), target);
 }
 
@@ -171,7 +229,8 @@ std::vector<std::pair<std::string, uint64_t>> S3Backend::Counters() const {
   return {{"cache_hits", c.cache.hits},         {"cache_misses", c.cache.misses},
           {"cache_waits", c.cache.waits},       {"fetched_bytes", c.cache.fetched_bytes},
           {"cache_evictions", c.cache.evictions}, {"cached_bytes", c.cache.cached_bytes},
-          {"packs_published", c.packs_published}, {"bytes_published", c.bytes_published}};
+          {"packs_published", c.packs_published}, {"bytes_published", c.bytes_published},
+          {"packs_vanished", c.packs_vanished}};
 }
 
 S3BackendCounters S3Backend::counters() const {
@@ -179,6 +238,7 @@ S3BackendCounters S3Backend::counters() const {
   c.cache = cache_->counters();
   c.packs_published = packs_published_.load();
   c.bytes_published = bytes_published_.load();
+  c.packs_vanished = packs_vanished_.load();
   return c;
 }
 

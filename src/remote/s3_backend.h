@@ -12,6 +12,18 @@
 // a tombstone, because S3 ignores conditions on DELETE. A conditional write
 // whose answer was lost (a 5xx, a timeout) is settled by reading the ref again.
 //
+// Packs that vanish: the local index is only a cache of what the bucket held
+// when it was last listed. If packs disappear from the bucket (deleted by
+// hand, a cluster that lost its data and was set up again), the index would
+// keep saying their objects are there, and a push would skip them and move a
+// ref to a commit the bucket cannot serve. So every listing of packs/ is
+// compared with the index as it was just before the listing, and packs that
+// the index names but the bucket no longer lists are forgotten
+// (ForgetVanishedPacks): their objects count as absent and are sent again.
+// A ref update (CompareAndSwapRef) first lists packs/ once more and refuses
+// to move the ref if any pack the index relies on has gone since: one LIST
+// request per 1000 packs per ref update.
+//
 // Thread-safety: safe for concurrent use.
 #pragma once
 
@@ -40,12 +52,19 @@ struct S3BackendCounters {
   BlockCacheCounters cache;
   uint64_t packs_published = 0;
   uint64_t bytes_published = 0;
+  uint64_t packs_vanished = 0;  // forgotten because the bucket no longer lists them
 };
 
 class S3Backend : public Backend {
  public:
-  S3Backend(Env* env, std::shared_ptr<S3Client> client, std::unique_ptr<BlockCache> cache)
-      : env_(env), client_(std::move(client)), cache_(std::move(cache)) {}
+  // `index` is the store's (it must outlive the backend); nullptr for a
+  // backend that never reconciles (tests of the requests alone).
+  S3Backend(Env* env, std::shared_ptr<S3Client> client, std::unique_ptr<BlockCache> cache, Index* index = nullptr)
+      : env_(env), client_(std::move(client)), cache_(std::move(cache)), index_(index) {}
+
+  // Forgets, in the index, the packs that the last listing of packs/ did not
+  // show although the index held them when it began. Returns their names.
+  Result<std::vector<std::string>> ForgetVanishedPacks();
 
   Status PublishPack(const std::string& local_path, const std::string& name) override;
   Result<std::shared_ptr<RandomAccessFile>> OpenPack(const std::string& name) override;
@@ -62,6 +81,10 @@ class S3Backend : public Backend {
   std::string PackLocation(const std::string& name) const override;
   bool Shared() const override { return true; }
 
+  // Deletes the cache blocks this backend fetched: after a copy into local
+  // packs, which hold the same bytes now.
+  void DropFetchedCache() { cache_->DropFetched(); }
+
   S3BackendCounters counters() const;
   std::vector<std::pair<std::string, uint64_t>> Counters() const override;
 
@@ -72,6 +95,8 @@ class S3Backend : public Backend {
   };
   Result<RefState> ReadRef(const std::string& name);
   Result<uint64_t> PackSize(const std::string& name);
+  // Lists packs/ and forgets vanished packs; the names forgotten.
+  Result<std::vector<std::string>> RelistAndForget();
   // Writes `body` to ref `name` if it still holds `expected`.
   Status SwapRef(const std::string& name, const std::optional<Hash>& expected, const std::string& body,
                  const std::optional<Hash>& target);
@@ -79,9 +104,13 @@ class S3Backend : public Backend {
   Env* const env_;
   const std::shared_ptr<S3Client> client_;
   const std::unique_ptr<BlockCache> cache_;
+  Index* const index_;
   std::mutex mu_;
+  // Packs the index held before the last listing that it did not show, GUARDED_BY(mu_).
+  std::vector<std::string> vanished_;
+  std::atomic<bool> lost_since_open_{false};  // a ref update found packs gone
   std::map<std::string, uint64_t> pack_sizes_;  // learnt from listings, GUARDED_BY(mu_)
-  std::atomic<uint64_t> packs_published_{0}, bytes_published_{0};
+  std::atomic<uint64_t> packs_published_{0}, bytes_published_{0}, packs_vanished_{0};
 };
 
 }  // namespace strata

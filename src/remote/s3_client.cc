@@ -4,15 +4,20 @@
 #include "remote/s3_client.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <climits>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "remote/s3_request.h"
@@ -25,6 +30,8 @@ namespace {
 using s3::HttpRequest;
 using s3::HttpResponse;
 using s3::Transport;
+
+constexpr const char* kProbeFolder = ".probe/";
 
 std::string RandomHex(size_t bytes) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -39,11 +46,13 @@ std::string RandomHex(size_t bytes) {
 }
 
 // Sleeps before retry number `attempt` (1-based): backoff_ms doubled each time,
-// capped at 10 s, with jitter so that clients failing together spread out.
-void Backoff(int backoff_ms, int attempt) {
+// capped at 10 s and at the time the call has left, with jitter so that
+// clients failing together spread out.
+void Backoff(int backoff_ms, int attempt, int64_t left_ms) {
   thread_local std::mt19937 rng{std::random_device{}()};
   int64_t ms = std::min<int64_t>(int64_t{backoff_ms} << std::min(attempt - 1, 20), 10000);
   ms = ms / 2 + static_cast<int64_t>(rng() % static_cast<uint64_t>(ms / 2 + 1));
+  ms = std::clamp<int64_t>(std::min(ms, left_ms), 0, 10000);
   std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 }
 
@@ -55,7 +64,6 @@ class CurlS3Client final : public S3Client {
     http_.secret_key = std::move(credentials.secret_key);
     http_.region = location_.region;
     http_.connect_timeout_ms = options_.connect_timeout_ms;
-    http_.request_timeout_ms = options_.request_timeout_ms;
   }
 
   const S3Location& location() const override { return location_; }
@@ -141,7 +149,14 @@ class CurlS3Client final : public S3Client {
     std::string full_prefix = FullKey(key_prefix);
     size_t strip = location_.prefix.empty() ? 0 : location_.prefix.size() + 1;
     std::string token;
+    std::set<std::string> tokens_seen;
+    size_t pages = 0;
     do {
+      if (++pages > options_.max_list_pages) {
+        return Status::IOErrorWithMessage("S3 LIST " + Describe(key_prefix + "*") + ": more than " +
+                                              std::to_string(options_.max_list_pages) + " pages; giving up",
+                                          EIO);
+      }
       // SigV4 signs the query as is, so it is built in its canonical form:
       // parameters sorted by name, names and values strictly percent-encoded.
       std::map<std::string, std::string> query = {
@@ -172,6 +187,11 @@ class CurlS3Client final : public S3Client {
             "S3 LIST " + Describe(key_prefix + "*") + ": truncated page without a continuation token", EIO);
       }
       token = page->truncated ? page->next_token : "";
+      // A server that hands out a token twice would have us list forever.
+      if (!token.empty() && !tokens_seen.insert(token).second) {
+        return Status::IOErrorWithMessage(
+            "S3 LIST " + Describe(key_prefix + "*") + ": the server repeated a continuation token", EIO);
+      }
     } while (!token.empty());
     return out;
   }
@@ -219,14 +239,23 @@ class CurlS3Client final : public S3Client {
   // run out; IOError for local failures.
   Result<HttpResponse> Send(HttpRequest request, bool idempotent, const std::string& key) {
     std::string last_error;
-    const auto start = std::chrono::steady_clock::now();
-    auto out_of_time = [&] {
-      return options_.total_timeout_ms > 0 &&
-             std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(options_.total_timeout_ms);
+    using Clock = std::chrono::steady_clock;
+    // total_timeout_ms counts from the last time a byte moved: a call that
+    // makes progress (a large upload that then stalls) is retried, one that
+    // gets nowhere fails about total_timeout_ms after it began.
+    auto last_progress = Clock::now();
+    const auto total = std::chrono::milliseconds(options_.total_timeout_ms);
+    auto left_ms = [&]() -> int64_t {
+      if (options_.total_timeout_ms <= 0) return INT64_MAX;
+      return std::chrono::duration_cast<std::chrono::milliseconds>(total - (Clock::now() - last_progress)).count();
     };
     for (int attempt = 0;; ++attempt) {
-      if (attempt > 0) Backoff(options_.backoff_ms, attempt);
+      if (attempt > 0) Backoff(options_.backoff_ms, attempt, left_ms());
+      // An attempt may stall for request_timeout_ms, but not past the call's time.
+      request.stall_ms = static_cast<int>(
+          std::clamp<int64_t>(left_ms(), 100, std::max(100, options_.request_timeout_ms)));
       HttpResponse r = s3::Perform(http_, request);
+      if (r.progressed) last_progress = std::max(last_progress, r.last_progress);
       bool server_busy = r.transport == Transport::kAnswered && (r.status >= 500 || r.status == 429);
       if (r.transport == Transport::kLocal) {
         return Status::IOErrorWithMessage("S3 " + request.method + " " + Describe(key) + ": " + r.transport_error,
@@ -236,7 +265,7 @@ class CurlS3Client final : public S3Client {
       if (!idempotent && r.transport != Transport::kNotSent) return r;
       last_error = r.transport == Transport::kAnswered ? HttpError(request.method, key, r).message()
                                                       : r.transport_error;
-      if (attempt >= options_.retries || out_of_time()) {
+      if (attempt >= options_.retries || left_ms() <= 0) {
         return Status::Unavailable("S3 " + request.method + " " + Describe(key) + ": no answer after " +
                                    std::to_string(attempt + 1) + " attempts (last: " + last_error + ")");
       }
@@ -282,11 +311,49 @@ class CurlS3Client final : public S3Client {
   Result<bool> QuoteIfMatch() {
     std::lock_guard<std::mutex> lock(probe_mu_);
     if (quote_if_match_) return *quote_if_match_;
-    std::string key = ".probe/if-match-" + RandomHex(8);
+    // Named after this host and process, so that the probe of a process
+    // killed before it could delete it is recognised and removed later.
+    const std::string mine = ProbeOwner(::getpid());
+    std::string key = std::string(kProbeFolder) + mine + RandomHex(8);
     Result<bool> quoted = ProbeIfMatch(key);
     (void)Delete(key);  // best effort: a leftover probe object is harmless
     if (quoted.ok()) quote_if_match_ = *quoted;
+    RemoveDeadProbes();
     return quoted;
+  }
+
+  static std::string ProbeOwner(pid_t pid) {
+    char host[256] = {0};
+    if (::gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+    std::string name;
+    for (const char* c = host; *c; ++c)
+      if (std::isalnum(static_cast<unsigned char>(*c)) || *c == '-' || *c == '.') name.push_back(*c);
+    return "if-match-" + (name.empty() ? std::string("host") : name) + "-" + std::to_string(pid) + "-";
+  }
+
+  // Probes this host's processes left behind when they died mid-probe: best
+  // effort, one listing of the probe folder per client.
+  void RemoveDeadProbes() {
+    auto probes = List(kProbeFolder);
+    if (!probes.ok()) return;
+    const std::string host_part = ProbeOwner(0).substr(0, ProbeOwner(0).size() - 2);  // "if-match-HOST-"
+    for (const S3ObjectInfo& o : *probes) {
+      std::string_view name = std::string_view(o.key).substr(std::string_view(kProbeFolder).size());
+      if (!name.starts_with(host_part)) continue;
+      std::string_view rest = name.substr(host_part.size());
+      size_t dash = rest.find('-');
+      if (dash == std::string_view::npos || dash == 0 || dash > 9) continue;
+      pid_t pid = 0;
+      for (char c : rest.substr(0, dash)) {
+        if (c < '0' || c > '9') {
+          pid = 0;
+          break;
+        }
+        pid = pid * 10 + (c - '0');
+      }
+      if (pid <= 0 || pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+      (void)Delete(o.key);
+    }
   }
 
   Result<bool> ProbeIfMatch(const std::string& key) {
@@ -329,12 +396,16 @@ class CurlS3Client final : public S3Client {
 
 Result<std::unique_ptr<S3Client>> S3Client::Create(S3Location location, S3Credentials credentials,
                                                    S3Options options) {
-  if (location.endpoint.empty() || location.bucket.empty()) {
-    return Status::InvalidArgument("S3 location needs an endpoint and a bucket");
-  }
+  STRATA_RETURN_IF_ERROR(location.Validate());
   if (credentials.access_key.empty() || credentials.secret_key.empty()) {
     return Status::InvalidArgument("S3 credentials are empty");
   }
+  // They go into the Authorization header: no byte that could end it. (The
+  // message names neither.)
+  for (const std::string* key : {&credentials.access_key, &credentials.secret_key})
+    for (char c : *key)
+      if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f)
+        return Status::InvalidArgument("S3 credentials hold a space or a control character");
   if (options.list_page_size < 1 || options.list_page_size > 1000) {
     return Status::InvalidArgument("S3 list page size must be 1 to 1000");
   }

@@ -34,8 +34,14 @@ struct S3Location {
   std::string prefix;    // "" or "team/store" (no leading or trailing '/')
   std::string region = "us-east-1";
 
-  // Parses "s3://BUCKET[/PREFIX]"; InvalidArgument naming what is wrong.
+  // Parses "s3://BUCKET[/PREFIX]" (and checks it with the endpoint as
+  // Validate does); InvalidArgument naming what is wrong.
   static Result<S3Location> FromUrl(std::string_view url, std::string endpoint);
+  // Every field goes into requests, so each is checked before one is made:
+  // the bucket's name rules; a prefix of non-empty segments other than "."
+  // and "..", without control characters; an endpoint http(s)://HOST[:PORT]
+  // of URL-safe characters; a region of a-z 0-9 '-'. InvalidArgument otherwise.
+  Status Validate() const;
   std::string Url() const;  // "s3://bucket/prefix"
 };
 
@@ -56,14 +62,19 @@ struct S3Options {
   // idempotent); also bounds how long a read on a mount can hang.
   int request_timeout_ms = 30000;
   int retries = 4;          // after the first attempt
-  // When not 0: no retry starts once this long has passed since the first
-  // attempt, so a dead server fails a call in about this time (plus one
-  // request timeout) however many retries are allowed.
+  // When not 0: a call gives up once this long has passed since a byte last
+  // moved (or since it began): no retry starts then, and an attempt under way
+  // is cut off at that point (to within about a second). So a dead server
+  // fails a call in about this time however many retries are allowed, while
+  // a transfer that makes progress and then stalls is still retried.
   int total_timeout_ms = 0;
   int backoff_ms = 100;     // doubled after each failed attempt
   // Keys per ListObjectsV2 page (S3's maximum and default is 1000); smaller
   // pages are for tests of the paging.
   int list_page_size = 1000;
+  // Pages one List may read: a bound on the work a server that never ends a
+  // listing can cause (10 000 pages of 1000 are 10 million keys).
+  size_t max_list_pages = 10000;
 };
 
 struct S3ObjectInfo {

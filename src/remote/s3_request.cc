@@ -115,7 +115,29 @@ bool IsUsableEtag(std::string_view etag) {
   return true;
 }
 
-Transport Classify(CURLcode code, curl_off_t request_bytes) {
+// Progress as libcurl reports it, to tell a stalled attempt from a slow one.
+struct ProgressWatch {
+  std::chrono::steady_clock::time_point last_progress;
+  curl_off_t moved = 0;  // body bytes down + up so far
+  std::chrono::milliseconds stall;
+  bool stalled = false;
+};
+
+int OnProgress(void* userdata, curl_off_t, curl_off_t dlnow, curl_off_t, curl_off_t ulnow) {
+  auto* watch = static_cast<ProgressWatch*>(userdata);
+  auto now = std::chrono::steady_clock::now();
+  if (dlnow + ulnow != watch->moved) {
+    watch->moved = dlnow + ulnow;
+    watch->last_progress = now;
+    return 0;
+  }
+  if (now - watch->last_progress < watch->stall) return 0;
+  watch->stalled = true;
+  return 1;  // abandons the transfer (CURLE_ABORTED_BY_CALLBACK)
+}
+
+Transport Classify(CURLcode code, curl_off_t request_bytes, bool stalled) {
+  if (stalled) return request_bytes == 0 ? Transport::kNotSent : Transport::kLost;
   switch (code) {
     case CURLE_OK:
       return Transport::kAnswered;
@@ -176,12 +198,15 @@ HttpResponse Perform(const HttpConfig& config, const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_PASSWORD, config.secret_key.c_str());
   curl_easy_setopt(curl, CURLOPT_AWS_SIGV4, sigv4.c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config.connect_timeout_ms));
-  // "No progress for request_timeout_ms": under 1 byte/s for that long (curl
-  // counts in whole seconds). A large transfer that moves is never cut off.
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME,
-                   static_cast<long>(std::max(1, (config.request_timeout_ms + 999) / 1000)));
+  const int stall_ms = std::max(1, request.stall_ms);
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min(config.connect_timeout_ms, stall_ms)));
+  // "No byte moved for stall_ms", watched in milliseconds (curl's own
+  // low-speed limit counts whole seconds). A large transfer that moves is
+  // never cut off.
+  ProgressWatch watch{std::chrono::steady_clock::now(), 0, std::chrono::milliseconds(stall_ms), false};
+  curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, OnProgress);
+  curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &watch);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response);
   HeaderSink header_sink{&response, request.method != "HEAD"};
@@ -205,12 +230,16 @@ HttpResponse Perform(const HttpConfig& config, const HttpRequest& request) {
   CURLcode code = curl_easy_perform(curl);
   curl_off_t request_bytes = 0;
   curl_easy_getinfo(curl, CURLINFO_REQUEST_SIZE, &request_bytes);
-  response.transport = Classify(code, request_bytes);
+  response.transport = Classify(code, request_bytes, watch.stalled);
+  response.progressed = watch.moved > 0;
+  response.last_progress = watch.last_progress;
   if (code == CURLE_OK) {
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
     curl_off_t length = -1;
     curl_easy_getinfo(curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
     if (length >= 0) response.content_length = static_cast<uint64_t>(length);
+  } else if (watch.stalled) {
+    response.transport_error = "nothing moved for " + std::to_string(stall_ms) + " ms";
   } else if (upload.read_errno != 0) {
     response.transport_error = std::string("reading the upload: ") + std::strerror(upload.read_errno);
   } else {

@@ -10,6 +10,7 @@
 // each thread uses its own curl handle (and so its own connection cache).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,8 +23,7 @@ struct HttpConfig {
   std::string access_key;
   std::string secret_key;
   std::string region;
-  int connect_timeout_ms = 5000;
-  int request_timeout_ms = 30000;  // no progress for this long fails the attempt
+  int connect_timeout_ms = 5000;  // never more than the attempt's stall_ms
 };
 
 struct HttpRequest {
@@ -39,6 +39,10 @@ struct HttpRequest {
   // out dead makes curl resend the request by itself, which must not happen
   // to a conditional write whose first copy may have been applied.
   bool fresh_connection = false;
+  // The attempt is abandoned once no byte has moved (up or down) for this
+  // long; libcurl checks about once a second while nothing moves, so it may
+  // run up to a second longer.
+  int stall_ms = 30000;
 };
 
 enum class Transport {
@@ -55,6 +59,9 @@ struct HttpResponse {
   std::string body;
   std::string etag;  // ETag header, quotes stripped
   std::optional<uint64_t> content_length;
+  // When body bytes last moved either way (the attempt's start if none did).
+  std::chrono::steady_clock::time_point last_progress;
+  bool progressed = false;  // whether any body byte moved
 };
 
 // Runs curl_global_init once per process; Perform() calls it too.
@@ -83,6 +90,9 @@ struct HeaderLine {
   // A Content-Length header whose value is a plain decimal number that fits;
   // signs, junk and overflow leave it unset.
   std::optional<uint64_t> content_length;
+  // When body bytes last moved either way (the attempt's start if none did).
+  std::chrono::steady_clock::time_point last_progress;
+  bool progressed = false;  // whether any body byte moved
 };
 HeaderLine ParseHeaderLine(std::string_view line);
 

@@ -3,6 +3,7 @@
 #include "remote/s3_xml.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -142,6 +143,43 @@ TEST(S3Location, FromUrl) {
   }
 }
 
+// Each segment of the prefix becomes part of every key: "." and ".." would be
+// resolved somewhere between here and the bucket, an empty one is another key,
+// and a control character would end up in messages and requests.
+TEST(S3Location, RefusesPrefixSegmentsThatDoNotNameOnePlace) {
+  for (std::string bad : std::vector<std::string>{"s3://bkt1/a/../../bktx/z", "s3://bkt1/p/./q", "s3://bkt1/.", "s3://bkt1/..",
+                          "s3://bkt1/p//q", "s3://bkt1/p/.", "s3://bkt1/p\nq", "s3://bkt1/p\rq",
+                          "s3://bkt1/p\x7fq", "s3://bkt1/p\tq", std::string("s3://bkt1/p\0q", 13)}) {
+    auto r = S3Location::FromUrl(bad, "http://h");
+    EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument) << bad;
+    EXPECT_EQ(r.status().message().find('\n'), std::string::npos) << r.status().message();
+  }
+  for (const char* good : {"s3://bkt1/a.b/..c/c..", "s3://bkt1/.hidden/x", "s3://bkt1/a b"})
+    EXPECT_TRUE(S3Location::FromUrl(good, "http://h").ok()) << good;
+}
+
+TEST(S3Location, ValidatesEveryFieldThatGoesIntoARequest) {
+  auto l = S3Location::FromUrl("s3://bkt1/p", "http://127.0.0.1:7480");
+  ASSERT_TRUE(l.ok());
+  EXPECT_TRUE(l->Validate().ok());
+  for (std::string region :
+       std::vector<std::string>{"us-east-1\r\nX-Injected: 1", "", "us east", "US", std::string(33, 'a')}) {
+    S3Location bad = *l;
+    bad.region = region;
+    EXPECT_EQ(bad.Validate().code(), Status::Code::kInvalidArgument) << region;
+  }
+  for (std::string endpoint : std::vector<std::string>{"http://h\r\nX: 1", "http://h x", "http://u@h", "http://h?x", "http://h#x"}) {
+    S3Location bad = *l;
+    bad.endpoint = endpoint;
+    EXPECT_EQ(bad.Validate().code(), Status::Code::kInvalidArgument) << endpoint;
+  }
+  S3Location bad = *l;
+  bad.prefix = "a/../b";  // as remote.json could hold it
+  EXPECT_EQ(bad.Validate().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(S3Client::Create(bad, S3Credentials{"k", "s"}).status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(S3Client::Create(*l, S3Credentials{"k\r\nX: 1", "s"}).status().code(), Status::Code::kInvalidArgument);
+}
+
 // Sets environment variables for one test and restores them after.
 class ScopedEnv {
  public:
@@ -201,6 +239,25 @@ TEST(S3Credentials, FromEnvironmentAndFile) {
   EXPECT_NE(st.message().find("[absent]"), std::string::npos) << st.ToString();
   env.Set("AWS_SHARED_CREDENTIALS_FILE", (dir.path() + "/none").c_str());
   EXPECT_TRUE(S3Credentials::FromEnvironment().status().IsNotFound());
+}
+
+// A device would be read for ever (and fill memory), a FIFO would block: only
+// a regular file of bounded size is read.
+TEST(S3Credentials, ReadsOnlyARegularFileOfBoundedSize) {
+  testing::TempDir dir;
+  ScopedEnv env;
+  env.Set("AWS_ACCESS_KEY_ID", nullptr);
+  env.Set("AWS_SECRET_ACCESS_KEY", nullptr);
+  env.Set("AWS_PROFILE", nullptr);
+  std::string fifo = dir.path() + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::string big = dir.path() + "/big";
+  std::ofstream(big) << "[default]\naws_access_key_id=A\naws_secret_access_key=B\n" << std::string(100000, '#');
+  for (const std::string& path : std::vector<std::string>{"/dev/zero", fifo, big, dir.path()}) {
+    env.Set("AWS_SHARED_CREDENTIALS_FILE", path.c_str());
+    Status s = S3Credentials::FromEnvironment().status();
+    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << path << ": " << s.ToString();
+  }
 }
 
 }  // namespace

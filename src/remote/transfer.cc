@@ -62,6 +62,15 @@ std::vector<const ObjectBytes*> OldestFirst(const std::vector<ObjectBytes>& comm
   return order;
 }
 
+// An object the source's own history names but the source lacks is damage
+// of the source (exit 3), not a missing argument: the copy cannot be made
+// whole from there.
+Status SourceDamage(const Status& s, const Store& from) {
+  if (!s.IsNotFound()) return s;
+  return Status::Corruption("the store at " + from.path() + " is damaged: " + s.message() +
+                            ", although a branch or its history refers to it");
+}
+
 }  // namespace
 
 Result<TransferStats> CopyHistory(Store& from, Store& to, const Hash& head, const TransferOptions& options) {
@@ -79,7 +88,10 @@ Result<TransferStats> CopyHistory(Store& from, Store& to, const Hash& head, cons
     if (!seen.insert(id).second) continue;
     STRATA_ASSIGN_OR_RETURN(bool present, to.Contains(id));
     if (present) continue;
-    STRATA_ASSIGN_OR_RETURN(std::string data, from.Get(id, ObjectType::kCommit));
+    auto got = from.Get(id, ObjectType::kCommit);
+    // Every id here comes from a branch or a parent: missing is damage.
+    if (!got.ok()) return SourceDamage(got.status(), from);
+    std::string data = std::move(got).value();
     auto commit = DecodeCommit(data);
     if (!commit.ok()) return commit.status().WithContext("commit " + id.ToHex());
     level.push_back(commit->root);
@@ -106,7 +118,7 @@ Result<TransferStats> CopyHistory(Store& from, Store& to, const Hash& head, cons
     for (size_t i = 0; i < wanted.size(); i++) {
       pool.Submit([&, i] {
         auto data = from.Get(wanted[i], ObjectType::kTree);
-        auto tree = data.ok() ? DecodeTree(*data) : Result<Tree>(data.status());
+        auto tree = data.ok() ? DecodeTree(*data) : Result<Tree>(SourceDamage(data.status(), from));
         if (!tree.ok()) return error.Set(tree.status().WithContext("tree " + wanted[i].ToHex()));
         read[i] = {wanted[i], std::move(*data)};
         std::lock_guard<std::mutex> lock(mu);
@@ -140,7 +152,7 @@ Result<TransferStats> CopyHistory(Store& from, Store& to, const Hash& head, cons
       if (error.failed()) return;
       // As stored: checked on the way out, not compressed a second time.
       auto object = from.GetStored(id);
-      if (!object.ok()) return error.Set(object.status());
+      if (!object.ok()) return error.Set(SourceDamage(object.status(), from));
       if (object->type != ObjectType::kChunk)
         return error.Set(Status::Corruption("object " + id.ToHex() + " is named as a chunk but is not one"));
       auto put = to.PutStored(id, *object);

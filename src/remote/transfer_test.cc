@@ -66,6 +66,21 @@ class TransferTest : public ::testing::Test {
   std::unique_ptr<Store> from_, to_;
 };
 
+// A source that lacks what its own history names (a remote whose packs were
+// lost) is damaged: Corruption (exit 3), not "not found" (exit 1).
+TEST_F(TransferTest, AnObjectMissingFromTheSourceIsDamage) {
+  Hash c1 = CommitFiles({{"a", "alpha"}}, std::nullopt);
+  Hash c2 = CommitFiles({{"a", "beta"}}, c1);
+  auto chunk = ComputeObjectId(ObjectType::kChunk, "beta");
+  ASSERT_TRUE(from_->index()->DeleteObjects({chunk}).ok());
+  auto copied = CopyHistory(*from_, *to_, c2);
+  ASSERT_FALSE(copied.ok());
+  EXPECT_TRUE(copied.status().IsCorruption()) << copied.status().ToString();
+  ASSERT_TRUE(from_->index()->DeleteObjects({c1}).ok());
+  copied = CopyHistory(*from_, *to_, c2);
+  EXPECT_TRUE(copied.status().IsCorruption()) << copied.status().ToString();
+}
+
 TEST_F(TransferTest, CopiesAHistoryOnceAndThenOnlyWhatIsNew) {
   Hash c1 = CommitFiles({{"a", "alpha"}, {"b", testing::RandomBytes(300000, 1)}}, std::nullopt);
   Hash c2 = CommitFiles({{"a", "alpha"}, {"b", testing::RandomBytes(300000, 1)}, {"c", "gamma"}}, c1);

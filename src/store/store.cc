@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -181,14 +182,22 @@ Status Store::IndexNewPacks() {
     std::vector<PackEntry> entries;
   };
   std::vector<Footer> footers(fresh.size());
+  // A shared backend lists what its server says: one naming many packs that
+  // are not (a hostile or broken server) must not cost two GETs each for
+  // ever. Past this many damaged ones the indexing stops with an error.
+  constexpr size_t kMaxDamagedShared = 64;
+  std::atomic<size_t> damaged{0};
+  auto too_damaged = [&] { return backend_->Shared() && damaged.load() > kMaxDamagedShared; };
   {
     ThreadPool pool(std::min<size_t>(8, fresh.size()));
     for (size_t i = 0; i < fresh.size(); i++) {
       pool.Submit([&, i] {
+        if (too_damaged()) return;
         auto file = backend_->OpenPackUncached(fresh[i]);
         auto entries = file.ok() ? ReadPackIndex(**file) : Result<std::vector<PackEntry>>(file.status());
         if (!entries.ok()) {
           footers[i].status = entries.status();
+          if (entries.status().IsCorruption() || entries.status().code() == Status::Code::kUnsupported) damaged++;
           return;
         }
         footers[i].size = (*file)->Size();
@@ -196,6 +205,10 @@ Status Store::IndexNewPacks() {
       });
     }
   }
+  if (too_damaged())
+    return Status::Corruption("more than " + std::to_string(kMaxDamagedShared) + " of the " +
+                              std::to_string(fresh.size()) + " new packs listed at " + backend_->PackLocation("") +
+                              " are damaged; indexing stopped");
   for (size_t i = 0; i < fresh.size(); i++) {
     const Status& s = footers[i].status;
     if (!s.ok()) {

@@ -6,7 +6,11 @@
 # commits replayed), pushes, and nothing is lost; a pull whose replay
 # conflicts changes nothing; a read-only mount from the remote fetches only
 # what is read; two machines' workspaces commit to one remote branch; reads
-# fail with EIO, not a hang, while the server is stopped, and work again after.
+# fail with EIO, not a hang, while the server is stopped, and work again after;
+# a pull leaves no cache copy; two mounts share one cache bound; packs deleted
+# from the bucket behind strata's back are sent again by the next push and no
+# ref moves onto them; unmounting needs neither credentials nor the server; a
+# location whose config.json was lost beside its packs is refused.
 source "$(dirname "$0")/lib.sh"
 use_mountpoint
 [[ -n "${STRATA_CEPH_ENV:-}" && -r "${STRATA_CEPH_ENV}" ]] || { echo "SKIP: no S3 server (STRATA_CEPH_ENV)" >&2; exit 77; }
@@ -24,6 +28,20 @@ strata_c() { "$STRATA_BIN" --store "$STORE_C" "$@"; }
 BUCKET="cli-remote-$$-$RANDOM"
 URL="s3://$BUCKET/team/one"
 EP="$STRATA_S3_ENDPOINT"
+# s3 METHOD PATH [CURL ARGS]: a signed request to the server, behind strata's
+# back (to delete what a store relies on); prints the body.
+s3() {
+  local method=$1 path=$2
+  shift 2
+  curl -sS --fail-with-body --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
+    -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -X "$method" "$@" "$EP/$path"
+}
+# s3_keys BUCKET PREFIX: the keys under PREFIX (up to 1000), one a line.
+s3_keys() {
+  s3 GET "$1?list-type=2&prefix=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$2")" |
+    python3 -c 'import re, sys; [print(k) for k in re.findall(r"<Key>([^<]*)</Key>", sys.stdin.read())]'
+}
+s3_delete_under() { local k; for k in $(s3_keys "$1" "$2"); do s3 DELETE "$1/$k" >/dev/null; done; }
 mkdir -p "$WORK/src/docs" "$WORK/src/data"
 for i in $(seq 20); do printf 'document %s\n' "$i" >"$WORK/src/docs/d$i.txt"; done
 head -c 3000000 /dev/urandom >"$WORK/src/data/blob.bin"
@@ -104,6 +122,10 @@ echo "resumed push: $(json 'd["chunks_present"]') chunks were there already, $(j
 # on timing; transfer_test fails copies at every point in turn.
 json_true 'd["chunk_bytes"] < 150000000'
 expect_ok strata_b pull origin main
+# What the pull fetched is in store-b's packs now, not kept in its cache too.
+cached=$(find "$STORE_B/remotes/origin/cache" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
+echo "cache of store-b after pulling 150 MB: $cached bytes" >&2
+(( cached == 0 )) || fail "the pull left $cached bytes in the block cache"
 expect_ok strata_b export main "$WORK/out-b2"
 assert_same_content "$WORK/src" "$WORK/out-b2"
 
@@ -229,3 +251,90 @@ expect_ok strata_c umount "$MP2"
 step "gc refuses a remote store"
 expect_fail strata --remote origin gc
 expect_stderr_matches "not supported"
+
+step "two mounts sharing one remote's cache stay within its bound together"
+mkdir -p "$WORK/big"
+head -c 60000000 /dev/urandom >"$WORK/big/big.bin"
+expect_ok strata import "$WORK/big" --branch big -m big
+expect_ok strata push origin big
+expect_ok strata_c remote add tiny "$URL" --endpoint "$EP" --cache-mib 16
+expect_ok strata_c mount --read-only tiny/big "$MP"
+expect_ok strata_c mount --read-only tiny/big "$MP2"
+dd if="$MP/big.bin" of=/dev/null bs=1M count=28 status=none &
+r1=$!
+dd if="$MP2/big.bin" of=/dev/null bs=1M skip=30 count=28 status=none &
+r2=$!
+wait "$r1" || fail "reading through the first mount failed"
+wait "$r2" || fail "reading through the second mount failed"
+cached=$(find "$STORE_C/remotes/tiny/cache" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
+echo "two mounts that read 28 MiB each with --cache-mib 16: $cached bytes cached" >&2
+# The bound plus what each process may add between two looks at the directory.
+(( cached <= 16 * 1048576 + 2 * 1048576 )) || fail "two mounts cached $cached bytes with --cache-mib 16"
+expect_ok strata_c umount "$MP"
+expect_ok strata_c umount "$MP2"
+
+step "packs deleted from the bucket: push sends their objects again instead of trusting its index"
+URL2="s3://$BUCKET/vanish"
+expect_ok strata remote add gone "$URL2" --endpoint "$EP"
+expect_ok strata push gone main
+(( $(s3_keys "$BUCKET" vanish/packs/ | wc -l) > 0 )) || fail "the push left no pack in the bucket"
+s3_delete_under "$BUCKET" vanish/packs/
+[[ -z "$(s3_keys "$BUCKET" vanish/packs/)" ]] || fail "the packs are still listed after deleting them"
+# The same head again: the bucket lacks it, so it is not "up to date".
+expect_ok strata push gone main --json
+json_true 'd["commits"] >= 1 and d["chunks"] > 0'
+s3_delete_under "$BUCKET" vanish/packs/
+expect_ok strata export main "$WORK/vanish-src"
+printf 'child\n' >"$WORK/vanish-src/docs/child.txt"
+child=$(import_dir "$WORK/vanish-src" main child)
+expect_ok strata push gone main --json
+json_true 'd["head"] == "'"$child"'" and d["chunks"] > 0 and d["commits"] >= 2'
+echo "push after the packs vanished: $(json 'd["commits"]') commits, $(json 'd["trees"]') trees, $(json 'd["chunks"]') chunks sent again" >&2
+STORE_D="$WORK/store-d"
+expect_ok "$STRATA_BIN" init "$STORE_D"
+expect_ok "$STRATA_BIN" --store "$STORE_D" remote add gone "$URL2" --endpoint "$EP"
+expect_ok "$STRATA_BIN" --store "$STORE_D" pull gone main
+expect_ok "$STRATA_BIN" --store "$STORE_D" export main "$WORK/vanish-out"
+assert_same_content "$WORK/vanish-src" "$WORK/vanish-out"
+expect_ok strata --remote gone fsck
+
+step "packs vanish under a mounted workspace: its commit does not move the branch"
+expect_ok strata mount --branch gone/main --name wv "$MP"
+ref_before=$(s3 GET "$BUCKET/vanish/refs/main")
+s3_delete_under "$BUCKET" vanish/packs/
+printf 'after the loss\n' >"$MP/docs/lost.txt"
+# Either the base commit cannot be read any more (the command's own opening
+# of the remote forgot the lost packs) or the ref update finds them gone.
+expect_fail strata commit "$MP" -m "on lost packs"
+expect_stderr_matches "no longer in|vanished|not in the store"
+[[ $(s3 GET "$BUCKET/vanish/refs/main") == "$ref_before" ]] || fail "the branch moved onto objects the bucket lacks"
+
+step "unmounting a remote's workspace needs neither credentials nor the server"
+kill -STOP "$RGW_PID"
+start=$(date +%s)
+AWS_SHARED_CREDENTIALS_FILE="$WORK/no-such-file" expect_ok timeout 60 env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY \
+  "$STRATA_BIN" --store "$STORE" umount "$MP"
+took=$(( $(date +%s) - start ))
+kill -CONT "$RGW_PID"
+! mountpoint -q "$MP" || fail "the mount is still there"
+(( took <= 15 )) || fail "unmounting took ${took}s with the server stopped"
+# The loss is repaired by pushing from a store that holds the history. That
+# push rewrites an existing ref, so it probes If-Match, and removes the probe
+# a process of this host left when it was killed mid-probe.
+sleep 0 & dead_pid=$!
+wait "$dead_pid" || true
+dead_probe="vanish/.probe/if-match-$(hostname | tr -cd 'A-Za-z0-9.-')-$dead_pid-0123456789abcdef"
+s3 PUT "$BUCKET/$dead_probe" --data-binary probe >/dev/null
+expect_ok strata push gone main
+[[ -z "$(s3_keys "$BUCKET" "$dead_probe")" ]] || fail "the probe of a dead process is still there"
+expect_ok "$STRATA_BIN" --store "$STORE_D" pull gone main
+expect_ok strata --remote gone fsck
+
+step "remote add on a location that has packs but lost its config.json refuses to write a new one"
+s3 DELETE "$BUCKET/vanish/config.json" >/dev/null
+rm -rf "$STORE_C"
+expect_ok "$STRATA_BIN" init "$STORE_C"
+expect_fail strata_c remote add gone "$URL2" --endpoint "$EP"
+expect_stderr_matches "config.json"
+[[ -z "$(s3_keys "$BUCKET" vanish/config.json)" ]] || fail "remote add wrote a new config.json beside old packs"
+[[ ! -e "$STORE_C/remotes/gone" ]] || fail "the refused remote add left remotes/gone"

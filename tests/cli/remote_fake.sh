@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Remote stores against a small S3 server of the test's own (fake_s3.py, on
+# 127.0.0.1): the faults a real server will not produce on demand. A listing
+# that repeats its continuation token, and credentials files that are devices
+# or FIFOs, fail at once instead of hanging; a listing of 200 000 pack names
+# costs a bounded number of GETs; remote add fails when config.json was not
+# stored; a pack upload that moves and then stalls is retried; a server that
+# stops answering fails a command within its --timeout.
+source "$(dirname "$0")/lib.sh"
+
+FAKE_DIR="$WORK/fake"
+mkdir -p "$FAKE_DIR"
+CONTROL="$FAKE_DIR/control.json"
+LOG="$FAKE_DIR/requests.log"
+python3 "$(dirname "$0")/fake_s3.py" "$FAKE_DIR/port" "$LOG" "$CONTROL" &
+BG_PIDS+=($!)
+for _ in $(seq 100); do [[ -s "$FAKE_DIR/port" ]] && break; sleep 0.1; done
+[[ -s "$FAKE_DIR/port" ]] || fail "the fake S3 server did not start"
+EP="http://127.0.0.1:$(cat "$FAKE_DIR/port")"
+export AWS_ACCESS_KEY_ID=fakekey AWS_SECRET_ACCESS_KEY=fakesecret
+faults() { printf '%s\n' "$1" >"$CONTROL"; }
+requests() { grep -c -- "$1" "$LOG" || true; }  # requests logged so far whose line matches
+expect_ok "$STRATA_BIN" init "$STORE"
+mkdir -p "$WORK/src"
+head -c 3000000 /dev/urandom >"$WORK/src/blob.bin"
+printf 'hello\n' >"$WORK/src/small.txt"
+
+step "prefixes with '.', '..', empty segments or control characters are refused before any request"
+: >"$LOG"
+for url in 's3://bkt1/a/../../bktx/z' 's3://bkt1/p/./q' 's3://bkt1/p//q' 's3://bkt1/..' $'s3://bkt1/p\nq' $'s3://bkt1/p\tq'; do
+  expect_fail strata remote add dots "$url" --endpoint "$EP" --create-bucket
+  expect_stderr_matches "segment|control character"
+  [[ ! -e "$STORE/remotes/dots" ]] || fail "the refused remote add of $url left remotes/dots"
+done
+[[ ! -s "$LOG" ]] || fail "a refused URL still sent requests: $(head -n 3 "$LOG")"
+
+step "CR/LF and other invalid values in --region, --endpoint and remote.json are refused"
+for region in $'us-east-1\r\nX-Injected: 1' 'us east' ''; do
+  expect_fail strata remote add reg s3://bkt-region/p --endpoint "$EP" --region "$region"
+  expect_stderr_matches "region"
+done
+expect_fail strata remote add reg s3://bkt-region/p --endpoint "$EP"$'\r\nX-Injected: 1'
+expect_stderr_matches "endpoint"
+[[ ! -s "$LOG" ]] || fail "a refused value still sent requests: $(head -n 3 "$LOG")"
+expect_ok strata remote add good s3://bkt-good/p --endpoint "$EP"
+cp "$STORE/remotes/good/remote.json" "$WORK/good.json"
+edit_spec() {  # edit_spec PYTHON-STATEMENT: changes d, the remote's remote.json
+  python3 - "$STORE/remotes/good/remote.json" "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+exec(sys.argv[2])
+json.dump(d, open(sys.argv[1], "w"))
+PY
+}
+for change in 'd["region"] = "us-east-1\r\nX-Injected: 1"' 'd["endpoint"] += "\r\nX-Injected: 1"' \
+              'd["url"] = "s3://bkt-good/a/../b"' 'd["url"] = "s3://bkt-good/a\nb"'; do
+  cp "$WORK/good.json" "$STORE/remotes/good/remote.json"
+  edit_spec "$change"
+  : >"$LOG"
+  expect_exit 3 strata --remote good log main
+  expect_stderr_matches "remote.json"
+  [[ ! -s "$LOG" ]] || fail "remote.json with $change still sent requests"
+done
+cp "$WORK/good.json" "$STORE/remotes/good/remote.json"
+edit_spec 'd["cache_bytes"] = -5'
+expect_exit 3 strata --remote good log main
+expect_stderr_matches "cache_bytes.* -5"
+cp "$WORK/good.json" "$STORE/remotes/good/remote.json"
+
+step "a listing that repeats its continuation token is an error, not an endless loop"
+faults '{"repeat_token": true}'
+: >"$LOG"
+expect_fail timeout 60 "$STRATA_BIN" --store "$STORE" remote add loop s3://bkt-loop/p --endpoint "$EP" --timeout 5
+(( RC != 124 )) || fail "remote add still listing after 60 s ($(wc -l <"$LOG") requests)"
+expect_stderr_matches "repeated a continuation token"
+[[ ! -e "$STORE/remotes/loop" ]] || fail "the refused remote add left remotes/loop"
+# Opening a remote lists its packs too.
+faults '{}'
+expect_ok strata remote add loop s3://bkt-loop/p --endpoint "$EP" --timeout 5
+faults '{"repeat_token": true}'
+: >"$LOG"
+expect_fail timeout 60 "$STRATA_BIN" --store "$STORE" --remote loop log main
+(( RC != 124 )) || fail "log still listing after 60 s ($(wc -l <"$LOG") requests)"
+expect_stderr_matches "repeated a continuation token"
+(( $(requests '^GET ?') <= 3 )) || fail "$(requests '^GET ?') list requests for a repeated token"
+
+step "credentials files: a device or a FIFO is refused at once, a huge file too"
+faults '{}'
+mkfifo "$WORK/creds.fifo"
+head -c 200000 /dev/zero | tr '\0' 'x' >"$WORK/creds.big"
+for creds in /dev/zero "$WORK/creds.fifo" "$WORK/creds.big"; do
+  AWS_SHARED_CREDENTIALS_FILE="$creds" expect_fail timeout 20 env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY \
+    "$STRATA_BIN" --store "$STORE" remote add c s3://bkt-creds --endpoint "$EP"
+  (( RC != 124 )) || fail "remote add with credentials file $creds hung"
+  expect_stderr_matches "not a regular file|larger than"
+done
+
+step "remote add fails when config.json was not stored (500, 501), and leaves nothing"
+for code in 500 501; do
+  faults '{"put_status": {"config\\.json$": '"$code"'}}'
+  expect_fail "$STRATA_BIN" --store "$STORE" remote add bad$code s3://bkt-put$code/p --endpoint "$EP" --timeout 2
+  expect_stderr_matches "config.json"
+  if grep -q "added remote" "$OUT"; then fail "remote add reported success after a $code"; fi
+  [[ ! -e "$STORE/remotes/bad$code" ]] || fail "the failed remote add left remotes/bad$code"
+done
+
+step "a listing of 200 000 pack names that are not packs costs a bounded number of GETs"
+faults '{}'
+expect_ok strata remote add many s3://bkt-many/p --endpoint "$EP" --timeout 10
+faults '{"synthetic_packs": 200000, "synthetic_size": 100000}'
+: >"$LOG"
+expect_fail timeout 120 "$STRATA_BIN" --store "$STORE" --remote many log main
+(( RC != 124 )) || fail "opening the remote still indexing after 120 s ($(wc -l <"$LOG") requests)"
+gets=$(requests '^GET .*packs/[0-9a-f]*\.pack')
+echo "200 000 listed pack names that are not packs: $gets GETs, then: $(tail -n 1 "$ERR")" >&2
+expect_stderr_matches "damaged"
+(( gets <= 400 )) || fail "$gets GETs of listed packs before an error"
+# Listed smaller than a pack can be: no GET at all.
+faults '{"synthetic_packs": 200000, "synthetic_size": 10}'
+: >"$LOG"
+run timeout 120 "$STRATA_BIN" --store "$STORE" --remote many log main
+(( $(requests '^GET .*packs/[0-9a-f]*\.pack') == 0 )) || fail "GETs of packs listed too short to be packs"
+
+step "a pack upload that moves, then stalls, is retried (it is idempotent)"
+faults '{}'
+expect_ok strata remote add slow s3://bkt-slow/p --endpoint "$EP" --timeout 2
+c1=$(import_dir "$WORK/src" main first)
+faults '{"slow_put": {"packs/": 1}}'
+: >"$LOG"
+start=$(date +%s)
+expect_ok timeout 120 "$STRATA_BIN" --store "$STORE" push slow main
+resent=$(grep '^PUT .*packs/' "$LOG" | sort | uniq -d | wc -l)
+echo "push with one stalled upload: $(( $(date +%s) - start )) s, $(requests '^PUT .*packs/') pack PUTs, $resent pack(s) sent twice" >&2
+(( resent == 1 )) || fail "the stalled pack upload was not sent again (or more than one was)"
+expect_ok "$STRATA_BIN" init "$WORK/store-b"
+expect_ok "$STRATA_BIN" --store "$WORK/store-b" remote add slow s3://bkt-slow/p --endpoint "$EP"
+expect_ok "$STRATA_BIN" --store "$WORK/store-b" pull slow main
+expect_ok "$STRATA_BIN" --store "$WORK/store-b" export main "$WORK/out"
+assert_same_content "$WORK/src" "$WORK/out"
+
+step "a garbage ref in the bucket does not hide the other branches"
+expect_ok strata branch create other main
+expect_ok strata push slow other
+curl -sS -X PUT --data-binary 'not a commit id' "$EP/bkt-slow/p/refs/main" >/dev/null
+expect_ok strata --remote slow log other
+expect_output_matches "first"
+expect_exit 3 strata --remote slow log main
+
+step "a server that stops answering fails a command within --timeout (plus a second)"
+faults '{"stall": true}'
+for cmd in "--remote slow log main" "push slow main"; do
+  start=$(date +%s.%N)
+  # shellcheck disable=SC2086
+  expect_fail timeout 60 "$STRATA_BIN" --store "$STORE" $cmd
+  took=$(python3 -c "import sys; print(round($(date +%s.%N) - $start, 1))")
+  echo "'$cmd' with the server stalled (--timeout 2): exit $RC after ${took} s: $(tail -n 1 "$ERR")" >&2
+  python3 -c "import sys; sys.exit(0 if $took <= 4.0 else 1)" || fail "'$cmd' took ${took} s with --timeout 2"
+  expect_stderr_matches "no answer|nothing moved"
+done
+faults '{}'
