@@ -44,7 +44,7 @@ Status SqliteWorkspace::EnsureLoaded(InodeRow& dir) {
   STRATA_RETURN_IF_ERROR(txn.status());
   auto tree = store_.GetTree(*dir.base_tree);
   if (!tree.ok()) return AsEio(tree.status(), "loading base directory " + dir.base_tree->ToHex());
-  STRATA_ASSIGN_OR_RETURN(auto origin, db_->GetOrigin(dir.ino));
+  STRATA_ASSIGN_OR_RETURN(auto origin, BasePathOf(dir.ino));
   if (!origin) return Status::IOError("workspace: base directory without a base path", EIO);
 
   uint32_t subdirs = 0;
@@ -142,10 +142,20 @@ Result<InodeId> SqliteWorkspace::ResolveBaseLink(const std::string& path) {
   return ino;
 }
 
+Result<std::optional<std::string>> SqliteWorkspace::BasePathOf(InodeId ino) {
+  // The root stands for the top of whatever tree base paths are paths in, by
+  // definition. Its row may lack the origin: a workspace started empty has
+  // none, and a reset or rebase that gave it a tree used to leave it so (every
+  // lookup then failed, for good).
+  if (ino == kRootInode) return std::optional<std::string>(std::string());
+  return db_->GetOrigin(ino);
+}
+
 Result<std::optional<InodeId>> SqliteWorkspace::FindBaseInode(const std::string& path, int depth) {
   if (depth > kMaxDepth) return Status::IOError("workspace: base path too deep: " + path, EIO);
+  if (path.empty()) return std::optional<InodeId>(kRootInode);
   STRATA_ASSIGN_OR_RETURN(auto found, db_->FindByOrigin(path));
-  if (found || path.empty()) return found;
+  if (found) return found;
   // Not made yet: its base directory has not been loaded. Find that directory
   // (recursively) and load it.
   size_t slash = path.rfind('/');

@@ -176,6 +176,8 @@ class SqliteWorkspace final : public Workspace {
   // The inode of the base entry at `path` (from the root), for a hard link.
   Result<InodeId> ResolveBaseLink(const std::string& path);
   Result<std::optional<InodeId>> FindBaseInode(const std::string& path, int depth);
+  // The path in the base tree an inode stands for ("" for the root), if any.
+  Result<std::optional<std::string>> BasePathOf(InodeId ino);
   // Inserts the inode `ino` for base entry e (not a hard link) found at path.
   Status InsertBaseEntry(const TreeEntry& e, const std::string& path, InodeId parent, InodeId ino);
 
