@@ -103,6 +103,7 @@ class SqliteWorkspace final : public Workspace {
 
   void Ref(InodeId ino) override;
   void Unref(InodeId ino, uint64_t count) override;
+  std::vector<InodeId> HeldFiles() override;
 
  private:
   // ---- group commit (workspace.cc)

@@ -377,6 +377,11 @@ class Workspace {
   // that have no names.
   virtual void Ref(InodeId ino) = 0;
   virtual void Unref(InodeId ino, uint64_t count) = 0;
+  // The regular files the kernel holds references to: the only ones whose
+  // pages it can cache, so the only ones that can hold data written through
+  // a shared mapping (or the writeback cache) that has not reached Write()
+  // yet. The mount flushes them before a cut (fs/fuse_server.cc).
+  virtual std::vector<InodeId> HeldFiles() = 0;
 };
 
 }  // namespace strata
