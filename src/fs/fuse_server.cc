@@ -113,11 +113,13 @@ nlohmann::ordered_json FuseServer::Control(const fs::DaemonRequest& request) {
     case Op::kStats:
       return StatsJson();
     case Op::kCommit: {
+      FlushKernelPages();
       auto outcome = state_->context.ws->Commit(request.commit);
       if (!outcome.ok()) return fs::ErrorReplyJson(outcome.status());
       return fs::CommitReplyJson(*outcome);
     }
     case Op::kReset: {
+      if (!request.hard) FlushKernelPages();  // a mixed reset keeps the content: all of it
       auto outcome = state_->context.ws->Reset(ResetRequest{request.target, request.hard});
       if (!outcome.ok()) return fs::ErrorReplyJson(outcome.status());
       Invalidate(outcome->stale);
@@ -126,18 +128,35 @@ nlohmann::ordered_json FuseServer::Control(const fs::DaemonRequest& request) {
               {"differs", outcome->differs}};
     }
     case Op::kRebase: {
+      FlushKernelPages();
       auto outcome = state_->context.ws->RebaseOnto(request.target);
       if (!outcome.ok()) return fs::ErrorReplyJson(outcome.status());
       Invalidate(outcome->stale);  // empty unless the content was replaced
       return fs::RebaseReplyJson(request.target, *outcome);
     }
     case Op::kSnapshot: {
+      FlushKernelPages();
       auto snap = state_->context.ws->Snapshot();
       if (!snap.ok()) return fs::ErrorReplyJson(snap.status());
       return fs::SnapshotReplyJson(*snap);
     }
   }
   return fs::ErrorReplyJson(Status::InvalidArgument("unknown request"));
+}
+
+void FuseServer::FlushKernelPages() {
+  // Data written through a shared mapping (or with the writeback cache) sits
+  // in the kernel's dirty pages until it writes them back. The CLI's syncfs
+  // starts that writeback, but the kernel does not wait for a FUSE daemon's
+  // answers in syncfs or sync (it skips FUSE mappings when waiting, so that a
+  // stuck daemon cannot hang sync), so the WRITE requests may still be on the
+  // way when the cut is taken. Invalidating a file's pages writes back every
+  // dirty one, waits for the answer to each write (served by the request
+  // loop's threads meanwhile) and drops the file's cached pages, which the
+  // next access reads again. From the control socket's thread, no workspace
+  // lock held; ENOENT only means the kernel had nothing of that inode.
+  for (InodeId ino : state_->context.ws->HeldFiles())
+    (void)fuse_lowlevel_notify_inval_inode(session_, ino, 0, 0);
 }
 
 void FuseServer::Invalidate(const StaleCaches& stale) {

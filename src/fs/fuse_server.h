@@ -65,6 +65,10 @@ class FuseServer {
   // Tells the kernel to drop what a reset made stale (names, attributes, the
   // root's cached listing). Never from inside a request handler.
   void Invalidate(const StaleCaches& stale);
+  // Makes the kernel write back, and wait for, the dirty pages of every file
+  // it holds, so that a cut taken next holds every write made before it was
+  // asked for (shared mappings included). Never from inside a request handler.
+  void FlushKernelPages();
   struct State;
   std::unique_ptr<State> state_;
   fuse_session* session_ = nullptr;

@@ -44,7 +44,7 @@ Status SqliteWorkspace::EnsureLoaded(InodeRow& dir) {
   STRATA_RETURN_IF_ERROR(txn.status());
   auto tree = store_.GetTree(*dir.base_tree);
   if (!tree.ok()) return AsEio(tree.status(), "loading base directory " + dir.base_tree->ToHex());
-  STRATA_ASSIGN_OR_RETURN(auto origin, db_->GetOrigin(dir.ino));
+  STRATA_ASSIGN_OR_RETURN(auto origin, BasePathOf(dir.ino));
   if (!origin) return Status::IOError("workspace: base directory without a base path", EIO);
 
   uint32_t subdirs = 0;
@@ -71,14 +71,46 @@ Status SqliteWorkspace::EnsureLoaded(InodeRow& dir) {
     InodeId ino;
     if (e.kind == EntryKind::kHardlink) {
       STRATA_ASSIGN_OR_RETURN(ino, ResolveBaseLink(e.target));
+    } else if (auto kept = TakeKeptDirectory(e, path)) {
+      // A directory the kernel holds, kept through a reset: the same number
+      // stands for this path again, with the new tree's metadata.
+      ino = *kept;
+      STRATA_RETURN_IF_ERROR(db_->DeleteInode(ino));
+      STRATA_RETURN_IF_ERROR(InsertBaseEntry(e, path, dir.ino, ino));
+      if (auto it = replacing_->next_cookie.find(ino); it != replacing_->next_cookie.end()) {
+        STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
+        row.next_cookie = it->second;
+        STRATA_RETURN_IF_ERROR(db_->UpdateInode(row));
+      }
     } else {
       ino = next_ino++;
       STRATA_RETURN_IF_ERROR(InsertBaseEntry(e, path, dir.ino, ino));
     }
-    STRATA_RETURN_IF_ERROR(db_->InsertEntry(dir.ino, e.name, ino, dir.next_cookie++));
+    STRATA_RETURN_IF_ERROR(db_->InsertEntry(dir.ino, e.name, ino, CookieFor(dir, e.name)));
   }
   STRATA_RETURN_IF_ERROR(db_->UpdateInode(dir));
   return txn.Commit();
+}
+
+std::optional<InodeId> SqliteWorkspace::TakeKeptDirectory(const TreeEntry& e, const std::string& path) {
+  if (replacing_ == nullptr || e.kind != EntryKind::kDirectory) return std::nullopt;
+  auto it = replacing_->kept.find(path);
+  if (it == replacing_->kept.end()) return std::nullopt;
+  InodeId ino = it->second;
+  replacing_->kept.erase(it);
+  return ino;
+}
+
+uint64_t SqliteWorkspace::CookieFor(InodeRow& dir, const std::string& name) {
+  // A name the directory listed before a reset keeps its offset, so that a
+  // listing in progress neither repeats nor skips it; a new name gets one
+  // above every offset handed out so far.
+  if (replacing_ != nullptr) {
+    if (auto d = replacing_->cookies.find(dir.ino); d != replacing_->cookies.end()) {
+      if (auto c = d->second.find(name); c != d->second.end()) return c->second;
+    }
+  }
+  return dir.next_cookie++;
 }
 
 Status SqliteWorkspace::InsertBaseEntry(const TreeEntry& e, const std::string& path, InodeId parent, InodeId ino) {
@@ -142,10 +174,20 @@ Result<InodeId> SqliteWorkspace::ResolveBaseLink(const std::string& path) {
   return ino;
 }
 
+Result<std::optional<std::string>> SqliteWorkspace::BasePathOf(InodeId ino) {
+  // The root stands for the top of whatever tree base paths are paths in, by
+  // definition. Its row may lack the origin: a workspace started empty has
+  // none, and a reset or rebase that gave it a tree used to leave it so (every
+  // lookup then failed, for good).
+  if (ino == kRootInode) return std::optional<std::string>(std::string());
+  return db_->GetOrigin(ino);
+}
+
 Result<std::optional<InodeId>> SqliteWorkspace::FindBaseInode(const std::string& path, int depth) {
   if (depth > kMaxDepth) return Status::IOError("workspace: base path too deep: " + path, EIO);
+  if (path.empty()) return std::optional<InodeId>(kRootInode);
   STRATA_ASSIGN_OR_RETURN(auto found, db_->FindByOrigin(path));
-  if (found || path.empty()) return found;
+  if (found) return found;
   // Not made yet: its base directory has not been loaded. Find that directory
   // (recursively) and load it.
   size_t slash = path.rfind('/');

@@ -50,6 +50,17 @@ Result<std::string> SqliteWorkspace::PathOfDirectory(InodeId dir, std::map<Inode
   return path;
 }
 
+std::vector<InodeId> SqliteWorkspace::HeldFiles() {
+  std::lock_guard lock(mu_);
+  std::vector<InodeId> out;
+  for (const auto& [ino, count] : refs_) {
+    auto row = db_->GetInode(ino);
+    // An inode that cannot be read is left out: the cut reports it if it matters.
+    if (row.ok() && *row && S_ISREG((*row)->mode)) out.push_back(ino);
+  }
+  return out;
+}
+
 Status SqliteWorkspace::TakeCut(CommitPlan& plan) {
   STRATA_ASSIGN_OR_RETURN(plan.changed, db_->ChangedInodes());
   if (plan.changed.empty()) return Status::Ok();

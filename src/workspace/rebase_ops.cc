@@ -19,8 +19,10 @@
 //
 // Why ReplaceContent rather than patching the namespace: it is correct for
 // any merge and costs the rows the workspace holds. The price is the one a
-// hard reset pays: every path gets a new inode; what the kernel holds (open
-// files, current directories) lives on unnamed.
+// hard reset pays: every path gets a new inode, but for the directories the
+// kernel holds at a path that stays a directory (they are kept, so that
+// programs walking or listing them see no gap); what else the kernel holds
+// (open files, current directories whose path went) lives on unnamed.
 #include "store/tree_diff.h"
 #include "store/tree_merge.h"
 #include "workspace/commit_plan.h"

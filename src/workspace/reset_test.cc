@@ -126,5 +126,79 @@ TEST_F(ResetTest, MixedKeepsTheContentAndTheNextCommitHoldsItOnTheNewBase) {
   EXPECT_FALSE(again->commit);
 }
 
+
+// A workspace started empty has a root that stood for no base tree; a reset or
+// rebase gives it one. Every lookup used to fail ("base directory without a
+// base path"), also after reopening.
+TEST_F(ResetTest, AWorkspaceStartedEmptyTakesItsCommitsTreeByResetAndRebase) {
+  auto ws = CreateAndOpen(std::nullopt);
+  ASSERT_TRUE(ws);
+  W(*ws, Mk(*ws, kRootInode, "a").ino, 0, "a");
+  W(*ws, Mk(*ws, Mkdir(*ws, kRootInode, "d").ino, "f").ino, 0, "f");
+  Hash m1 = CommitOk(*ws);
+  W(*ws, L(*ws, kRootInode, "a").ino, 0, "changed");
+  Mk(*ws, kRootInode, "scratch");
+
+  ResetOutcome out = ResetOk(*ws, m1, true);
+  EXPECT_TRUE(out.content_replaced);
+  auto holds_m1 = [&](Workspace& w) {
+    EXPECT_EQ(Names(w, kRootInode), (std::set<std::string>{"a", "d"}));
+    EXPECT_EQ(ReadAll(w, L(w, kRootInode, "a").ino), "a");
+    EXPECT_EQ(ReadAll(w, L(w, L(w, kRootInode, "d").ino, "f").ino), "f");
+    auto snap = w.Snapshot();
+    ASSERT_TRUE(snap.ok()) << snap.status().ToString();
+    EXPECT_FALSE(snap->differs);
+    EXPECT_EQ(snap->root, store_->GetCommit(m1)->root);
+  };
+  holds_m1(*ws);
+  ws.reset();
+  ws = std::move(Workspace::Open(*store_, "ws")).value();
+  holds_m1(*ws);
+
+  // It goes on committing; a hard reset back and a mixed one forward work too.
+  W(*ws, Mk(*ws, L(*ws, kRootInode, "d").ino, "g").ino, 0, "g");
+  Hash m2 = CommitOk(*ws);
+  ResetOk(*ws, m1, true);
+  holds_m1(*ws);
+  ResetOutcome mixed = ResetOk(*ws, m2, false);
+  EXPECT_TRUE(mixed.differs) << "the content is m1's, the base m2";
+  Hash m3 = CommitOk(*ws);
+  EXPECT_EQ(store_->GetCommit(m3)->root, store_->GetCommit(m1)->root);
+
+  // Rebase: another workspace (started empty too) moves the branch; this one
+  // replays its change on top.
+  auto other = CreateAndOpen(m3, "other");
+  ASSERT_TRUE(other);
+  W(*other, Mk(*other, kRootInode, "theirs").ino, 0, "t");
+  Hash m4 = CommitOk(*other);
+  W(*ws, Mk(*ws, L(*ws, kRootInode, "d").ino, "mine").ino, 0, "m");
+  auto rebased = ws->RebaseOnto(m4);
+  ASSERT_TRUE(rebased.ok()) << rebased.status().ToString();
+  ASSERT_TRUE(rebased->conflicts.empty());
+  EXPECT_EQ(Names(*ws, kRootInode), (std::set<std::string>{"a", "d", "theirs"}));
+  EXPECT_EQ(Names(*ws, L(*ws, kRootInode, "d").ino), (std::set<std::string>{"f", "mine"}));
+  EXPECT_EQ(ReadAll(*ws, L(*ws, L(*ws, kRootInode, "d").ino, "mine").ino), "m");
+  Hash m5 = CommitOk(*ws);
+  EXPECT_EQ(store_->GetCommit(m5)->parents, std::vector<Hash>{m4});
+  EXPECT_TRUE(LookupPath(*store_, store_->GetCommit(m5)->root, "theirs").ok());
+}
+
+// A workspace started empty and never committed takes a commit by a hard
+// reset: its base hard links resolve, also after reopening.
+TEST_F(ResetTest, AWorkspaceNeverCommittedTakesACommitByAHardReset) {
+  Hash base = MakeBase();
+  auto ws = CreateAndOpen(std::nullopt);
+  ASSERT_TRUE(ws);
+  W(*ws, Mk(*ws, kRootInode, "new").ino, 0, "n");
+  ResetOk(*ws, base, true);
+  EXPECT_EQ(Names(*ws, kRootInode), (std::set<std::string>{"a", "b", "c", "empty", "sym", "top"}));
+  Attr link = L(*ws, L(*ws, kRootInode, "b").ino, "link_to_small");
+  EXPECT_EQ(link.ino, L(*ws, L(*ws, kRootInode, "a").ino, "small").ino) << "base hard links resolve";
+  ws.reset();
+  ws = std::move(Workspace::Open(*store_, "ws")).value();
+  EXPECT_EQ(ReadAll(*ws, L(*ws, L(*ws, kRootInode, "a").ino, "small").ino), "hello");
+  EXPECT_EQ(ReadAll(*ws, L(*ws, L(*ws, kRootInode, "b").ino, "link_to_small").ino), "hello");
+}
+
 }  // namespace
 }  // namespace strata::workspace_testing

@@ -104,6 +104,7 @@ class SqliteWorkspace final : public Workspace {
 
   void Ref(InodeId ino) override;
   void Unref(InodeId ino, uint64_t count) override;
+  std::vector<InodeId> HeldFiles() override;
 
  private:
   // ---- group commit (workspace.cc)
@@ -146,6 +147,23 @@ class SqliteWorkspace final : public Workspace {
   // active, so that no commit starts meanwhile).
   Status ReplaceContent(const Hash& root, const RootMeta& meta, const Hash& base, bool differs,
                         StaleCaches* stale);
+  // What ReplaceContent hands the loader while it installs a tree, so that a
+  // path walk or a listing the kernel is in the middle of never meets a gap:
+  // directories the kernel holds keep their numbers where their path is a
+  // directory in the new tree too, and a name in both the old and the new
+  // listing of such a directory keeps its offset (reset_ops.cc).
+  struct Replacement {
+    std::unordered_map<std::string, InodeId> kept;  // path in the new tree -> inode number
+    // Per kept directory (and the root): the offsets its old names had, and
+    // the offset counter, which goes on.
+    std::unordered_map<InodeId, std::unordered_map<std::string, uint64_t>> cookies;
+    std::unordered_map<InodeId, uint64_t> next_cookie;
+  };
+  // Places the kept directories at their paths in the new tree, loading the
+  // directories on the way and, eagerly, every kept directory the old
+  // namespace had loaded. REQUIRES mu_, inside ReplaceContent's transaction.
+  Status PlaceKeptDirectories(const std::vector<std::pair<std::string, InodeId>>& kept,
+                              const std::unordered_set<InodeId>& loaded, StaleCaches* stale);
   // ---- rebase (rebase_ops.cc)
   // One attempt: false when the workspace changed while the merge was
   // computed (nothing was changed; try again). Takes mu_.
@@ -192,6 +210,13 @@ class SqliteWorkspace final : public Workspace {
   // The inode of the base entry at `path` (from the root), for a hard link.
   Result<InodeId> ResolveBaseLink(const std::string& path);
   Result<std::optional<InodeId>> FindBaseInode(const std::string& path, int depth);
+  // The path in the base tree an inode stands for ("" for the root), if any.
+  Result<std::optional<std::string>> BasePathOf(InodeId ino);
+  // While a reset installs a tree: the kept directory that stands for the
+  // directory entry e at path, taken once (nullopt: a new inode).
+  std::optional<InodeId> TakeKeptDirectory(const TreeEntry& e, const std::string& path);
+  // The listing offset of a loaded entry `name` of dir.
+  uint64_t CookieFor(InodeRow& dir, const std::string& name);
   // Inserts the inode `ino` for base entry e (not a hard link) found at path.
   Status InsertBaseEntry(const TreeEntry& e, const std::string& path, InodeId parent, InodeId ino);
 
@@ -201,6 +226,7 @@ class SqliteWorkspace final : public Workspace {
   // The tree base paths (origins) are paths in: the first base's root, or the
   // tree a reset put in place. GUARDED_BY(mu_)
   std::optional<Hash> base_root_;
+  Replacement* replacing_ = nullptr;  // set only while ReplaceContent runs, GUARDED_BY(mu_)
   std::mutex mu_;
   std::unique_ptr<NamespaceDb> db_;              // GUARDED_BY(mu_)
   std::unordered_map<InodeId, uint64_t> refs_;   // kernel references, GUARDED_BY(mu_)

@@ -266,16 +266,22 @@ class Workspace {
   // change is discarded, every name is new. Inodes the kernel still holds
   // (refs) live on without names, as files deleted while open: an open file
   // keeps reading (and writing) its old data, a held directory is empty, and
-  // their numbers are never given to anything else. The new tree loads lazily
-  // (constant time); discarding costs the rows the workspace holds.
+  // their numbers are never given to anything else. Except a held directory
+  // whose path is a directory in the commit's tree too: it keeps its number
+  // and becomes that directory (loaded at once if it was loaded), and its
+  // names that both trees have keep their listing offsets, so that a lookup
+  // through it or a listing in progress sees no gap (reset_ops.cc). The new
+  // tree loads lazily (constant time); discarding costs the rows the
+  // workspace holds.
   virtual Result<ResetOutcome> Reset(const ResetRequest& request) = 0;
   // Replays the workspace's changes (against its base) on `commit`: a
   // three-way merge (store/tree_merge.h) of the base's tree, the workspace's
   // snapshot and the commit's tree, which becomes the content, with `commit`
   // as the base; the branch stays. When a path was changed on both sides
   // differently, the conflicts are returned and nothing changes. The content
-  // is installed as a hard Reset installs a tree (every name is new; what the
-  // kernel holds lives on unnamed), so the next commit holds exactly the
+  // is installed as a hard Reset installs a tree (every name is new but for
+  // the held directories kept; what else the kernel holds lives on unnamed),
+  // so the next commit holds exactly the
   // merged tree against `commit`. An operation that changes the workspace
   // while the merge is computed makes it start over (a few times, then
   // EBUSY). Waits while a commit or snapshot of this workspace runs.
@@ -393,6 +399,11 @@ class Workspace {
   // that have no names.
   virtual void Ref(InodeId ino) = 0;
   virtual void Unref(InodeId ino, uint64_t count) = 0;
+  // The regular files the kernel holds references to: the only ones whose
+  // pages it can cache, so the only ones that can hold data written through
+  // a shared mapping (or the writeback cache) that has not reached Write()
+  // yet. The mount flushes them before a cut (fs/fuse_server.cc).
+  virtual std::vector<InodeId> HeldFiles() = 0;
 };
 
 }  // namespace strata
