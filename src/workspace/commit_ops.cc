@@ -150,6 +150,15 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request) {
     if (plan.branch.empty())
       return Status::InvalidArgument("workspace '" + info_.name + "' tracks no branch; name one to commit to");
     if (!IsValidRefName(plan.branch)) return Status::InvalidArgument("invalid branch name '" + plan.branch + "'");
+    // The store is on the workspace's disk: a commit that filled it would
+    // take the room the database keeps for deletions (and a failed pack
+    // write may leave its bytes behind until the store is opened again).
+    // So none starts once that room is in use (space_reserve.h).
+    reserve_.Replenish();
+    if (!reserve_.held())
+      return Errno(ENOSPC, "no space left for a commit: the disk is nearly full (the last " +
+                               std::to_string(SpaceReserve::kBytes >> 20) +
+                               " MiB are kept for the workspace's database); delete files first");
     plan.parent = info_.base;
     outcome.branch = plan.branch;
     STRATA_RETURN_IF_ERROR(TakeCut(plan));

@@ -340,7 +340,15 @@ SqliteWorkspace::SqliteWorkspace(Store& store, std::string dir, WorkspaceInfo in
   // Best effort: on a disk already full, RoomForData keeps the room instead,
   // and each operation commits before it answers (space_reserve.h).
   db_->SetCommitEachOperation(!reserve_.Take());
-  db_->OnBatchOpened([this] { commit_cv_.notify_one(); });
+  db_->OnBatchOpened([this] {
+    // An operation that will commit its own batch needs the room as a
+    // group's commit does: the reserve may have been taken again since
+    // (RoomForData, once there was room) and the disk filled meanwhile.
+    if (db_->commit_each_operation() && reserve_.MakeRoomForCommit())
+      std::fprintf(stderr, "strata: workspace %s: the disk is nearly full; released the space reserve for the database\n",
+                   info_.name.c_str());
+    commit_cv_.notify_one();
+  });
   committer_ = std::thread([this] { CommitLoop(); });
 }
 

@@ -84,7 +84,7 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 (( $(free_bytes) >= before + 15 * 1048576 )) ||
-  fail "deleting 20 MiB freed $(( $(free_bytes) - before )) bytes in 10 s"
+  fail "deleting 20 MiB freed $(( $(free_bytes) - before )) bytes in 10 s; data files left: $(ls "$STORE/workspaces/ws/data" | wc -l), being deleted: $(ls "$STORE/workspaces/ws/data/released" | wc -l), reserve: $(stat -c %s "$STORE/workspaces/ws/reserve" 2>&1); log: $(tail -n 5 "$STORE/workspaces/ws/daemon.log")"
 sleep 2  # a batch rolled back brought the files back within this
 for i in $(seq 0 19); do [[ ! -e $MP/f$i ]] || fail "f$i, deleted, is back"; done
 
