@@ -8,6 +8,7 @@
 #include "store/gc.h"
 #include "util/progress.h"
 #include "workspace/workspace.h"
+#include "workspace/workspace_fsck.h"
 
 namespace strata::cli {
 namespace {
@@ -94,9 +95,19 @@ int RunFsck(Globals& g) {
   progress.Finish();
   if (!report.ok()) return Fail(report.status());
   const FsckReport& r = *report;
+  // The workspaces' own files: data files their extents need (file_data.h).
+  std::vector<std::pair<std::string, std::string>> workspace_damage;  // (workspace, message)
+  auto workspaces = Workspace::List(**store);
+  if (!workspaces.ok()) return Fail(workspaces.status());
+  for (const WorkspaceInfo& w : *workspaces) {
+    auto problems = CheckWorkspaceDataFiles(**store, w.name);
+    if (!problems.ok()) return Fail(problems.status());
+    for (std::string& p : *problems) workspace_damage.emplace_back(w.name, std::move(p));
+  }
+  const bool ok = r.ok() && workspace_damage.empty();
   if (g.json) {
     nlohmann::ordered_json j;
-    j["ok"] = r.ok();
+    j["ok"] = ok;
     j["packs"] = r.integrity.packs;
     j["objects"] = r.integrity.objects;
     j["roots"] = r.roots;
@@ -105,6 +116,7 @@ int RunFsck(Globals& g) {
     j["damaged"] = nlohmann::ordered_json::array();
     for (const auto& p : r.integrity.problems)
       j["damaged"].push_back({{"pack", p.pack}, {"object", p.object}, {"message", p.message}});
+    for (const auto& [w, m] : workspace_damage) j["damaged"].push_back({{"workspace", w}, {"message", m}});
     j["missing"] = nlohmann::ordered_json::array();
     for (const auto& p : r.missing)
       j["missing"].push_back({{"object", p.object}, {"where", p.where}, {"message", p.message}});
@@ -116,11 +128,12 @@ int RunFsck(Globals& g) {
       fmt::print("damaged: {}: {}\n", where, p.message);
     }
     for (const auto& p : r.missing) fmt::print("missing: {} at {}: {}\n", p.object, p.where, p.message);
+    for (const auto& [w, m] : workspace_damage) fmt::print("damaged: workspace '{}': {}\n", w, m);
     fmt::print("{}: {} packs, {} objects; {} reachable from {} roots, {} unreachable (gc deletes them)\n",
-               r.ok() ? "ok" : "DAMAGED", r.integrity.packs, r.integrity.objects, r.reachable, r.roots,
+               ok ? "ok" : "DAMAGED", r.integrity.packs, r.integrity.objects, r.reachable, r.roots,
                r.unreachable);
   }
-  return r.ok() ? kExitOk : kExitDamaged;
+  return ok ? kExitOk : kExitDamaged;
 }
 
 }  // namespace

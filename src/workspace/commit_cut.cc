@@ -144,6 +144,8 @@ Status SqliteWorkspace::TakeCut(CommitPlan& plan) {
             e.captured = true;
             if (!plan.captures.count(row.ino)) {
               CommitPlan::Capture& c = plan.captures[row.ino];
+              c.plan.data_ino = row.ino;
+              c.plan.truncations = files_.truncations();
               c.plan.size = c.input.size = row.size;
               c.plan.base_len = c.input.base_len = row.base_len;
               if (row.base_len > 0) {

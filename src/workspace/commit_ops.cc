@@ -43,6 +43,14 @@ void SqliteWorkspace::WaitForCapture(std::unique_lock<std::mutex>& lock, InodeId
 Status SqliteWorkspace::CaptureFiles(CommitPlan& plan) {
   const Chunker chunker(store_.config().chunker);
   ZeroChunk zero(chunker, [](std::string_view data) { return ComputeObjectId(ObjectType::kChunk, data); });
+  // A captured file's path, for messages ("inode N" when the cut names it nowhere).
+  auto path_of = [&plan](InodeId ino) {
+    for (const auto& [dir, d] : plan.dirs)
+      for (const auto& e : d.entries)
+        if (e.ino == ino && e.captured)
+          return "'" + (d.path.empty() ? e.entry.name : d.path + "/" + e.entry.name) + "'";
+    return "inode " + std::to_string(ino);
+  };
   for (;;) {
     InodeId ino = 0;
     {
@@ -83,7 +91,7 @@ Status SqliteWorkspace::CaptureFiles(CommitPlan& plan) {
       wanted_.erase(ino);
     }
     capture_cv_.notify_all();
-    if (!chunks.ok()) return AsEio(chunks.status(), "capturing inode " + std::to_string(ino));
+    if (!chunks.ok()) return AsEio(chunks.status(), "capturing " + path_of(ino));
     c.chunks = std::move(*chunks);
     plan.stats.bytes_hashed += hashed;
     plan.stats.files_captured++;
@@ -142,6 +150,15 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request) {
     if (plan.branch.empty())
       return Status::InvalidArgument("workspace '" + info_.name + "' tracks no branch; name one to commit to");
     if (!IsValidRefName(plan.branch)) return Status::InvalidArgument("invalid branch name '" + plan.branch + "'");
+    // The store is on the workspace's disk: a commit that filled it would
+    // take the room the database keeps for deletions (and a failed pack
+    // write may leave its bytes behind until the store is opened again).
+    // So none starts once that room is in use (space_reserve.h).
+    reserve_.Replenish();
+    if (!reserve_.held())
+      return Errno(ENOSPC, "no space left for a commit: the disk is nearly full (the last " +
+                               std::to_string(SpaceReserve::kBytes >> 20) +
+                               " MiB are kept for the workspace's database); delete files first");
     plan.parent = info_.base;
     outcome.branch = plan.branch;
     STRATA_RETURN_IF_ERROR(TakeCut(plan));

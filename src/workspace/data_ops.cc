@@ -54,7 +54,8 @@ Result<size_t> SqliteWorkspace::Read(InodeId ino, uint64_t offset, size_t size, 
     STRATA_RETURN_IF_ERROR(CheckRegular(row));
     if (offset >= row.size || size == 0) return size_t{0};
     n = static_cast<size_t>(std::min<uint64_t>(size, row.size - offset));
-    plan.ino = ino;
+    plan.ino = plan.data_ino = ino;
+    plan.truncations = files_.truncations();
     plan.size = row.size;
     plan.base_len = row.base_len;
     if (offset < row.base_len) {
@@ -109,8 +110,8 @@ Status SqliteWorkspace::Sync(InodeId ino) {
     // Operations lost with a batch SQLite rolled back (perhaps by the
     // committer thread, before this call) are reported to the next Sync,
     // once, as a failed writeback is to the next fsync.
-    if (db_->lost_batches() != lost_batches_synced_) {
-      lost_batches_synced_ = db_->lost_batches();
+    if (db_->acknowledged_lost() != lost_batches_synced_) {
+      lost_batches_synced_ = db_->acknowledged_lost();
       if (s.ok()) s = Errno(db_->lost_errno(), "operations were lost: the database could not commit them");
     }
     STRATA_RETURN_IF_ERROR(s);

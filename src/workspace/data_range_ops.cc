@@ -120,9 +120,10 @@ std::vector<Extent> BlockHoles(const std::vector<Span>& spans, uint64_t size) {
 // The database half of making [start, end) of row read as zeros: its extents
 // go; the part below base_len, which would read the base, becomes an extent
 // (over bytes that read as zeros), or base_len drops to start when the range
-// reaches it. Updates row.base_len; the caller writes row.
+// reaches it. Updates row.base_len; the caller writes row. An extent added
+// has its data file made that long (a hole), as every extent has.
 // REQUIRES: mu_ held, a transaction open, data/<ino> reads zeros in [start, end).
-Status ZeroInDb(NamespaceDb& db, InodeRow& row, uint64_t start, uint64_t end) {
+Status ZeroInDb(NamespaceDb& db, FileData& files, InodeRow& row, uint64_t start, uint64_t end) {
   if (start >= end) return Status::Ok();
   STRATA_RETURN_IF_ERROR(db.RemoveExtentRange(row.ino, start, end));
   if (start >= row.base_len) return Status::Ok();
@@ -130,6 +131,7 @@ Status ZeroInDb(NamespaceDb& db, InodeRow& row, uint64_t start, uint64_t end) {
     row.base_len = start;
     return Status::Ok();
   }
+  STRATA_RETURN_IF_ERROR(files.Extend(row.ino, end));
   return db.AddExtent(row.ino, start, end);
 }
 
@@ -161,7 +163,7 @@ Status SqliteWorkspace::Allocate(InodeId ino, int mode, uint64_t offset, uint64_
   }
   Transaction txn(*db_);
   STRATA_RETURN_IF_ERROR(txn.status());
-  STRATA_RETURN_IF_ERROR(ZeroInDb(*db_, row, offset, zero_end));
+  STRATA_RETURN_IF_ERROR(ZeroInDb(*db_, files_, row, offset, zero_end));
   if (!keep_size) row.size = std::max(row.size, end);
   row.mtime_ns = row.ctime_ns = NowNs();
   row.changed = true;
@@ -254,6 +256,8 @@ Result<uint64_t> SqliteWorkspace::CopyRange(InodeId in, uint64_t in_offset, Inod
       *n = src_pos >= src.size ? 0 : std::min({count - done, kCopyPiece, src.size - src_pos});
       if (*n == 0) return Status::Ok();
       STRATA_ASSIGN_OR_RETURN(spans, Spans(*db_, files_, src, src_pos, src_pos + *n));
+      plan.data_ino = in;
+      plan.truncations = files_.truncations();
       plan.size = src.size;
       plan.base_len = src.base_len;
       auto has = [&spans](Source s) {
@@ -325,7 +329,7 @@ Result<uint64_t> SqliteWorkspace::CopyRange(InodeId in, uint64_t in_offset, Inod
       if (actions[i] == Action::kWrite) {
         STRATA_RETURN_IF_ERROR(db_->AddExtent(out, d, d + len));
       } else if (actions[i] == Action::kZero) {
-        STRATA_RETURN_IF_ERROR(ZeroInDb(*db_, dst, d, d + len));
+        STRATA_RETURN_IF_ERROR(ZeroInDb(*db_, files_, dst, d, d + len));
       }
     }
     dst.size = std::max(dst.size, dst_pos + *n);

@@ -1,8 +1,11 @@
 #include "workspace/file_data.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,7 +25,76 @@ constexpr size_t kMaxOpenFiles = 256;
 // failure of our own files is EIO.
 bool IsNoSpace(int err) { return err == ENOSPC || err == EDQUOT; }
 
+// openat of a name directly in dir_fd that never follows a symlink nor leaves
+// the directory; openat2 says so to the kernel where it has the call.
+int OpenInside(int dir_fd, const std::string& name, int flags) {
+  flags |= O_NOFOLLOW | O_NOCTTY | O_CLOEXEC;
+#ifdef SYS_openat2
+  struct open_how how = {};
+  how.flags = static_cast<uint64_t>(flags);
+  how.mode = (flags & O_CREAT) ? 0600 : 0;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+  const long fd = ::syscall(SYS_openat2, dir_fd, name.c_str(), &how, sizeof how);
+  if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) return static_cast<int>(fd);  // EPERM: a seccomp filter
+#endif
+  return ::openat(dir_fd, name.c_str(), flags, 0600);
+}
+
+// A data file is a regular file with one name: anything else (a device, a
+// fifo, a hard link to a file elsewhere) was put there by someone else.
+bool IsOwnRegularFile(const struct stat& st) { return S_ISREG(st.st_mode) && st.st_nlink == 1; }
+
 }  // namespace
+
+UniqueFd FileData::OpenDirectory(const std::string& dir, Status* status) {
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) {
+    const int err = errno;
+    *status = Status::IOError("opening the data directory " + dir + " (" + std::strerror(err) + ")" +
+                                  (err == ELOOP || err == ENOTDIR ? ": it must be a directory, not a link" : ""),
+                              EIO);
+  }
+  return fd;
+}
+
+Result<std::vector<InodeId>> FileData::ListFiles() {
+  STRATA_RETURN_IF_ERROR(dir_status_);
+  std::vector<InodeId> out;
+  const int list_fd = ::dup(dir_fd_.get());
+  DIR* d = list_fd >= 0 ? ::fdopendir(list_fd) : nullptr;
+  if (d == nullptr) {
+    if (list_fd >= 0) ::close(list_fd);
+    return Status::IOError("listing " + dir_, EIO);
+  }
+  ::rewinddir(d);  // the descriptor's position is shared with earlier listings
+  while (const dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    // Only names a data file gets (decimal digits); others are not ours.
+    if (n.empty() || n.size() > 19 || !std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      continue;
+    out.push_back(std::strtoull(n.c_str(), nullptr, 10));
+  }
+  ::closedir(d);
+  return out;
+}
+
+Status FileData::CheckLengthAt(int dir_fd, const std::string& dir, InodeId ino, uint64_t length) {
+  const std::string path = dir + "/" + std::to_string(ino);
+  struct stat st;
+  if (dir_fd < 0) return Status::IOError("the data directory " + dir + " is not open", EIO);
+  if (::fstatat(dir_fd, std::to_string(ino).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT)
+      return Status::Corruption("data file " + path + " is missing; its extents need " +
+                                std::to_string(length) + " bytes");
+    return Status::IOError("stat " + path, EIO);
+  }
+  if (!IsOwnRegularFile(st))
+    return Status::Corruption("data file " + path + " is not a regular file of its own (a link or a special file)");
+  if (static_cast<uint64_t>(st.st_size) < length)
+    return Status::Corruption("data file " + path + " holds " + std::to_string(st.st_size) +
+                              " bytes; its extents need " + std::to_string(length));
+  return Status::Ok();
+}
 
 DataFile::~DataFile() { ::close(fd_); }
 
@@ -55,14 +127,25 @@ Result<std::shared_ptr<DataFile>> FileData::Get(InodeId ino, bool create) {
   std::lock_guard lock(mu_);
   auto it = open_.find(ino);
   if (it != open_.end()) return it->second;
-  std::string path = PathOf(ino);
-  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+  STRATA_RETURN_IF_ERROR(dir_status_);
+  const std::string path = PathOf(ino), name = std::to_string(ino);
+  // Refused before it is opened: opening a device or a fifo may do things.
+  struct stat st;
+  if (::fstatat(dir_fd_.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !IsOwnRegularFile(st))
+    return Status::IOError("data file " + path + " is not a regular file of its own (a link or a special file): refused", EIO);
+  int fd = OpenInside(dir_fd_.get(), name, O_RDWR | O_NONBLOCK | (create ? O_CREAT : 0));
   if (fd < 0) {
     const int err = errno;
     if (err == ENOENT && !create) return std::shared_ptr<DataFile>();
+    if (err == ELOOP || err == EXDEV)
+      return Status::IOError("data file " + path + " is a symbolic link: refused", EIO);
     // Creating the file on a full disk (no room for its inode or directory
     // entry) is the user's to see as such, as a write there would be.
     return Status::IOError("opening " + path + " (" + std::strerror(err) + ")", IsNoSpace(err) ? err : EIO);
+  }
+  if (::fstat(fd, &st) != 0 || !IsOwnRegularFile(st)) {  // swapped in since the check
+    ::close(fd);
+    return Status::IOError("data file " + path + " is not a regular file of its own (a link or a special file): refused", EIO);
   }
   if (create) files_created_.fetch_add(1);  // maybe created: data/ needs a sync before it is durable
   if (open_.size() >= kMaxOpenFiles) open_.erase(open_.begin());  // users keep theirs alive
@@ -89,12 +172,25 @@ Status FileData::Write(InodeId ino, uint64_t offset, std::string_view data) {
   return Status::Ok();
 }
 
+Status FileData::Extend(InodeId ino, uint64_t size) {
+  STRATA_ASSIGN_OR_RETURN(auto file, Get(ino, true));
+  struct stat st;
+  if (::fstat(file->fd(), &st) != 0) return Status::IOError("stat " + PathOf(ino), EIO);
+  if (static_cast<uint64_t>(st.st_size) >= size) return Status::Ok();
+  if (::ftruncate(file->fd(), static_cast<off_t>(size)) != 0) {
+    const int err = errno;
+    return Status::IOError("extending " + PathOf(ino), IsNoSpace(err) || err == EFBIG ? err : EIO);
+  }
+  return Status::Ok();
+}
+
 Status FileData::Truncate(InodeId ino, uint64_t size) {
   STRATA_ASSIGN_OR_RETURN(auto file, Get(ino, false));
   if (!file) return Status::Ok();
   struct stat st;
   if (::fstat(file->fd(), &st) != 0) return Status::IOError("stat " + PathOf(ino), EIO);
   if (static_cast<uint64_t>(st.st_size) <= size) return Status::Ok();
+  truncations_.fetch_add(1);  // before: a read planned earlier may then find the file short
   if (::ftruncate(file->fd(), static_cast<off_t>(size)) != 0) return Status::IOError("truncating " + PathOf(ino), EIO);
   return Status::Ok();
 }
@@ -110,7 +206,8 @@ void FileData::Remove(InodeId ino) {
     std::lock_guard lock(mu_);
     open_.erase(ino);
   }
-  released_.Release(PathOf(ino));  // a missing file is the expected case for unchanged inodes
+  if (!dir_status_.ok()) return;
+  released_.Release(dir_fd_.get(), std::to_string(ino));  // a missing file is the expected case for unchanged inodes
 }
 
 Status FileData::Sync(InodeId ino) {
@@ -128,11 +225,8 @@ Status FileData::Sync(InodeId ino) {
   std::lock_guard lock(dir_sync_mu_);
   if (created_synced_.load() >= created) return Status::Ok();  // synced while this call waited
   const uint64_t covered = files_created_.load();
-  int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Status::IOError("opening " + dir_, EIO);
-  int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) return Status::IOError("syncing " + dir_, EIO);
+  STRATA_RETURN_IF_ERROR(dir_status_);
+  if (::fsync(dir_fd_.get()) != 0) return Status::IOError("syncing " + dir_, EIO);
   created_synced_ = covered;
   return Status::Ok();
 }
@@ -217,14 +311,24 @@ Status FileData::Read(const ReadPlan& plan, uint64_t offset, size_t n, ReadTarge
       uint64_t stop = std::min(end, plan.extents[next].end);
       size_t want = stop - pos, got = 0;
       char* dst = out->Space(want);
-      while (got < want && plan.file) {
+      if (!plan.file)
+        return Status::Corruption("data file " + PathOf(plan.data_ino) + " is missing; its extents need at least " +
+                                  std::to_string(plan.extents.back().end) + " bytes");
+      while (got < want) {
         ssize_t r = ::pread(plan.file->fd(), dst + got, want - got, static_cast<off_t>(pos + got));
         if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return Status::IOError("reading data file", EIO);
-        if (r == 0) break;  // shorter than the extent (truncated meanwhile): the rest reads as zeros
+        if (r < 0) return Status::IOError("reading data file " + PathOf(plan.data_ino), EIO);
+        if (r == 0) break;
         got += static_cast<size_t>(r);
       }
-      std::memset(dst + got, 0, want - got);
+      if (got < want) {
+        // Shorter than its extent: damage, unless the plan is older than a
+        // truncation (a read racing a truncate: zeros, as before it).
+        if (truncations() == plan.truncations)
+          return Status::Corruption("data file " + PathOf(plan.data_ino) + " ends at " + std::to_string(pos + got) +
+                                    "; its extents need at least " + std::to_string(plan.extents.back().end) + " bytes");
+        std::memset(dst + got, 0, want - got);
+      }
       pos = stop;
       continue;
     }

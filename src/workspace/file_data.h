@@ -11,6 +11,20 @@
 //   2. else below base_len     → the base file's chunks (through ChunkCache)
 //   3. else                    → zeros (holes, or a file truncated and regrown)
 //
+// How long a data file must be: as long as the end of its last extent (every
+// operation that adds an extent writes, or extends, the file that far first;
+// only a truncation the database recorded shortens it, after the batch). A
+// data file that is shorter, or missing while extents name it, is damage: a
+// read of the bytes it lacks fails (Corruption, the path in the message)
+// instead of reading zeros, so neither a program nor a commit takes zeros
+// for the file's bytes. (After a power cut, see SqliteWorkspace::Recover.)
+//
+// Every data file is opened relative to data/, itself opened once refusing a
+// symlink, with O_NOFOLLOW (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
+// where the kernel has it), and must be a regular file with one link: a store
+// whose data/<ino> was replaced by a link to a file elsewhere gets EIO, and
+// the daemon (root, perhaps) never reads or writes that file.
+//
 // Open data files are kept in a small table of shared descriptors, so a read
 // in progress keeps its descriptor valid even if the inode is deleted meanwhile.
 //
@@ -35,6 +49,7 @@
 #include "store/store.h"
 #include "store/tree.h"
 #include "util/thread_pool.h"
+#include "util/unique_fd.h"
 #include "workspace/chunk_cache.h"
 #include "workspace/namespace_db.h"
 #include "workspace/read_ahead.h"
@@ -65,6 +80,11 @@ Result<std::vector<ChunkRef>> DecodeChunkList(std::string_view data);
 // and then used without it.
 struct ReadPlan {
   InodeId ino = 0;  // a program's read of this inode; 0 (internal reads): no read-ahead
+  InodeId data_ino = 0;  // whose data file the extents are in (always set)
+  // FileData::truncations() when the plan was taken, under the workspace
+  // lock: a data file shorter than the plan's extents is damage unless a
+  // truncation came since (a read racing a truncate reads zeros there).
+  uint64_t truncations = 0;
   uint64_t size = 0;
   uint64_t base_len = 0;
   std::vector<ChunkRef> base_chunks;  // only when base_len > 0
@@ -76,12 +96,25 @@ class FileData {
  public:
   FileData(std::string dir, Store& store, ChunkCache& cache)
       : dir_(std::move(dir)),
+        dir_fd_(OpenDirectory(dir_, &dir_status_)),
         store_(store),
         cache_(cache),
-        released_(dir_ + "/released"),
+        released_(dir_fd_.get(), dir_ + "/released"),
         read_ahead_pool_(kReadAheadThreads, 64) {}
 
   const std::string& dir() const { return dir_; }
+  // Whether data/ opened as a directory of its own (not a symlink); when it
+  // did not, every data file operation fails with EIO. Open checks it.
+  const Status& directory_status() const { return dir_status_; }
+  // The data files as found in data/ (names of numbers only; others are not ours).
+  Result<std::vector<InodeId>> ListFiles();
+  // Corruption naming the path unless data/<ino> is a regular file of its own
+  // holding at least `length` bytes (the end of its last extent).
+  Status CheckLength(InodeId ino, uint64_t length) { return CheckLengthAt(dir_fd_.get(), dir_, ino, length); }
+  // The same for the data directory dir, open as dir_fd (fsck: no FileData).
+  static Status CheckLengthAt(int dir_fd, const std::string& dir, InodeId ino, uint64_t length);
+  // Opens a data directory as the constructor does (refusing a symlink).
+  static UniqueFd OpenDirectory(const std::string& dir, Status* status);
   ChunkCache& chunk_cache() { return cache_; }
   std::string PathOf(InodeId ino) const { return dir_ + "/" + std::to_string(ino); }
 
@@ -90,8 +123,12 @@ class FileData {
   Result<std::shared_ptr<DataFile>> Get(InodeId ino, bool create);
   // pwrites all of data at offset, creating the file (sparse) if needed.
   Status Write(InodeId ino, uint64_t offset, std::string_view data);
+  // Lengthens the data file (creating it) to at least size, as a hole.
+  Status Extend(InodeId ino, uint64_t size);
   // Shrinks the data file to size if it exists and is longer (frees space).
   Status Truncate(InodeId ino, uint64_t size);
+  // How many data files Truncate has shortened so far.
+  uint64_t truncations() const { return truncations_.load(); }
   // Deletes the data file; a missing one is fine. It is gone from its name
   // at once, its space comes back a little later (ReleasedFiles).
   void Remove(InodeId ino);
@@ -131,6 +168,8 @@ class FileData {
   static constexpr size_t kReadAheadThreads = 8;
 
   const std::string dir_;
+  Status dir_status_;
+  const UniqueFd dir_fd_;  // data/, before released_ (which lives in it)
   Store& store_;
   ChunkCache& cache_;
   std::mutex mu_;
@@ -138,6 +177,7 @@ class FileData {
   // Files created (or maybe created) so far, and how many of them the last
   // completed fsync of data/ covers; dir_sync_mu_ orders those fsyncs.
   std::atomic<uint64_t> files_created_{0};
+  std::atomic<uint64_t> truncations_{0};
   std::atomic<uint64_t> created_synced_{0};
   std::mutex dir_sync_mu_;
   SequentialDetector detector_;

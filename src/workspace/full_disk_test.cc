@@ -254,5 +254,38 @@ TEST_F(FullDiskTest, AFileForgottenInARolledBackBatchIsDeletedAgain) {
   EXPECT_FALSE(DataFileExists(f.ino));
 }
 
+// The bug (on a real disk; here the fake one): once the reserve was used, an
+// unlink whose batch then found no room answered success, the batch was
+// rolled back, and the file came back. Without the reserve every operation
+// commits before it answers: one that cannot fails with ENOSPC and changes
+// nothing, and one that can is done for good, its data file deleted within
+// the committer's delay without any fsync.
+TEST_F(FullDiskTest, WithoutTheReserveAnOperationThatCannotCommitFailsInsteadOfVanishing) {
+  ws_ = CreateAndOpen(std::nullopt);
+  ASSERT_TRUE(ws_);
+  Attr k = Mk(*ws_, kRootInode, "keep");
+  W(*ws_, k.ino, 0, "precious");
+  ASSERT_TRUE(ws_->Sync(k.ino).ok());
+  disk_->Fill();
+  Mk(*ws_, kRootInode, "x");
+  ASSERT_TRUE(ws_->Sync(kRootInode).ok());
+  ASSERT_FALSE(ReserveExists()) << "the reserve should have made room for that commit";
+
+  disk_->FillForGood();
+  EXPECT_EQ(Errno(ws_->Unlink(kRootInode, "keep")), ENOSPC) << "an unlink that could not commit answered success";
+  EXPECT_EQ(L(*ws_, kRootInode, "keep").ino, k.ino);
+  EXPECT_EQ(Errno(ws_->MakeNode(kRootInode, "y", S_IFREG | 0644, 0, kWho)), ENOSPC);
+  EXPECT_EQ(Errno(ws_->Lookup(kRootInode, "y")), ENOENT);
+  EXPECT_TRUE(ws_->Sync(kRootInode).ok()) << "a refused operation was reported as a lost one";
+
+  disk_->MakeRoom(1 << 20);  // room for the database, not enough to take the reserve again
+  ASSERT_TRUE(ws_->Unlink(kRootInode, "keep").ok());
+  for (int i = 0; i < 100 && DataFileExists(k.ino); i++) ::usleep(20000);
+  EXPECT_FALSE(DataFileExists(k.ino)) << "the deleted file's space did not come back without an fsync";
+  Reopen();
+  EXPECT_EQ(Errno(ws_->Lookup(kRootInode, "keep")), ENOENT) << "a deletion that answered success was undone";
+  EXPECT_EQ(ReadAll(*ws_, L(*ws_, kRootInode, "x").ino), "");
+}
+
 }  // namespace
 }  // namespace strata::workspace_testing

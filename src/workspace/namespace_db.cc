@@ -640,6 +640,19 @@ Result<std::vector<std::string>> NamespaceDb::ListXattrs(InodeId ino) {
 // the only extent that can start before a position and reach past it is the
 // last one starting at or before it: two indexed probes find every candidate.
 
+Result<std::vector<std::pair<InodeId, uint64_t>>> NamespaceDb::DataFileLengths() {
+  std::vector<std::pair<InodeId, uint64_t>> out;
+  Query q(*this, "SELECT ino, MAX(end) FROM extents GROUP BY ino");
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    STRATA_ASSIGN_OR_RETURN(Extent e, DecodeExtentRow(0, q.ColInt(1)));
+    if (q.ColInt(0) <= 0) return Status::IOError("workspace database: an extent of inode " + std::to_string(q.ColInt(0)), EIO);
+    out.emplace_back(static_cast<InodeId>(q.ColInt(0)), e.end);
+  }
+  if (rc != SQLITE_DONE) return q.Error("reading extents");
+  return out;
+}
+
 Result<std::vector<Extent>> NamespaceDb::Extents(InodeId ino, uint64_t start, uint64_t end) {
   std::vector<Extent> out;
   {
@@ -746,6 +759,24 @@ Status NamespaceDb::EndOperation(bool success) {
     if (s.ok()) s = Status::IOError("workspace database: uncommitted operations were rolled back", EIO);
     NoteLostBatch(s);
   }
+  if (success && s.ok() && commit_each_ && batch_open_) s = CommitOwnBatch();
+  return s;
+}
+
+Status NamespaceDb::CommitOwnBatch() {
+  Status s = Run("COMMIT");
+  if (s.ok()) {
+    batch_open_ = false;
+    batch_operations_ = 0;
+    return s;
+  }
+  // Still open (SQLITE_BUSY): undone, so that the caller's failure is true.
+  if (sqlite3_get_autocommit(db_) == 0) (void)Run("ROLLBACK");
+  batch_open_ = false;
+  batch_operations_ = 0;
+  // Only this operation was in it (the batch is empty when the mode starts,
+  // and each operation commits its own): nothing answered is lost.
+  NoteLostBatch(s, /*acknowledged=*/false);
   return s;
 }
 
@@ -765,8 +796,9 @@ Status NamespaceDb::CommitBatch(uint64_t* operations) {
   return s;
 }
 
-void NamespaceDb::NoteLostBatch(const Status& why) {
+void NamespaceDb::NoteLostBatch(const Status& why, bool acknowledged) {
   lost_batches_++;
+  if (acknowledged) acknowledged_lost_++;
   lost_errno_ = why.errno_value() == ENOSPC ? ENOSPC : EIO;
 }
 

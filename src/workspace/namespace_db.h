@@ -140,6 +140,16 @@ class NamespaceDb {
   // was told they succeeded.
   uint64_t lost_batches() const { return lost_batches_; }
   int lost_errno() const { return lost_errno_; }
+  // Of those, the ones that held operations already answered as done (every
+  // one but an operation refused under SetCommitEachOperation).
+  uint64_t acknowledged_lost() const { return acknowledged_lost_; }
+  // On: every operation commits its own batch before it returns, and fails
+  // (ENOSPC on a full disk) when that commit fails; the operation is then
+  // undone, and nothing answered as done can be rolled back later. For a
+  // nearly full disk (space_reserve.h), where a batch may find no room.
+  // REQUIRES: no batch open when it is switched on.
+  void SetCommitEachOperation(bool on) { commit_each_ = on; }
+  bool commit_each_operation() const { return commit_each_; }
 
   // ---- meta (key → value)
   Result<std::optional<std::string>> GetMeta(std::string_view key);
@@ -205,6 +215,9 @@ class NamespaceDb {
   Result<std::vector<std::string>> ListXattrs(InodeId ino);
 
   // ---- extents
+  // Every inode with extents and the end of its last one: how long its data
+  // file must be (file_data.h).
+  Result<std::vector<std::pair<InodeId, uint64_t>>> DataFileLengths();
   // Extents that overlap [start, end), by start.
   Result<std::vector<Extent>> Extents(InodeId ino, uint64_t start, uint64_t end);
   // Records [start, end) as written, merged with overlapping or adjacent extents.
@@ -223,7 +236,10 @@ class NamespaceDb {
   // false when an operation is already running (nested calls join it).
   Status BeginOperation(bool* outer);
   Status EndOperation(bool success);
-  void NoteLostBatch(const Status& why);
+  void NoteLostBatch(const Status& why, bool acknowledged = true);
+  // Commits the batch of the operation just released (commit_each_); on
+  // failure makes sure it is rolled back and returns why.
+  Status CommitOwnBatch();
   Status Run(const char* sql);  // a cached statement returning no rows
   sqlite3_stmt* Prepare(const char* sql);  // cached by the address of sql
   Status Error(const std::string& what) const;
@@ -237,7 +253,9 @@ class NamespaceDb {
   bool in_operation_ = false;   // an operation's savepoint is open
   uint64_t batch_operations_ = 0;  // operations released into the open batch
   uint64_t lost_batches_ = 0;
+  uint64_t acknowledged_lost_ = 0;
   int lost_errno_ = 0;
+  bool commit_each_ = false;
   InodeId next_ino_floor_ = 0;  // AllocateIno never returns less (numbers of lost batches)
   std::unordered_set<InodeId>* track_changed_ = nullptr;
   std::function<void()> on_batch_opened_;

@@ -48,6 +48,7 @@
 #include "store/power_cut_dir.h"
 #include "store/sqlite_test_vfs.h"
 #include "store/verify.h"
+#include "workspace/sqlite_workspace.h"
 #include "workspace/workspace_test_util.h"
 
 namespace {
@@ -55,12 +56,28 @@ namespace {
 std::atomic<strata::testing::PowerCutVfs*> g_power{nullptr};
 std::atomic<strata::testing::PowerCutDir*> g_data{nullptr};  // the workspace's data/, when armed
 
+// The machine boots again: the workspace can tell (its data files may have
+// lost what nobody synced, SqliteWorkspace::RepairAfterRestart).
+void NextBoot() {
+  static int boots = 0;
+  strata::workspace_internal::SetBootIdForTesting("power-loss-test-boot-" + std::to_string(++boots));
+}
+
 std::string PathOf(int fd) {
   char link[64];
   std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
   char path[4096];
   ssize_t n = ::readlink(link, path, sizeof path - 1);
   return n > 0 ? std::string(path, static_cast<size_t>(n)) : std::string();
+}
+
+// The path a name relative to a directory descriptor stands for (the
+// workspace reaches data files through its descriptor of data/).
+std::string PathAt(int dir, const char* name) {
+  if (name == nullptr) return "";
+  if (dir == AT_FDCWD || name[0] == '/') return name;
+  const std::string d = PathOf(dir);
+  return d.empty() ? std::string() : d + "/" + name;
 }
 
 // A sync by the code under test: fails once the power is off, else counts
@@ -99,7 +116,8 @@ int Removing(const char* path, const std::function<int()>& remove) {
 // outside SQLite): these wrap the C library's so that the power-cut models
 // see them (and fail them after the cut). Syncs inside SQLite's xSync arrive
 // here too and are left to the VFS. The workspace removes data files by
-// renameat2 (into data/released/) or unlink.
+// renameat2 (into data/released/) or unlink(at), by names relative to its
+// descriptor of data/.
 extern "C" int fdatasync(int fd) {
   using Fn = int (*)(int);
   static Fn real = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, "fdatasync"));
@@ -113,13 +131,19 @@ extern "C" int fsync(int fd) {
 extern "C" int renameat2(int from_dir, const char* from, int to_dir, const char* to, unsigned int flags) noexcept {
   using Fn = int (*)(int, const char*, int, const char*, unsigned int);
   static Fn real = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, "renameat2"));
-  return Removing(from_dir == AT_FDCWD || (from != nullptr && from[0] == '/') ? from : nullptr,
-                  [&] { return real(from_dir, from, to_dir, to, flags); });
+  const std::string path = PathAt(from_dir, from);
+  return Removing(path.empty() ? nullptr : path.c_str(), [&] { return real(from_dir, from, to_dir, to, flags); });
 }
 extern "C" int unlink(const char* path) noexcept {
   using Fn = int (*)(const char*);
   static Fn real = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, "unlink"));
   return Removing(path, [&] { return real(path); });
+}
+extern "C" int unlinkat(int dir, const char* name, int flags) noexcept {
+  using Fn = int (*)(int, const char*, int);
+  static Fn real = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, "unlinkat"));
+  const std::string path = PathAt(dir, name);
+  return Removing(path.empty() ? nullptr : path.c_str(), [&] { return real(dir, name, flags); });
 }
 
 namespace strata::workspace_testing {
@@ -545,6 +569,7 @@ TEST_F(PowerLossTest, TheWorkspaceDatabaseKeepsEverySyncedOperationThroughAPower
     Run r = run_once(root, k, after_step, nullptr);
 
     // The next boot.
+    NextBoot();
     auto store = Store::Open(root + "/s");
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     auto ws = Workspace::Open(**store, "ws");
@@ -691,6 +716,7 @@ TEST_F(PowerLossTest, ConcurrentSyncsKeepWhatEachOfThemAcknowledged) {
     EXPECT_GT(armed.data.seen().dir_syncs, 0);
     armed.RestoreToLastSync();
   }
+  NextBoot();
   auto store = Store::Open(root + "/s");
   ASSERT_TRUE(store.ok());
   auto ws = Workspace::Open(**store, "ws");

@@ -14,6 +14,10 @@
 // which starts by listing it; the destructor deletes what is still queued, so
 // the space is back when the daemon is gone.
 //
+// The folder is opened once, refusing a symlink, and every name in it is
+// reached through that descriptor: a store whose data/released/ was replaced
+// by a link elsewhere never makes the daemon delete files outside the store.
+//
 // Thread-safety: all methods may be called concurrently.
 #pragma once
 
@@ -24,6 +28,8 @@
 #include <string>
 #include <thread>
 
+#include "util/unique_fd.h"
+
 namespace strata::workspace_internal {
 
 class ReleasedFiles {
@@ -31,6 +37,10 @@ class ReleasedFiles {
   // dir: the folder released files are moved to (created if missing), on the
   // same filesystem as the files.
   explicit ReleasedFiles(std::string dir);
+  // The folder `path` names, reached as its last component inside the
+  // directory open as parent_fd (the folder above it; it must outlive this).
+  // With parent_fd < 0, no folder: Release deletes in place.
+  ReleasedFiles(int parent_fd, std::string path);
   ~ReleasedFiles();
   ReleasedFiles(const ReleasedFiles&) = delete;
   ReleasedFiles& operator=(const ReleasedFiles&) = delete;
@@ -38,6 +48,8 @@ class ReleasedFiles {
   // Moves the file at path out of the way and queues it for deletion; a
   // missing file is fine. Where it cannot be moved, it is deleted in place.
   void Release(const std::string& path);
+  // The same for `name` in the directory open as dir_fd.
+  void Release(int dir_fd, const std::string& name);
   // Blocks until every file released so far is deleted; whether any was
   // still waiting (a full disk wants that space now).
   bool Drain();
@@ -45,10 +57,13 @@ class ReleasedFiles {
   uint64_t pending();
 
  private:
+  // Opens the folder (created if missing) and queues what an earlier
+  // instance left there; then starts the deleting thread.
+  void Start(int parent_fd, const std::string& name);
   void DeleteLoop();
 
-  const std::string dir_;
-  bool usable_ = false;  // dir_ exists: renames go there
+  const std::string dir_;  // for messages
+  UniqueFd dir_fd_;        // the folder; invalid: renames are not possible
   std::mutex mu_;
   std::condition_variable work_;     // queued or stopping_
   std::condition_variable drained_;  // queue empty and nothing in hand

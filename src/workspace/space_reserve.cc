@@ -39,8 +39,13 @@ uint64_t SpaceReserve::Available() const {
   struct statvfs st;
   // Cannot tell: behave as if there were room (the kernel still says ENOSPC).
   if (::statvfs(dir_.c_str(), &st) != 0) return std::numeric_limits<uint64_t>::max();
-  const uint64_t blocks = ::geteuid() == 0 ? st.f_bfree : st.f_bavail;
-  return blocks * st.f_frsize;
+  // f_bavail also for root: f_bfree counts blocks that not even root can
+  // allocate (ext4 keeps 2 % of the disk, at most 4096 clusters, for its own
+  // use: 4 MiB of a 200 MiB disk), so a disk where every write already fails
+  // looked as if it had room, and the reserve was never released. Leaving
+  // the blocks kept for root untouched is also what a mount must do for the
+  // users it writes for.
+  return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
 }
 
 bool SpaceReserve::Take() {

@@ -19,7 +19,11 @@
 //     room for the commits that delete files. Once 2 * kBytes are free again
 //     (files deleted, the store collected), the file is taken again.
 // A batch needs at most a few hundred KiB of log in practice (its dirty
-// pages); one that needs more than kBytes on a full disk can still fail.
+// pages); one that needs more than kBytes on a full disk can still fail. So
+// while the reserve is not held, the workspace commits every operation before
+// it answers (NamespaceDb::SetCommitEachOperation): an operation whose commit
+// finds no room fails with ENOSPC instead of succeeding and being rolled back
+// later with its batch.
 //
 // Thread-safety: none; the workspace calls it under its lock.
 #pragma once
@@ -44,8 +48,8 @@ class SpaceReserve {
   bool Release();
   bool held() const { return held_; }
 
-  // Bytes this process may still allocate on the filesystem (statvfs: free
-  // blocks for root, available ones otherwise).
+  // Bytes the filesystem has for ordinary use (statvfs f_bavail, also for
+  // root: see the .cc).
   uint64_t Available() const;
 
   // Before a database commit: releases the reserve if less than kBytes are

@@ -52,6 +52,10 @@ inline Status Errno(int err, const std::string& what) { return Status::IOError(w
 Status AsEio(const Status& s, const std::string& context);
 // Checks a name given by a user: ENAMETOOLONG over 255 bytes, EINVAL otherwise bad.
 Status CheckName(std::string_view name);
+// The id of this boot of the machine (/proc/sys/kernel/random/boot_id).
+std::string BootId();
+// Tests: BootId() returns id from now on ("" restores the real one).
+void SetBootIdForTesting(std::string id);
 
 class SqliteWorkspace final : public Workspace {
  public:
@@ -62,6 +66,10 @@ class SqliteWorkspace final : public Workspace {
   // Deletes inodes that have no names (left by a crash while they were open)
   // and data files of inodes that no longer exist.
   Status Recover();
+  // After the machine restarted since the last open: data files short of
+  // their extents (bytes a power cut took) are lengthened with zeros, and
+  // said so in the log. REQUIRES mu_ held.
+  Status RepairAfterRestart();
 
   WorkspaceInfo Info() override;
   WorkspaceCounters Counters() override;
@@ -120,6 +128,9 @@ class SqliteWorkspace final : public Workspace {
   // the inodes whose deletion is still to be committed, and deletes again the
   // inodes without names that the kernel no longer holds. REQUIRES mu_ held.
   void ForgetLostDeletions();
+  // Commits each operation on its own while the space reserve is not held
+  // (space_reserve.h), in groups otherwise. REQUIRES mu_ held.
+  void SetSpaceMode();
   // Before writing or allocating n bytes of file data: ENOSPC when that would
   // leave the database no room to commit (space_reserve.h). REQUIRES mu_ held.
   Status RoomForData(uint64_t n) { return reserve_.RoomForData(n); }

@@ -13,6 +13,7 @@
 
 #include "store/tree.h"
 #include "workspace/sqlite_workspace.h"
+#include "workspace/workspace_fsck.h"
 
 namespace strata {
 
@@ -29,6 +30,25 @@ int64_t NowNs() {
 Status AsEio(const Status& s, const std::string& context) {
   if (s.code() == Status::Code::kIOError && s.errno_value() == EIO) return s.WithContext(context);
   return Status::IOError(context + ": " + s.message(), EIO);
+}
+
+std::string& BootIdOverride() {
+  static std::string id;
+  return id;
+}
+
+void SetBootIdForTesting(std::string id) { BootIdOverride() = std::move(id); }
+
+std::string BootId() {
+  if (!BootIdOverride().empty()) return BootIdOverride();
+  char buf[64] = {};
+  int fd = ::open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  std::string id(buf, n > 0 ? static_cast<size_t>(n) : 0);
+  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+  return id;
 }
 
 Status CheckName(std::string_view name) {
@@ -265,6 +285,26 @@ Result<Workspace::StoreRefs> Workspace::References(Store& store, const std::stri
   return refs;
 }
 
+Result<std::vector<std::string>> CheckWorkspaceDataFiles(Store& store, const std::string& name) {
+  STRATA_RETURN_IF_ERROR(CheckWorkspaceName(name));
+  const std::string dir = WorkspacesDir(store) + "/" + EncodeName(name);
+  STRATA_ASSIGN_OR_RETURN(auto db, NamespaceDb::Open(dir + "/workspace.db", false));
+  std::vector<std::string> problems;
+  STRATA_ASSIGN_OR_RETURN(auto last_boot, db->GetMeta("boot_id"));
+  const std::string boot = BootId();
+  // Since a restart, short files may be a power cut's: the next open fills them in.
+  if (!last_boot || *last_boot != boot) return problems;
+  Status opened;
+  UniqueFd data = FileData::OpenDirectory(dir + "/data", &opened);
+  if (!opened.ok()) return std::vector<std::string>{opened.message()};
+  STRATA_ASSIGN_OR_RETURN(auto lengths, db->DataFileLengths());
+  for (const auto& [ino, length] : lengths) {
+    Status s = FileData::CheckLengthAt(data.get(), dir + "/data", ino, length);
+    if (!s.ok()) problems.push_back(s.message());
+  }
+  return problems;
+}
+
 Status Workspace::Remove(Store& store, const std::string& name) {
   STRATA_RETURN_IF_ERROR(CheckWorkspaceName(name));
   const std::string dir = WorkspacesDir(store) + "/" + EncodeName(name);
@@ -297,8 +337,18 @@ SqliteWorkspace::SqliteWorkspace(Store& store, std::string dir, WorkspaceInfo in
       files_(dir_ + "/data", store, ChunkCache::Shared()),
       reserve_(dir_ + "/reserve"),
       lock_fd_(lock_fd) {
-  (void)reserve_.Take();  // best effort: on a disk already full, RoomForData keeps the room instead
-  db_->OnBatchOpened([this] { commit_cv_.notify_one(); });
+  // Best effort: on a disk already full, RoomForData keeps the room instead,
+  // and each operation commits before it answers (space_reserve.h).
+  db_->SetCommitEachOperation(!reserve_.Take());
+  db_->OnBatchOpened([this] {
+    // An operation that will commit its own batch needs the room as a
+    // group's commit does: the reserve may have been taken again since
+    // (RoomForData, once there was room) and the disk filled meanwhile.
+    if (db_->commit_each_operation() && reserve_.MakeRoomForCommit())
+      std::fprintf(stderr, "strata: workspace %s: the disk is nearly full; released the space reserve for the database\n",
+                   info_.name.c_str());
+    commit_cv_.notify_one();
+  });
   committer_ = std::thread([this] { CommitLoop(); });
 }
 
@@ -321,7 +371,17 @@ SqliteWorkspace::~SqliteWorkspace() {
 void SqliteWorkspace::CommitLoop() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
-    commit_cv_.wait(lock, [this] { return stopping_ || db_->HasBatch(); });
+    const auto work = [this] {
+      return stopping_ || db_->HasBatch() || !doomed_files_.empty() || !shrunk_files_.empty();
+    };
+    if (db_->commit_each_operation()) {
+      // Operations commit themselves (a nearly full disk): no batch opens, so
+      // it looks every kCommitDelay for the data files they released or
+      // shortened, whose space is what the user is after.
+      if (!commit_cv_.wait_for(lock, kCommitDelay, work)) continue;
+    } else {
+      commit_cv_.wait(lock, work);
+    }
     // Let operations gather for a while: one commit serves all of them.
     if (commit_cv_.wait_for(lock, kCommitDelay, [this] { return stopping_; })) break;
     if (Status s = CommitPending(); !s.ok()) {
@@ -371,6 +431,7 @@ Status SqliteWorkspace::CommitPending() {
                    info_.name.c_str(), committed.message().c_str());
     }
     ForgetLostDeletions();
+    SetSpaceMode();
     return committed;
   }
   const uint64_t us = static_cast<uint64_t>(
@@ -403,7 +464,19 @@ Status SqliteWorkspace::CommitPending() {
   }
   shrunk_files_.clear();
   reserve_.Replenish();  // once deletions made room again
+  SetSpaceMode();
   return Status::Ok();
+}
+
+void SqliteWorkspace::SetSpaceMode() {
+  // Only between batches: an open one holds operations already answered.
+  if (db_->HasBatch()) return;
+  const bool low = !reserve_.held();
+  if (low != db_->commit_each_operation())
+    std::fprintf(stderr, "strata: workspace %s: %s\n", info_.name.c_str(),
+                 low ? "little space left: each operation now commits before it answers"
+                     : "space again: operations are committed in groups again");
+  db_->SetCommitEachOperation(low);
 }
 
 void SqliteWorkspace::ForgetLostDeletions() {
@@ -431,8 +504,35 @@ void SqliteWorkspace::ForgetLostDeletions() {
   }
 }
 
+Status SqliteWorkspace::RepairAfterRestart() {
+  const std::string boot = BootId();
+  STRATA_ASSIGN_OR_RETURN(auto last_boot, db_->GetMeta("boot_id"));
+  if (boot.empty() || (last_boot && *last_boot == boot)) return Status::Ok();
+  // The machine stopped since this workspace was last open: a power cut
+  // takes the bytes of data files that nobody synced (the WAL may hold their
+  // extents, synced for another file). Those read as zeros, as a local
+  // filesystem's unsynced bytes may, and the next commit records zeros.
+  // Within one boot the kernel keeps every written byte, so a data file
+  // short of its extents then is damage (file_data.h).
+  STRATA_ASSIGN_OR_RETURN(auto lengths, db_->DataFileLengths());
+  for (const auto& [ino, length] : lengths) {
+    Status s = files_.CheckLength(ino, length);
+    if (s.ok() || s.code() != Status::Code::kCorruption) continue;
+    std::fprintf(stderr, "strata: workspace %s: after a restart: %s; the bytes it lacks read as zeros\n",
+                 info_.name.c_str(), s.message().c_str());
+    STRATA_RETURN_IF_ERROR(files_.Extend(ino, length));
+  }
+  Transaction txn(*db_);
+  STRATA_RETURN_IF_ERROR(txn.status());
+  STRATA_RETURN_IF_ERROR(db_->SetMeta("boot_id", boot));
+  STRATA_RETURN_IF_ERROR(txn.Commit());
+  return CommitPending();
+}
+
 Status SqliteWorkspace::Recover() {
   std::lock_guard lock(mu_);
+  STRATA_RETURN_IF_ERROR(files_.directory_status());
+  STRATA_RETURN_IF_ERROR(RepairAfterRestart());
   STRATA_ASSIGN_OR_RETURN(auto orphans, db_->InodesWithoutLinks());
   if (!orphans.empty()) {
     Transaction txn(*db_);
@@ -445,15 +545,7 @@ Status SqliteWorkspace::Recover() {
   // Data files whose inode is gone: the crash came between the transaction
   // that deleted the inode and the unlink of its file.
   // Collected first: deleting while a directory is being read may skip entries.
-  std::error_code ec;
-  std::vector<InodeId> files;
-  for (const auto& e : std::filesystem::directory_iterator(files_.dir(), ec)) {
-    std::string n = e.path().filename().string();
-    char* end = nullptr;
-    unsigned long long ino = std::strtoull(n.c_str(), &end, 10);
-    if (end != n.c_str() && *end == '\0') files.push_back(ino);  // other names are not ours
-  }
-  if (ec) return Status::IOError("listing " + files_.dir(), EIO);
+  STRATA_ASSIGN_OR_RETURN(auto files, files_.ListFiles());
   for (InodeId ino : files) {
     STRATA_ASSIGN_OR_RETURN(auto row, db_->GetInode(ino));
     if (!row) files_.Remove(ino);
