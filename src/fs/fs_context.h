@@ -33,6 +33,9 @@ void FillStat(const Attr& a, struct stat* st);
 
 // Replies with an entry for `a` and takes the lookup reference the kernel now holds.
 void ReplyEntry(fuse_req_t req, const Attr& a);
+// The same when that reference is already taken (RefIfCurrent); gives it back
+// if the reply does not reach the kernel.
+void ReplyReferencedEntry(fuse_req_t req, const Attr& a);
 
 // Sets the kernel's read-ahead of the mount at mountpoint (its bdi's
 // read_ahead_kb); needs root. Sends no request to the mount.

@@ -60,25 +60,45 @@ void ReplyDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse
     if (!add(dot == 0 ? "." : "..", st, dot + 1, &e)) return (void)fuse_reply_buf(req, buf.data(), used);
   }
   uint64_t after = off <= kFirstEntryOffset ? 0 : static_cast<uint64_t>(off - kFirstEntryOffset);
-  // A rough count of what fits; the loop stops at the real limit.
-  auto entries = ctx.ws->ReadDirectory(ino, after, size / 32 + 1);
-  if (!entries.ok()) return (void)ReplyErr(req, ToErrno(entries.status()));
-  for (const DirEntry& d : *entries) {
-    if (d.offset > end) break;  // created after the listing started
-    struct stat st {};
-    st.st_ino = d.ino;
-    st.st_mode = d.type;
-    fuse_entry_param e{};
-    if (plus) {
-      auto a = ctx.ws->GetAttr(d.ino);
-      if (!a.ok()) continue;  // removed meanwhile
-      e.ino = d.ino;
-      e.attr_timeout = ctx.options.cache_timeout;
-      e.entry_timeout = ctx.options.cache_timeout;
-      FillStat(*a, &e.attr);
+  const size_t used_by_dots = used;
+  // With plus, a reset or rebase that replaces the content between reading
+  // the entries and referencing their inodes makes the entries stale (their
+  // inodes perhaps deleted): the references taken are given back and the
+  // entries read again, from the same offset, which names in both trees keep.
+  for (;;) {
+    const uint64_t swaps = ctx.ws->ContentSwaps();
+    // A rough count of what fits; the loop stops at the real limit.
+    auto entries = ctx.ws->ReadDirectory(ino, after, size / 32 + 1);
+    if (!entries.ok()) return (void)ReplyErr(req, ToErrno(entries.status()));
+    std::vector<InodeId> referenced;
+    bool swapped = false;
+    for (const DirEntry& d : *entries) {
+      if (d.offset > end) break;  // created after the listing started
+      struct stat st {};
+      st.st_ino = d.ino;
+      st.st_mode = d.type;
+      fuse_entry_param e{};
+      if (plus) {
+        auto a = ctx.ws->GetAttr(d.ino);
+        if (!a.ok()) continue;  // removed meanwhile
+        e.ino = d.ino;
+        e.attr_timeout = ctx.options.cache_timeout;
+        e.entry_timeout = ctx.options.cache_timeout;
+        FillStat(*a, &e.attr);
+        if (!ctx.ws->RefIfCurrent(d.ino, swaps)) {
+          swapped = true;
+          break;
+        }
+      }
+      if (!add(d.name.c_str(), st, kFirstEntryOffset + static_cast<off_t>(d.offset), &e)) {
+        if (plus) ctx.ws->Unref(d.ino, 1);
+        break;
+      }
+      if (plus) referenced.push_back(d.ino);
     }
-    if (!add(d.name.c_str(), st, kFirstEntryOffset + static_cast<off_t>(d.offset), &e)) break;
-    if (plus) ctx.ws->Ref(d.ino);
+    if (!swapped) break;
+    for (InodeId r : referenced) ctx.ws->Unref(r, 1);
+    used = used_by_dots;
   }
   fuse_reply_buf(req, buf.data(), used);
 }

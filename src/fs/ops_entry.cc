@@ -44,13 +44,17 @@ void FillStat(const Attr& a, struct stat* st) {
 }
 
 void ReplyEntry(fuse_req_t req, const Attr& a) {
+  Ctx(req).ws->Ref(a.ino);  // the kernel now holds one more lookup of this inode
+  ReplyReferencedEntry(req, a);
+}
+
+void ReplyReferencedEntry(fuse_req_t req, const Attr& a) {
   Context& ctx = Ctx(req);
   fuse_entry_param e{};
   e.ino = a.ino;
   e.attr_timeout = ctx.options.cache_timeout;
   e.entry_timeout = ctx.options.cache_timeout;
   FillStat(a, &e.attr);
-  ctx.ws->Ref(a.ino);  // the kernel now holds one more lookup of this inode
   if (fuse_reply_entry(req, &e) != 0) ctx.ws->Unref(a.ino, 1);  // the request was interrupted
 }
 
@@ -76,17 +80,27 @@ int64_t NowNs() {
 
 void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   OpScope scope(req, Op::kLookup);
-  auto a = Ctx(req).ws->Lookup(parent, name);
-  if (!a.ok() && a.status().errno_value() == ENOENT) {
-    // A negative entry: the kernel may remember the name is absent, since
-    // only this daemon can create it.
-    fuse_entry_param e{};
-    e.entry_timeout = Ctx(req).options.cache_timeout;
-    fuse_reply_entry(req, &e);
+  Workspace& ws = *Ctx(req).ws;
+  // A reset or rebase may replace the content between the lookup and the
+  // reference the answer needs: then the answer is of the old tree, its inode
+  // perhaps deleted, and the lookup is made again in the new one.
+  for (;;) {
+    const uint64_t swaps = ws.ContentSwaps();
+    auto a = ws.Lookup(parent, name);
+    if (!a.ok() && a.status().errno_value() == ENOENT) {
+      if (ws.ContentSwaps() != swaps) continue;
+      // A negative entry: the kernel may remember the name is absent, since
+      // only this daemon can create it.
+      fuse_entry_param e{};
+      e.entry_timeout = Ctx(req).options.cache_timeout;
+      fuse_reply_entry(req, &e);
+      return;
+    }
+    if (Failed(req, a)) return;
+    if (!ws.RefIfCurrent(a->ino, swaps)) continue;
+    ReplyReferencedEntry(req, *a);
     return;
   }
-  if (Failed(req, a)) return;
-  ReplyEntry(req, *a);
 }
 
 void OpForget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {

@@ -456,6 +456,13 @@ void SqliteWorkspace::Ref(InodeId ino) {
   refs_[ino]++;
 }
 
+bool SqliteWorkspace::RefIfCurrent(InodeId ino, uint64_t swaps) {
+  std::lock_guard lock(mu_);
+  if (content_swaps_.load(std::memory_order_relaxed) != swaps) return false;
+  refs_[ino]++;
+  return true;
+}
+
 void SqliteWorkspace::Unref(InodeId ino, uint64_t count) {
   std::lock_guard lock(mu_);
   auto it = refs_.find(ino);

@@ -83,6 +83,9 @@ Status SqliteWorkspace::PlaceKeptDirectories(const std::vector<std::pair<std::st
 
 Status SqliteWorkspace::ReplaceContent(const Hash& root, const RootMeta& meta, const Hash& base, bool differs,
                                        StaleCaches* stale) {
+  // Answers computed before this point and not yet referenced are stale
+  // (RefIfCurrent); one bump per attempt, as a rolled-back one costs only a retry.
+  content_swaps_.fetch_add(1, std::memory_order_release);
   auto tree = store_.GetTree(root);
   if (!tree.ok()) return AsEio(tree.status(), "reading tree " + root.ToHex());
   // The kernel's cached names: every name of an inode it holds (a positive

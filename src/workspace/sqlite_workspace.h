@@ -112,6 +112,8 @@ class SqliteWorkspace final : public Workspace {
 
   void Ref(InodeId ino) override;
   void Unref(InodeId ino, uint64_t count) override;
+  uint64_t ContentSwaps() override { return content_swaps_.load(std::memory_order_acquire); }
+  bool RefIfCurrent(InodeId ino, uint64_t swaps) override;
   std::vector<InodeId> HeldFiles() override;
 
  private:
@@ -241,6 +243,7 @@ class SqliteWorkspace final : public Workspace {
   std::mutex mu_;
   std::unique_ptr<NamespaceDb> db_;              // GUARDED_BY(mu_)
   std::unordered_map<InodeId, uint64_t> refs_;   // kernel references, GUARDED_BY(mu_)
+  std::atomic<uint64_t> content_swaps_{0};       // ReplaceContent calls; written under mu_
   // Data files to delete / cut to their inode's size after the next commit. GUARDED_BY(mu_)
   std::vector<InodeId> doomed_files_;
   std::unordered_set<InodeId> shrunk_files_;

@@ -169,5 +169,37 @@ TEST_F(SwapTest, AHeldDirectoryWhosePathIsNoDirectoryStaysUnnamed) {
   EXPECT_EQ(Errno(ws->Lookup(kRootInode, "y")), ENOENT);
 }
 
+// A lookup answered before a swap but referenced after it (the kernel's
+// reference is taken once the answer is ready) must not hand out an inode the
+// swap deleted: RefIfCurrent refuses it, and a lookup made again resolves in
+// the new tree. One referenced before the swap keeps its inode alive.
+TEST_F(SwapTest, AnAnswerFromBeforeASwapIsNotReferencedAfterIt) {
+  Hash base = Base();
+  Hash second = Second(base);
+  auto ws = CreateAndOpen(base);
+  ASSERT_TRUE(ws);
+  InodeId d = L(*ws, kRootInode, "d").ino;
+  ws->Ref(d);
+  const uint64_t before = ws->ContentSwaps();
+  Attr late = L(*ws, d, "f5");   // answered; its reference not taken yet
+  Attr early = L(*ws, d, "f6");
+  ASSERT_TRUE(ws->RefIfCurrent(early.ino, before));
+  ASSERT_TRUE(ws->Reset(ResetRequest{second, true}).ok());
+  EXPECT_NE(ws->ContentSwaps(), before);
+  EXPECT_FALSE(ws->RefIfCurrent(late.ino, before)) << "a reference to an inode of the old tree";
+  auto gone = ws->GetAttr(late.ino);
+  EXPECT_FALSE(gone.ok()) << "the swap deleted the inode nobody held";
+  const uint64_t now = ws->ContentSwaps();
+  Attr again = L(*ws, d, "f5");
+  EXPECT_TRUE(ws->RefIfCurrent(again.ino, now));
+  EXPECT_EQ(ReadAll(*ws, again.ino), "old 5");
+  auto kept = ws->GetAttr(early.ino);
+  ASSERT_TRUE(kept.ok()) << "a referenced inode outlives the swap";
+  EXPECT_EQ(kept->nlink, 0u);
+  ws->Unref(again.ino, 1);
+  ws->Unref(early.ino, 1);
+  ws->Unref(d, 1);
+}
+
 }  // namespace
 }  // namespace strata::workspace_testing

@@ -399,6 +399,15 @@ class Workspace {
   // that have no names.
   virtual void Ref(InodeId ino) = 0;
   virtual void Unref(InodeId ino, uint64_t count) = 0;
+  // How many times a hard reset or a rebase has replaced the content. An
+  // answer computed before a replacement may name an inode it deleted (one
+  // the kernel held no reference to): RefIfCurrent() takes the reference
+  // only if no replacement came between ContentSwaps() and it, so that the
+  // caller looks again instead of handing the kernel a dead inode. Once the
+  // reference is taken, a later replacement keeps the inode (unnamed) for as
+  // long as the kernel holds it.
+  virtual uint64_t ContentSwaps() = 0;
+  virtual bool RefIfCurrent(InodeId ino, uint64_t swaps) = 0;
   // The regular files the kernel holds references to: the only ones whose
   // pages it can cache, so the only ones that can hold data written through
   // a shared mapping (or the writeback cache) that has not reached Write()
