@@ -43,6 +43,13 @@ void SqliteWorkspace::WaitForCapture(std::unique_lock<std::mutex>& lock, InodeId
 Status SqliteWorkspace::CaptureFiles(CommitPlan& plan) {
   const Chunker chunker(store_.config().chunker);
   ZeroChunk zero(chunker, [](std::string_view data) { return ComputeObjectId(ObjectType::kChunk, data); });
+  // For messages: a user knows files by their paths, not by inode numbers.
+  auto path_of = [&plan](InodeId ino) -> std::string {
+    for (const auto& [dir_ino, d] : plan.dirs)
+      for (const CommitPlan::Entry& e : d.entries)
+        if (e.ino == ino && e.captured) return d.path.empty() ? e.entry.name : d.path + "/" + e.entry.name;
+    return "inode " + std::to_string(ino);
+  };
   for (;;) {
     InodeId ino = 0;
     {
@@ -83,7 +90,7 @@ Status SqliteWorkspace::CaptureFiles(CommitPlan& plan) {
       wanted_.erase(ino);
     }
     capture_cv_.notify_all();
-    if (!chunks.ok()) return AsEio(chunks.status(), "capturing inode " + std::to_string(ino));
+    if (!chunks.ok()) return AsEio(chunks.status(), "capturing " + path_of(ino));
     c.chunks = std::move(*chunks);
     plan.stats.bytes_hashed += hashed;
     plan.stats.files_captured++;
