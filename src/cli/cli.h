@@ -47,6 +47,9 @@ void PrintJson(const nlohmann::ordered_json& j);
 std::string ShortId(const Hash& h);
 std::string FormatTime(int64_t sec, uint32_t nsec);
 std::string DefaultAuthor();  // user@host
+// Waits up to timeout_ms for process pid to exit (a zombie has exited); true
+// when it has, or when there is no such process.
+bool WaitForProcessExit(int pid, int timeout_ms);
 
 // The workspace a daemon serves, found by its mountpoint or its name.
 struct MountedWorkspace {

@@ -26,11 +26,19 @@ Result<nlohmann::ordered_json> CommitWorkspace(Store& store, const CommitArgs& a
   if (target.mounted) {
     if (IsReadOnlyMount(target.name))
       return Status::InvalidArgument(target.mounted->mountpoint + " is a read-only mount: there is nothing to commit");
-    STRATA_RETURN_IF_ERROR(SyncMount(target.mounted->mountpoint));
     fs::DaemonRequest req;
     req.op = fs::DaemonRequest::Op::kCommit;
     req.commit = request;
-    return fs::ControlRequest(ControlSocketPath(store, target), req);
+    auto reply = AskDaemon(store, target, req, /*sync=*/true);
+    if (!reply.ok() && reply.status().code() == Status::Code::kUnavailable) {
+      // Killed while it served the commit, the daemon may have published it
+      // or not; the store is sound either way (a commit is whole or absent).
+      if (DaemonStoppedDuringRequest(reply.status()))
+        return Status::Unavailable("the daemon stopped during the commit; it may or may not have landed: see strata log; " +
+                                   RemountHint(target));
+      return Status::Unavailable(reply.status().message() + "; nothing was committed; " + RemountHint(target));
+    }
+    return reply;
   }
   if (IsReadOnlyMount(target.name)) return Status::InvalidArgument("'" + a.target + "' serves a read-only mount");
   auto ws = Workspace::Open(store, target.name);

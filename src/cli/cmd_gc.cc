@@ -64,6 +64,9 @@ int RunGc(Globals& g, const GcArgs& a) {
     j["bytes_copied"] = r.bytes_copied;
     j["pack_bytes_before"] = r.pack_bytes_before;
     j["pack_bytes_after"] = r.pack_bytes_after;
+    j["pack_bytes_removed"] = r.pack_bytes_removed;
+    j["pack_bytes_written"] = r.pack_bytes_written;
+    j["bytes_reclaimed"] = r.reclaimed();
     j["trees_read"] = r.trees_read;
     j["ms"] = {{"mark", r.mark_ms}, {"delete", r.delete_ms}, {"repack", r.repack_ms}, {"locked", r.locked_ms}};
     PrintJson(j);
@@ -78,10 +81,15 @@ int RunGc(Globals& g, const GcArgs& a) {
              r.objects_before, HumanBytes(r.bytes_deleted), r.roots);
   fmt::print("packs: {} before, {} removed, {} rewritten into {}, {} after ({} copied)\n", r.packs_before,
              r.packs_removed, r.packs_rewritten, r.packs_written, r.packs_after, HumanBytes(r.bytes_copied));
-  fmt::print("reclaimed {} ({} -> {} on disk) in {:.1f} s; writers were held back {:.0f} ms\n",
-             HumanBytes(r.pack_bytes_before - std::min(r.pack_bytes_before, r.pack_bytes_after)),
-             HumanBytes(r.pack_bytes_before), HumanBytes(r.pack_bytes_after),
+  // What gc removed less what it wrote: the packs on disk may also have
+  // grown by what commits and imports wrote meanwhile, which is said apart.
+  const uint64_t others = r.pack_bytes_after + r.pack_bytes_removed -
+                          std::min(r.pack_bytes_after + r.pack_bytes_removed, r.pack_bytes_before + r.pack_bytes_written);
+  fmt::print("reclaimed {} ({} of packs removed, {} written) in {:.1f} s; writers were held back {:.0f} ms\n",
+             HumanBytes(r.reclaimed()), HumanBytes(r.pack_bytes_removed), HumanBytes(r.pack_bytes_written),
              (r.mark_ms + r.delete_ms + r.repack_ms) / 1000, r.locked_ms);
+  fmt::print("packs on disk: {} -> {}{}\n", HumanBytes(r.pack_bytes_before), HumanBytes(r.pack_bytes_after),
+             others > 0 ? fmt::format(" ({} written by other commands while gc ran)", HumanBytes(others)) : "");
   return kExitOk;
 }
 

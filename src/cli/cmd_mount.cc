@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <malloc.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -69,11 +70,48 @@ Result<nlohmann::ordered_json> DaemonCounters(const Store& store, const std::str
 // a daemon that died: then the path answers ENOTCONN to everything).
 bool IsStrataMountpoint(const std::string& path) { return StrataMountSource(path).has_value(); }
 
-// A FUSE mount whose daemon is gone: the kernel answers ENOTCONN. statfs is
-// never served from a cache, unlike stat.
+// A FUSE mount whose daemon is gone. statfs is never served from a cache,
+// unlike stat: it reaches the daemon, or the kernel answers ENOTCONN once
+// the daemon's connection is aborted. A daemon that was killed and whose
+// process is still exiting answers nothing, so the statfs waits until the
+// process has closed its /dev/fuse, and then fails with ECONNABORTED: the
+// answer is "dead" or "alive", never "not yet" (a check of ENOTCONN alone
+// took a daemon killed an instant before for a live one).
 bool IsDeadMount(const std::string& path) {
   struct statfs st;
-  return ::statfs(path.c_str(), &st) != 0 && errno == ENOTCONN;
+  int rc;
+  while ((rc = ::statfs(path.c_str(), &st)) != 0 && errno == EINTR) {
+  }
+  return rc != 0 && (errno == ENOTCONN || errno == ECONNABORTED);
+}
+
+// Whether a process holds the workspace open (Workspace::Open keeps an
+// exclusive flock on its lock file while it is open).
+bool WorkspaceLocked(const Store& store, const std::string& name) {
+  int fd = ::open((StateDir(store, name) + "/lock").c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool locked = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);  // releases the probe's own lock at once
+  return locked;
+}
+
+// Whether the daemon that left `record` for workspace `name` still serves a
+// mount. Its process may outlive its mount by a moment (a killed daemon that
+// is still exiting, or one unmounted a moment ago): then it is waited for, so
+// that its lock on the workspace is free when this returns false.
+Result<bool> RecordedDaemonServes(const Store& store, const std::string& name, const MountRecord& record) {
+  std::optional<MountSource> source = MountSourceOf(record.mountpoint);
+  if (source && source->workspace == name) {
+    if (!IsDeadMount(record.mountpoint)) return true;
+    std::fprintf(stderr, "strata: %s was left by a daemon that stopped; detaching it\n", record.mountpoint.c_str());
+    DetachMount(record.mountpoint);
+  }
+  if (!WorkspaceLocked(store, name)) return false;  // the pid is another process's now
+  if (!WaitForProcessExit(record.pid, 30'000))
+    return Status::IOErrorWithMessage("the daemon (pid " + std::to_string(record.pid) + ") of workspace '" + name +
+                                          "' no longer serves " + record.mountpoint + " but has not exited",
+                                      EBUSY);
+  return false;
 }
 
 // Runs in the daemon: opens, mounts, reports readiness on ready_fd, serves.
@@ -223,8 +261,12 @@ int MountIn(Globals& g, const MountArgs& a) {
       if (!s.ok()) return Fail(s.WithContext("workspace '" + name + "' (choose another with --name)"));
       created = true;
     }
-    if (auto r = ReadMountRecord(**store, name))
-      return Fail(Status::InvalidArgument("workspace '" + name + "' is already mounted at " + r->mountpoint));
+    if (auto r = ReadMountRecord(**store, name)) {
+      auto serves = RecordedDaemonServes(**store, name, *r);
+      if (!serves.ok()) return Fail(serves.status());
+      if (*serves)
+        return Fail(Status::InvalidArgument("workspace '" + name + "' is already mounted at " + r->mountpoint));
+    }
   }
   // A workspace this command created and could not mount holds nothing yet:
   // it goes again, so that a failed mount leaves no trace.

@@ -38,15 +38,34 @@ Result<Hash> RebaseTarget(Store& store, const RebaseArgs& a, const WorkspaceTarg
   return Status::NotFound("no workspace '" + target.name + "'");
 }
 
+// The daemon stopped before or during the rebase. A rebase is installed in
+// one step, so the workspace holds the state from before or the rebased one:
+// its base tells which.
+Status DaemonStoppedInRebase(Store& store, const WorkspaceTarget& target, const Hash& onto, const Status& why) {
+  if (!DaemonStoppedDuringRequest(why))
+    return Status::Unavailable(why.message() + "; nothing was rebased; " + RemountHint(target));
+  auto info = StateAfterDaemonStopped(store, target);
+  if (!info.ok())
+    return Status::Unavailable("the daemon stopped during the rebase; the state of workspace '" + target.name +
+                               "' could not be read (" + info.status().message() + "); " + RemountHint(target));
+  const bool landed = info->base == onto;
+  return Status::Unavailable("the daemon stopped during the rebase; workspace '" + target.name + "' holds " +
+                             (landed ? "the rebased state (based on " + ShortId(onto) + ", its changes on top)"
+                                     : std::string("its state from before the rebase (nothing was changed)")) +
+                             "; " + RemountHint(target));
+}
+
 Result<nlohmann::ordered_json> RebaseWorkspace(Store& store, const RebaseArgs& a) {
   STRATA_ASSIGN_OR_RETURN(WorkspaceTarget target, ResolveWorkspace(store, a.target));
   if (IsReadOnlyMount(target.name))
     return Status::InvalidArgument("'" + a.target + "' serves a read-only mount: it has no changes to rebase");
   STRATA_ASSIGN_OR_RETURN(Hash onto, RebaseTarget(store, a, target));
   if (target.mounted) {
-    STRATA_RETURN_IF_ERROR(SyncMount(target.mounted->mountpoint));
-    return fs::ControlRequest(ControlSocketPath(store, target),
-                              fs::DaemonRequest{.op = fs::DaemonRequest::Op::kRebase, .target = onto});
+    auto reply = AskDaemon(store, target, fs::DaemonRequest{.op = fs::DaemonRequest::Op::kRebase, .target = onto},
+                           /*sync=*/true);
+    if (!reply.ok() && reply.status().code() == Status::Code::kUnavailable)
+      return DaemonStoppedInRebase(store, target, onto, reply.status());
+    return reply;
   }
   STRATA_ASSIGN_OR_RETURN(auto ws, Workspace::Open(store, target.name));
   STRATA_ASSIGN_OR_RETURN(RebaseOutcome out, ws->RebaseOnto(onto));

@@ -18,15 +18,37 @@ struct ResetArgs {
   bool hard = false;
 };
 
+// The daemon stopped before or during the reset. A reset is installed in one
+// step, so the workspace holds the state from before or the reset one: its
+// base (and for --hard, that no change is left) tells which.
+Status DaemonStoppedInReset(Store& store, const WorkspaceTarget& target, const ResetArgs& a, const Hash& commit,
+                            const Status& why) {
+  if (!DaemonStoppedDuringRequest(why))
+    return Status::Unavailable(why.message() + "; nothing was reset; " + RemountHint(target));
+  auto info = StateAfterDaemonStopped(store, target);
+  if (!info.ok())
+    return Status::Unavailable("the daemon stopped during the reset; the state of workspace '" + target.name +
+                               "' could not be read (" + info.status().message() + "); " + RemountHint(target));
+  const bool landed = info->base == commit && (!a.hard || info->changed_inodes == 0);
+  std::string state = !landed ? "its state from before the reset (nothing was changed)"
+                      : a.hard ? "the reset state (" + ShortId(commit) + " exactly)"
+                               : "the reset state (based on " + ShortId(commit) + ", its content kept)";
+  return Status::Unavailable("the daemon stopped during the reset; workspace '" + target.name + "' holds " + state +
+                             "; " + RemountHint(target));
+}
+
 Result<nlohmann::ordered_json> ResetWorkspace(Store& store, const ResetArgs& a, const Hash& commit) {
   STRATA_ASSIGN_OR_RETURN(WorkspaceTarget target, ResolveWorkspace(store, a.target));
   if (IsReadOnlyMount(target.name))
     return Status::InvalidArgument("'" + a.target + "' serves a read-only mount: it cannot be reset");
   if (target.mounted) {
     // Without --hard the content is kept: dirty pages must reach it first.
-    if (!a.hard) STRATA_RETURN_IF_ERROR(SyncMount(target.mounted->mountpoint));
-    return fs::ControlRequest(ControlSocketPath(store, target),
-                              fs::DaemonRequest{.op = fs::DaemonRequest::Op::kReset, .target = commit, .hard = a.hard});
+    auto reply = AskDaemon(store, target,
+                           fs::DaemonRequest{.op = fs::DaemonRequest::Op::kReset, .target = commit, .hard = a.hard},
+                           /*sync=*/!a.hard);
+    if (!reply.ok() && reply.status().code() == Status::Code::kUnavailable)
+      return DaemonStoppedInReset(store, target, a, commit, reply.status());
+    return reply;
   }
   STRATA_ASSIGN_OR_RETURN(auto ws, Workspace::Open(store, target.name));
   STRATA_ASSIGN_OR_RETURN(ResetOutcome out, ws->Reset(ResetRequest{commit, a.hard}));

@@ -1,7 +1,10 @@
 #include <fmt/format.h>
+#include <poll.h>
 #include <pwd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -42,7 +45,13 @@ std::optional<MountSource> MountSourceOf(const std::string& path) {
   if (path.empty()) return std::nullopt;
   std::error_code ec;
   std::string canonical = std::filesystem::canonical(path, ec).string();
-  if (ec) return std::nullopt;
+  if (ec) {
+    // A mount whose daemon has stopped answers ENOTCONN to the stat that
+    // canonical() makes: it is still found by its path as written.
+    canonical = std::filesystem::absolute(path, ec).lexically_normal().string();
+    if (ec) return std::nullopt;
+    if (canonical.size() > 1 && canonical.back() == '/') canonical.pop_back();
+  }
   auto text = StrataMountSource(canonical);
   return text ? ParseMountSource(*text) : std::nullopt;
 }
@@ -95,6 +104,20 @@ std::string DefaultAuthor() {
   char host[256] = "localhost";
   ::gethostname(host, sizeof(host) - 1);
   return user + "@" + host;
+}
+
+bool WaitForProcessExit(int pid, int timeout_ms) {
+  if (pid <= 0) return true;
+  // A pid file descriptor turns readable when the process has exited, which
+  // is after it closed its files (and so released its locks).
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return errno == ESRCH;
+  pollfd p{pidfd, POLLIN, 0};
+  int rc;
+  while ((rc = ::poll(&p, 1, timeout_ms)) < 0 && errno == EINTR) {
+  }
+  ::close(pidfd);
+  return rc > 0;
 }
 
 }  // namespace strata::cli

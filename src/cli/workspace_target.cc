@@ -15,19 +15,76 @@ bool WorkspaceExists(Store& store, const std::string& name) {
   return IsValidRefName(name) && ::access((Workspace::StateDir(store, name) + "/workspace.db").c_str(), F_OK) == 0;
 }
 
+namespace {
+
+// The errors of a FUSE mount whose daemon is gone: ENOTCONN once the kernel
+// has aborted the connection, ECONNABORTED for a request it aborted.
+bool DaemonGoneErrno(int err) { return err == ENOTCONN || err == ECONNABORTED; }
+
+}  // namespace
+
 Status SyncMount(const std::string& mountpoint) {
   int fd = ::open(mountpoint.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Status::IOError("opening " + mountpoint, errno);
-  int rc = ::syncfs(fd);
   int err = errno;
+  if (fd < 0 && DaemonGoneErrno(err))
+    return Status::Unavailable("the daemon serving " + mountpoint + " has stopped");
+  if (fd < 0) return Status::IOError("opening " + mountpoint, err);
+  int rc = ::syncfs(fd);
+  err = errno;
   ::close(fd);
+  if (rc != 0 && DaemonGoneErrno(err))
+    return Status::Unavailable("the daemon serving " + mountpoint + " has stopped");
   if (rc != 0) return Status::IOError("syncfs " + mountpoint, err);
   return Status::Ok();
+}
+
+Result<nlohmann::ordered_json> AskDaemon(Store& store, const WorkspaceTarget& target,
+                                         const fs::DaemonRequest& request, bool sync) {
+  const Status stopped_before = Status::Unavailable("the daemon serving " + target.mounted->mountpoint +
+                                                    " (workspace '" + target.name + "') has stopped");
+  if (sync) {
+    Status s = SyncMount(target.mounted->mountpoint);
+    if (s.code() == Status::Code::kUnavailable) return stopped_before;
+    STRATA_RETURN_IF_ERROR(s);
+  }
+  auto reply = fs::ControlRequest(ControlSocketPath(store, target), request);
+  if (!reply.ok() && reply.status().code() == Status::Code::kUnavailable && !DaemonStoppedDuringRequest(reply.status()))
+    return stopped_before;
+  return reply;
+}
+
+bool DaemonStoppedDuringRequest(const Status& status) {
+  return status.code() == Status::Code::kUnavailable && status.message() == fs::kDaemonStoppedMessage;
+}
+
+Result<WorkspaceInfo> StateAfterDaemonStopped(Store& store, const WorkspaceTarget& target) {
+  // The workspace is locked until the process has closed its files; its pid
+  // file descriptor turns readable once it has exited, which is after that.
+  if (target.mounted && !WaitForProcessExit(target.mounted->pid, 30'000))
+    return Status::IOErrorWithMessage("its process " + std::to_string(target.mounted->pid) + " did not exit within 30 s",
+                                      EBUSY);
+  STRATA_ASSIGN_OR_RETURN(auto ws, Workspace::Open(store, target.name));
+  return ws->Info();
+}
+
+std::string RemountHint(const WorkspaceTarget& target) {
+  return "mount it again: strata mount --workspace " + target.name +
+         (target.mounted ? " " + target.mounted->mountpoint : " MOUNTPOINT");
 }
 
 Result<WorkspaceTarget> ResolveWorkspace(Store& store, const std::string& mountpoint_or_name) {
   if (auto mounted = FindMountedWorkspace(store, mountpoint_or_name))
     return WorkspaceTarget{mounted->name, mounted};
+  // A strata mount no daemon serves any more: its source still names the
+  // workspace, which is as the daemon left it.
+  if (auto source = MountSourceOf(mountpoint_or_name)) {
+    if (IsReadOnlyMount(source->workspace))
+      return Status::Unavailable("the daemon serving the read-only mount " + mountpoint_or_name + " has stopped");
+    return Status::Unavailable("the daemon serving " + mountpoint_or_name + " (workspace '" + source->workspace +
+                               "') has stopped; nothing was done; the workspace holds what the daemon had "
+                               "acknowledged; mount it again: strata mount --workspace " + source->workspace + " " +
+                               mountpoint_or_name);
+  }
   if (!IsValidRefName(mountpoint_or_name))
     return Status::NotFound("'" + mountpoint_or_name + "' is neither a strata mount nor a workspace name");
   return WorkspaceTarget{mountpoint_or_name, std::nullopt};
@@ -58,9 +115,8 @@ std::string ControlSocketPath(Store& store, const WorkspaceTarget& target) {
 
 Result<WorkspaceSnapshot> SnapshotWorkspace(Store& store, const WorkspaceTarget& target) {
   if (target.mounted) {
-    STRATA_RETURN_IF_ERROR(SyncMount(target.mounted->mountpoint));
-    STRATA_ASSIGN_OR_RETURN(auto reply, fs::ControlRequest(ControlSocketPath(store, target),
-                                                         fs::DaemonRequest{.op = fs::DaemonRequest::Op::kSnapshot}));
+    STRATA_ASSIGN_OR_RETURN(auto reply, AskDaemon(store, target, fs::DaemonRequest{.op = fs::DaemonRequest::Op::kSnapshot},
+                                                  /*sync=*/true));
     return fs::SnapshotFromJson(reply);
   }
   STRATA_ASSIGN_OR_RETURN(auto ws, Workspace::Open(store, target.name));

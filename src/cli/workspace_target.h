@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "fs/control.h"
 #include "workspace/workspace.h"
 
 namespace strata::cli {
@@ -21,7 +22,8 @@ struct WorkspaceTarget {
 };
 
 // For commands whose argument is always a workspace (commit, reset, rebase):
-// a mountpoint or a name. NotFound when it is neither.
+// a mountpoint or a name. NotFound when it is neither; Unavailable, saying
+// so, when it is a strata mount whose daemon has stopped.
 Result<WorkspaceTarget> ResolveWorkspace(Store& store, const std::string& mountpoint_or_name);
 
 // For commands that also take revisions (diff): "ws:NAME", or the mountpoint
@@ -36,8 +38,25 @@ bool WorkspaceExists(Store& store, const std::string& name);
 // Workspaces of read-only mounts (cmd_mount.cc) hold no changes of anyone's.
 bool IsReadOnlyMount(const std::string& name);
 
-// syncfs on the mount: dirty pages (shared mappings, write-back cache) reach the daemon.
+// syncfs on the mount: dirty pages (shared mappings, write-back cache) reach
+// the daemon. Unavailable when the mount's daemon has stopped.
 Status SyncMount(const std::string& mountpoint);
+
+// The daemon serving a mounted target answers request (after SyncMount when
+// sync). Unavailable when it has stopped: with kDaemonStoppedMessage when it
+// stopped while serving the request (which may then have happened or not),
+// with another message when it had stopped before (nothing happened).
+Result<nlohmann::ordered_json> AskDaemon(Store& store, const WorkspaceTarget& target,
+                                         const fs::DaemonRequest& request, bool sync);
+// Whether status says the daemon stopped while it served the request.
+bool DaemonStoppedDuringRequest(const Status& status);
+
+// After the daemon serving target stopped: waits (a bounded time) for its
+// process to be gone, then opens the workspace as the next mount would
+// (recovery included) and returns what it holds.
+Result<WorkspaceInfo> StateAfterDaemonStopped(Store& store, const WorkspaceTarget& target);
+// "mount it again: strata mount --workspace NAME MOUNTPOINT".
+std::string RemountHint(const WorkspaceTarget& target);
 
 // The path of a mounted workspace's control socket.
 std::string ControlSocketPath(Store& store, const WorkspaceTarget& target);

@@ -126,6 +126,9 @@ Result<nlohmann::ordered_json> ControlRequest(const std::string& socket_path, co
   if (addr.error() != 0 || ::connect(fd, addr.get(), addr.size()) != 0) {
     int err = addr.error() != 0 ? addr.error() : errno;
     ::close(fd);
+    // A socket file nobody listens on is what a killed daemon leaves.
+    if (err == ECONNREFUSED || err == ENOENT)
+      return Status::Unavailable("no daemon answers on " + socket_path + " (it has stopped)");
     return Status::IOError("reaching the daemon (" + socket_path + ")", err);
   }
   std::string reply;
@@ -136,7 +139,16 @@ Result<nlohmann::ordered_json> ControlRequest(const std::string& socket_path, co
       if (n > 0) reply.append(buf, static_cast<size_t>(n));
   }
   ::close(fd);
-  return DecodeControlReply(request.op, reply);
+  return DecodeControlReplyOrStop(request.op, reply);
+}
+
+Result<nlohmann::ordered_json> DecodeControlReplyOrStop(DaemonRequest::Op op, std::string_view reply) {
+  // The daemon ends every reply with a newline before it closes the
+  // connection: without one, it stopped (was killed) while serving the
+  // request. That says nothing about the store, so it is no Corruption.
+  if (!reply.ends_with('\n')) return Status::Unavailable(kDaemonStoppedMessage);
+  reply.remove_suffix(1);
+  return DecodeControlReply(op, reply);
 }
 
 namespace {
@@ -293,6 +305,7 @@ Result<nlohmann::ordered_json> DecodeControlReply(DaemonRequest::Op op, std::str
     std::string code = String(j, "code") ? j["code"].get<std::string>() : "failed";
     if (code == "conflict") return Status::Conflict(msg);
     if (code == "invalid") return Status::InvalidArgument(msg);
+    if (code == "damaged") return Status::Corruption(msg);
     return Status::IOErrorWithMessage(msg, EIO);
   }
   if (!ReplyReadable(op, j)) return Status::Corruption("the daemon's reply is not what this strata reads");
@@ -417,8 +430,9 @@ Result<WorkspaceSnapshot> SnapshotFromJson(const nlohmann::ordered_json& j) {
 }
 
 nlohmann::ordered_json ErrorReplyJson(const Status& s) {
-  const char* code = s.IsConflict() ? "conflict"
+  const char* code = s.IsConflict()                               ? "conflict"
                      : s.code() == Status::Code::kInvalidArgument ? "invalid"
+                     : s.IsCorruption()                           ? "damaged"
                                                                   : "failed";
   return {{"error", s.message()}, {"code", code}};
 }

@@ -14,7 +14,8 @@
 //   {"op": "rebase", "commit": HEX}       → RebaseReplyJson(...); after a rebase that
 //                                             replaced the content, the kernel's stale
 //                                             caches are invalidated first
-// Any failure is {"error": message, "code": "conflict" | "invalid" | "failed"}.
+// Any failure is {"error": message, "code": "conflict" | "invalid" | "damaged" | "failed"}
+// ("damaged": the store's data is, and the command exits as for damage).
 // Requests are served one at a time, in the order they arrive.
 #pragma once
 
@@ -53,6 +54,13 @@ Result<DaemonRequest> DecodeDaemonRequest(std::string_view line);
 // reply comes back as a Status (Conflict for "conflict", InvalidArgument for
 // "invalid").
 Result<nlohmann::ordered_json> DecodeControlReply(DaemonRequest::Op op, std::string_view reply);
+// What ControlRequest does with the bytes it read until the daemon closed the
+// connection: a reply is complete only with its final newline. Without it
+// (nothing at all, or a part) the daemon stopped while serving the request:
+// Unavailable with kDaemonStoppedMessage, whatever the request may have done
+// before. Otherwise DecodeControlReply of the line.
+Result<nlohmann::ordered_json> DecodeControlReplyOrStop(DaemonRequest::Op op, std::string_view reply);
+inline constexpr const char* kDaemonStoppedMessage = "the daemon stopped before it answered";
 
 class ControlSocket {
  public:
@@ -75,6 +83,9 @@ class ControlSocket {
 
 // Client side: sends request to the daemon at socket_path and returns its
 // reply; a reply carrying "error" comes back as a Status (Conflict for "conflict").
+// Unavailable when no daemon listens there any more, or when the daemon
+// stopped before its reply was complete (DecodeControlReplyOrStop): the caller
+// then says what the request may have done.
 Result<nlohmann::ordered_json> ControlRequest(const std::string& socket_path, const DaemonRequest& request);
 
 class OpStats;

@@ -20,8 +20,10 @@ Status ApplyRootMeta(const RootMeta& meta, const std::string& dest, bool privile
   if (privileged && ::fchown(fd, meta.uid, meta.gid) != 0) s = Status::IOError("chown " + dest, errno);
   for (const auto& [name, value] : meta.xattrs) {
     if (!s.ok()) break;
-    if (::fsetxattr(fd, name.c_str(), value.data(), value.size(), 0) != 0)
-      s = Status::IOError("setting xattr " + name + " on " + dest, errno);
+    if (::fsetxattr(fd, name.c_str(), value.data(), value.size(), 0) != 0) {
+      const int err = errno;
+      s = Status::IOErrorWithMessage(XattrRefusal(dest, name, value.size(), dest, err), err);
+    }
   }
   // A destination made beforehand may carry ACLs the commit's top directory has not.
   for (const char* acl : {"system.posix_acl_access", "system.posix_acl_default"}) {
@@ -41,8 +43,11 @@ Status ApplyRootMeta(const RootMeta& meta, const std::string& dest, bool privile
 
 Result<ExportStats> ExportCommit(Store& store, const Commit& commit, const std::string& dest,
                                  const ExportOptions& options, Progress* progress) {
+  struct stat st;
+  const bool existed = ::lstat(dest.c_str(), &st) == 0;
   STRATA_ASSIGN_OR_RETURN(ExportStats stats, ExportTree(store, commit.root, dest, options, progress));
-  STRATA_RETURN_IF_ERROR(ApplyRootMeta(commit.root_meta, dest, options.privileged));
+  if (Status s = ApplyRootMeta(commit.root_meta, dest, options.privileged); !s.ok())
+    return RemovePartialExport(dest, !existed, s);
   return stats;
 }
 

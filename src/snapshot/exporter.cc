@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -74,9 +75,9 @@ Result<std::vector<std::string_view>> SplitLinkTarget(std::string_view target) {
 // Opens dest for the export, creating it (0700) when missing. It must be a real
 // directory (not a symlink to one) and empty, so an export never mixes with or
 // overwrites anything.
-Result<UniqueFd> OpenEmptyDest(const std::string& dest) {
-  if (::mkdir(dest.c_str(), 0700) != 0 && errno != EEXIST)
-    return Status::IOError("cannot create " + dest, errno);
+Result<UniqueFd> OpenEmptyDest(const std::string& dest, bool* created) {
+  *created = ::mkdir(dest.c_str(), 0700) == 0;
+  if (!*created && errno != EEXIST) return Status::IOError("cannot create " + dest, errno);
   UniqueFd fd(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd.valid()) {
     if (errno == ENOTDIR || errno == ELOOP)
@@ -133,7 +134,7 @@ class Exporter {
   Status FinishAt(int dir_fd, const TreeEntry& e, const std::string& rel, bool set_mode);
   // Handles a failed setxattr: without privileges, trusted.* and security.*
   // attributes are skipped (counted once per entry); anything else is an error.
-  Status XattrFailed(const std::string& name, const std::string& rel, bool* skipped);
+  Status XattrFailed(const std::string& name, size_t size, const std::string& rel, bool* skipped);
 
   std::string Display(const std::string& rel) const { return rel.empty() ? dest_ : dest_ + "/" + rel; }
   Status OsError(const std::string& what, const std::string& rel) const {
@@ -315,13 +316,14 @@ Status Exporter::ExportSpecial(int dir_fd, const TreeEntry& e, const std::string
   return FinishAt(dir_fd, e, rel, /*set_mode=*/true);
 }
 
-Status Exporter::XattrFailed(const std::string& name, const std::string& rel, bool* skipped) {
+Status Exporter::XattrFailed(const std::string& name, size_t size, const std::string& rel, bool* skipped) {
   if (errno == EPERM && !options_.privileged && IsPrivilegedXattr(name)) {
     if (!*skipped) stats_.skipped++;
     *skipped = true;
     return Status::Ok();
   }
-  return OsError("cannot set xattr " + name + " on", rel);
+  const int err = errno;
+  return Status::IOErrorWithMessage(XattrRefusal(dest_, name, size, Display(rel), err), err);
 }
 
 Status Exporter::FinishFd(int fd, const TreeEntry& e, const std::string& rel) {
@@ -329,7 +331,7 @@ Status Exporter::FinishFd(int fd, const TreeEntry& e, const std::string& rel) {
   bool skipped = false;
   for (const auto& [name, value] : e.xattrs) {
     if (::fsetxattr(fd, name.c_str(), value.data(), value.size(), 0) != 0)
-      STRATA_RETURN_IF_ERROR(XattrFailed(name, rel, &skipped));
+      STRATA_RETURN_IF_ERROR(XattrFailed(name, value.size(), rel, &skipped));
   }
   if (!DropInheritedAcls(e.xattrs, e.kind == EntryKind::kDirectory,
                          [fd](const char* name) { return ::fremovexattr(fd, name); }))
@@ -351,7 +353,7 @@ Status Exporter::FinishAt(int dir_fd, const TreeEntry& e, const std::string& rel
   bool skipped = false;
   for (const auto& [xname, value] : e.xattrs) {
     if (::lsetxattr(proc_path.c_str(), xname.c_str(), value.data(), value.size(), 0) != 0)
-      STRATA_RETURN_IF_ERROR(XattrFailed(xname, rel, &skipped));
+      STRATA_RETURN_IF_ERROR(XattrFailed(xname, value.size(), rel, &skipped));
   }
   // Symlinks have no ACLs; special files may have inherited some.
   if (set_mode && !DropInheritedAcls(e.xattrs, false, [&](const char* xname) {
@@ -366,7 +368,75 @@ Status Exporter::FinishAt(int dir_fd, const TreeEntry& e, const std::string& rel
   return Status::Ok();
 }
 
+// Removes everything inside the directory dir_fd, never following a symlink.
+// Directories are made 0700 first: the export may have given one a mode that
+// forbids removing its entries.
+Status RemoveContents(int dir_fd, const std::string& display) {
+  (void)::fchmod(dir_fd, 0700);
+  int list_fd = ::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+  DIR* dir = list_fd < 0 ? nullptr : ::fdopendir(list_fd);
+  if (dir == nullptr) {
+    int err = errno;
+    if (list_fd >= 0) ::close(list_fd);
+    return Status::IOError("cannot list " + display, err);
+  }
+  std::vector<std::string> names;
+  while (const dirent* d = ::readdir(dir)) {
+    std::string_view name = d->d_name;
+    if (name != "." && name != "..") names.emplace_back(name);
+  }
+  ::closedir(dir);
+  for (const std::string& name : names) {
+    const std::string path = display + "/" + name;
+    struct stat st;
+    if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return Status::IOError("cannot stat " + path, errno);
+    if (S_ISDIR(st.st_mode)) {
+      UniqueFd sub(::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!sub.valid()) return Status::IOError("cannot open " + path, errno);
+      STRATA_RETURN_IF_ERROR(RemoveContents(sub.get(), path));
+    }
+    if (::unlinkat(dir_fd, name.c_str(), S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) != 0)
+      return Status::IOError("cannot remove " + path, errno);
+  }
+  return Status::Ok();
+}
+
+// status with "; note" after its message; code and errno unchanged.
+Status WithNote(const Status& status, const std::string& note) {
+  const std::string msg = status.message() + "; " + note;
+  switch (status.code()) {
+    case Status::Code::kCorruption: return Status::Corruption(msg);
+    case Status::Code::kNotFound: return Status::NotFound(msg);
+    case Status::Code::kInvalidArgument: return Status::InvalidArgument(msg);
+    case Status::Code::kIOError: return Status::IOErrorWithMessage(msg, status.errno_value());
+    default: return status.WithContext(note);
+  }
+}
+
 }  // namespace
+
+std::string XattrRefusal(const std::string& dest, const std::string& name, size_t size, const std::string& path,
+                         int err) {
+  std::string why;
+  if (err == ENOSPC || err == E2BIG || err == ERANGE)
+    why = "; the file system of " + dest +
+          " holds less than that for one file (ext4 without the ea_inode feature holds about one block of "
+          "xattrs per file)";
+  else if (err == ENOTSUP)
+    why = "; the file system of " + dest + " does not support this kind of xattr";
+  return "the target refused xattr " + name + " (" + std::to_string(size) + " bytes) of " + path + ": " +
+         std::strerror(err) + why;
+}
+
+Status RemovePartialExport(const std::string& dest, bool remove_dest, const Status& failure) {
+  UniqueFd fd(::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  Status removed = fd.valid() ? RemoveContents(fd.get(), dest) : Status::IOError("cannot open " + dest, errno);
+  fd = UniqueFd();
+  if (removed.ok() && remove_dest && ::rmdir(dest.c_str()) != 0)
+    removed = Status::IOError("cannot remove " + dest, errno);
+  return WithNote(failure, removed.ok() ? "nothing was left in " + dest
+                                         : "a partial tree is left in " + dest + " (" + removed.message() + ")");
+}
 
 Result<ExportStats> ExportTree(Store& store, const Hash& root, const std::string& dest,
                                const ExportOptions& options, Progress* progress) {
@@ -375,9 +445,15 @@ Result<ExportStats> ExportTree(Store& store, const Hash& root, const std::string
   if (!tree.ok()) return tree.status().WithContext("exporting tree " + root.ToHex());
   std::string display = dest;
   while (display.size() > 1 && display.back() == '/') display.pop_back();
-  STRATA_ASSIGN_OR_RETURN(UniqueFd root_fd, OpenEmptyDest(dest));
+  bool created = false;
+  STRATA_ASSIGN_OR_RETURN(UniqueFd root_fd, OpenEmptyDest(dest, &created));
   Exporter exporter(store, options, progress, display, root_fd.get());
-  STRATA_RETURN_IF_ERROR(exporter.ExportTreeInto(root_fd.get(), *tree, ""));
+  // An export is all or nothing: what a failed one wrote is removed again,
+  // so that a half-written tree is never taken for the commit.
+  if (Status s = exporter.ExportTreeInto(root_fd.get(), *tree, ""); !s.ok()) {
+    root_fd = UniqueFd();
+    return RemovePartialExport(display, created, s);
+  }
   return exporter.stats();
 }
 

@@ -33,7 +33,9 @@ struct ExportStats {
   uint64_t skipped = 0;  // entries that need privileges the caller lacks
 };
 
-// Writes the tree `root` into dest, which must not exist or be an empty directory.
+// Writes the tree `root` into dest, which must not exist or be an empty
+// directory. All or nothing: when it fails, what it wrote is removed again
+// (and dest too, if it created it), and the error says so.
 Result<ExportStats> ExportTree(Store& store, const Hash& root, const std::string& dest,
                                const ExportOptions& options, Progress* progress);
 
@@ -41,8 +43,19 @@ Result<ExportStats> ExportTree(Store& store, const Hash& root, const std::string
 
 namespace strata {
 
+// After a failed export into dest: removes everything in dest (and dest itself
+// when remove_dest), never following a symlink, and returns `failure` saying
+// that nothing was left, or what could not be removed.
+Status RemovePartialExport(const std::string& dest, bool remove_dest, const Status& failure);
+
+// The message for an xattr the export's target refused (errno err): which
+// attribute, its size, which file, and why a file system refuses that.
+std::string XattrRefusal(const std::string& dest, const std::string& name, size_t size, const std::string& path,
+                         int err);
+
 // Exports a whole commit: its tree, then the metadata of the top directory
-// (mode, owner when privileged, xattrs, mtime) onto dest itself.
+// (mode, owner when privileged, xattrs, mtime) onto dest itself. All or
+// nothing, as ExportTree.
 Result<ExportStats> ExportCommit(Store& store, const Commit& commit, const std::string& dest,
                                  const ExportOptions& options, Progress* progress);
 

@@ -111,6 +111,7 @@ class Collector {
     for (const PackUsage& p : usage) {
       if (p.live_objects == 0) {
         empty.push_back(p.name);
+        report_.pack_bytes_removed += p.size;
       } else if (static_cast<double>(p.live_bytes) < options_.repack_threshold * static_cast<double>(p.size)) {
         if (batches.empty() || batch_bytes + p.live_bytes > store_.config().pack_size) {
           batches.emplace_back();
@@ -149,11 +150,13 @@ class Collector {
         if (options_.progress) options_.progress->Add(0, stored.size());
       }
       old.push_back(p->name);
+      report_.pack_bytes_removed += p->size;
     }
     STRATA_ASSIGN_OR_RETURN(SealedPack sealed, writer->Finish());
     STRATA_RETURN_IF_ERROR(Swap(NewPack{sealed.name, sealed.size, sealed.entries}, old, sealed.local_path));
     report_.packs_rewritten += old.size();
     report_.packs_written++;
+    report_.pack_bytes_written += sealed.size;
     return Status::Ok();
   }
 

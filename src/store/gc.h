@@ -23,6 +23,8 @@
 // disk, is indexed again by the next Store::Open and collected by the next gc.
 #pragma once
 
+#include <algorithm>
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -55,7 +57,14 @@ struct GcReport {
   uint64_t packs_rewritten = 0; // their live objects copied, then removed
   uint64_t packs_written = 0;
   uint64_t bytes_copied = 0;    // stored bytes moved into new packs
+  // The size of all packs at the start and at the end. Commits and imports
+  // may add packs while gc runs, so the difference is not what gc freed:
   uint64_t pack_bytes_before = 0, pack_bytes_after = 0;
+  // gc's own work: the size of the packs it removed (whole or rewritten) and
+  // of the packs it wrote in their place.
+  uint64_t pack_bytes_removed = 0, pack_bytes_written = 0;
+  // What gc itself gave back to the disk.
+  uint64_t reclaimed() const { return pack_bytes_removed - std::min(pack_bytes_removed, pack_bytes_written); }
   uint64_t trees_read = 0;
   double mark_ms = 0, delete_ms = 0, repack_ms = 0;
   double locked_ms = 0;  // total time the exclusive lock was held (writers waited)

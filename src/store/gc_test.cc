@@ -155,6 +155,34 @@ TEST_F(GcTest, ExtraRootsAreKeptAndDryRunChangesNothing) {
   EXPECT_NE(ReadHistory(*store_, kept).find("f="), std::string::npos);
 }
 
+// A commit that lands while gc runs makes the packs on disk grow; what gc
+// reports as reclaimed is what it removed less what it wrote, never the
+// difference of the totals (which said "reclaimed 0 B" then).
+TEST_F(GcTest, ReclaimedIsGcsOwnWorkWhileACommitAddsAPack) {
+  Hash dropped = CommitOnBranch("b", {{"g", Data(7)}, {"h", Data(8)}});
+  ASSERT_TRUE(store_->DeleteRef("b", dropped).ok());
+  auto packs = store_->index()->ListPacks();
+  ASSERT_TRUE(packs.ok());
+  ASSERT_EQ(packs->size(), 1u);  // b's pack, wholly garbage now
+  const uint64_t dead_pack = packs->begin()->second;
+
+  int calls = 0;
+  GcOptions options;
+  options.extra_roots = [&]() -> Result<std::vector<RootSet>> {
+    // The first marking runs before gc locks writers out: a commit lands then.
+    if (calls++ == 0) CommitOnBranch("c", {{"big", Data(9, 200000)}});
+    return std::vector<RootSet>{};
+  };
+  auto report = CollectGarbage(*store_, options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_GT(report->pack_bytes_after, report->pack_bytes_before);  // the disk holds more than before
+  EXPECT_EQ(report->pack_bytes_removed, dead_pack);
+  EXPECT_EQ(report->pack_bytes_written, 0u);
+  EXPECT_EQ(report->reclaimed(), dead_pack);
+  EXPECT_TRUE(store_->GetRef("c")->has_value());
+  ExpectFsckClean();
+}
+
 TEST_F(GcTest, RewritesMostlyDeadPacksAndReadersFollow) {
   std::map<std::string, std::string> live, dead;
   for (int i = 0; i < 20; i++) {

@@ -169,7 +169,14 @@ Result<std::unique_ptr<Index>> Index::Open(const std::string& path, bool create)
   }
   std::unique_ptr<Index> index(new Index(db));
   sqlite3_busy_timeout(db, 30000);
-  STRATA_RETURN_IF_ERROR(index->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"));
+  if (Status s = index->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"); !s.ok()) {
+    // SQLite reads the file only now: garbage there is a damaged store, as
+    // a missing index is (Store::Open), not an I/O error.
+    const int code = sqlite3_errcode(db) & 0xff;
+    if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT)
+      return Status::Corruption("index " + path + " is damaged: " + sqlite3_errmsg(db));
+    return s;
+  }
   if (create) {
     STRATA_RETURN_IF_ERROR(index->Exec(kSchema));
     Stmt st(db, "INSERT OR IGNORE INTO meta(key, value) VALUES('schema_version', ?)");

@@ -113,8 +113,12 @@ void ChunkCache::RunFetch(Store& store, const Hash& id, const std::shared_ptr<Fe
   if (got.ok()) {
     data = std::make_shared<const Buffer>(std::move(got).value());
   } else {
-    // Whatever went wrong in the store, a reader of the file sees EIO.
-    status = Status::IOError("reading chunk " + id.ToHex() + ": " + got.status().message(), EIO);
+    // Whatever went wrong in the store, a reader of the file sees EIO (the
+    // file system answers damage with EIO too); damage stays damage, so that
+    // a commit that must read the chunk says so (exit 3), with the cause
+    // alone after it rather than strerror(EIO) as well.
+    const std::string what = "reading chunk " + id.ToHex() + ": " + got.status().message();
+    status = got.status().IsCorruption() ? Status::Corruption(what) : Status::IOErrorWithMessage(what, EIO);
   }
 
   std::lock_guard lock(mu_);

@@ -28,8 +28,12 @@ int64_t NowNs() {
 }
 
 Status AsEio(const Status& s, const std::string& context) {
-  if (s.code() == Status::Code::kIOError && s.errno_value() == EIO) return s.WithContext(context);
-  return Status::IOError(context + ": " + s.message(), EIO);
+  // Damage stays damage (the file system answers it with EIO all the same),
+  // and the message keeps the cause alone: IOError would append
+  // strerror(EIO) after it ("No space left on device: Input/output error").
+  if ((s.code() == Status::Code::kIOError && s.errno_value() == EIO) || s.IsCorruption())
+    return s.WithContext(context);
+  return Status::IOErrorWithMessage(context + ": " + s.message(), EIO);
 }
 
 std::string& BootIdOverride() {

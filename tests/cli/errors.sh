@@ -144,6 +144,19 @@ expect_fail "$STRATA_BIN" --store "$WORK/broken" log
 [[ $RC == 1 || $RC == 3 ]] || { _show_last; fail "a broken config.json: exit $RC, want 1 (or 3, damage)"; }
 expect_stderr_matches 'config'
 
+step "a missing and a garbage index.db are both damage (exit 3), said alike"
+cp -a "$STORE" "$WORK/no-index"
+rm "$WORK/no-index/index.db"
+cp -a "$STORE" "$WORK/bad-index"
+head -c 8192 /dev/urandom >"$WORK/bad-index/index.db"
+rm -f "$WORK/bad-index/index.db-wal" "$WORK/bad-index/index.db-shm"
+for broken in no-index bad-index; do
+  for cmd in log verify fsck; do
+    expect_exit 3 "$STRATA_BIN" --store "$WORK/$broken" "$cmd"
+    expect_stderr_matches 'index.*(is )?damaged|damaged.*index' "$broken: says the index is damaged"
+  done
+done
+
 step "two imports racing for one new branch: no lost update, the loser exits 4"
 RACE="$WORK/race"
 mkdir "$RACE"

@@ -61,3 +61,44 @@ for name in sys.stdin.read().split():
 print(bad)' "$MP")
 (( bad == 0 )) || fail "$bad of $acked fsynced files were lost or damaged"
 expect_ok strata umount "$MP"
+
+step "kill -9 and mount again at once, ten times: the dead mount is detached every time"
+for i in $(seq 10); do
+  expect_ok strata mount --workspace crashme "$MP"
+  python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+os.write(fd, sys.argv[2].encode()); os.fsync(fd); os.close(fd)' "$MP/round-$i" "round $i"
+  kill -9 "$(awk 'NR==1' "$STORE/workspaces/crashme/mounted")"
+  expect_ok strata mount --workspace crashme "$MP"
+  [[ $(cat "$MP/round-$i") == "round $i" ]] || fail "round $i: the file fsynced before the kill is not there"
+  kill -9 "$(awk 'NR==1' "$STORE/workspaces/crashme/mounted")"
+done
+expect_ok strata mount --workspace crashme "$MP"
+expect_ok strata umount "$MP"
+
+# The race itself, made certain: the daemon is stopped (SIGSTOP), so that the
+# new mount's statfs waits for an answer, and is killed only then; the kernel
+# aborts the waiting request (ECONNABORTED), as it does for a statfs that
+# reaches a killed daemon still exiting. That is a dead daemon, not a live one.
+step "a mount whose statfs waited on the daemon while it was killed detaches it, five times"
+expect_ok strata mount --workspace crashme "$MP"
+for i in $(seq 5); do
+  pid=$(awk 'NR==1' "$STORE/workspaces/crashme/mounted")
+  kill -STOP "$pid"
+  "$STRATA_BIN" --store "$STORE" mount --workspace crashme "$MP" >"$WORK/race.out" 2>"$WORK/race.err" &
+  mounter=$!
+  waited=""
+  for _ in $(seq 500); do
+    waited=$(cat "/proc/$mounter/wchan" 2>/dev/null || true)
+    [[ $waited == request_wait_answer || $waited == *fuse* ]] && break
+    sleep 0.01
+  done
+  [[ $waited == request_wait_answer || $waited == *fuse* ]] ||
+    fail "round $i: the new mount never waited on the stopped daemon (wchan '$waited')"
+  kill -9 "$pid"
+  rc=0
+  wait "$mounter" || rc=$?
+  (( rc == 0 )) || fail "round $i: mounting while the old daemon was being killed exited $rc: $(cat "$WORK/race.err")"
+  [[ $(cat "$MP/round-10") == "round 10" ]] || fail "round $i: a file fsynced before is not there"
+done
+expect_ok strata umount "$MP"
