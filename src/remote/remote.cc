@@ -132,7 +132,8 @@ Result<std::unique_ptr<Store>> OpenRemoteStore(const std::string& store_path, co
   STRATA_ASSIGN_OR_RETURN(auto client, Connect(spec));
   const std::string dir = RemoteDir(store_path, name);
   auto backend = [&](Env* env, const std::string&, Index*) -> Result<std::unique_ptr<Backend>> {
-    STRATA_ASSIGN_OR_RETURN(auto cache, BlockCache::Open(env, dir + "/cache", spec.cache_bytes));
+    // env is confined to the store; the cache lies beside it.
+    STRATA_ASSIGN_OR_RETURN(auto cache, BlockCache::Open(Env::Default(), dir + "/cache", spec.cache_bytes));
     return std::unique_ptr<Backend>(std::make_unique<S3Backend>(env, client, std::move(cache)));
   };
   auto store = Store::Open(dir + "/store", Env::Default(), backend);
