@@ -109,4 +109,12 @@ Status CheckTrustedDirInside(const std::string& root, const std::string& rel, st
   return CheckTrustedDir(dir.get(), shown, what, root);
 }
 
+Status CheckNoLinkInside(const std::string& root, const std::string& rel) {
+  UniqueFd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!root_fd.valid()) return Status::IOError("opening " + root, errno);
+  auto file = OpenBeneath(root_fd.get(), rel, O_PATH, 0, root + "/" + rel);
+  if (!file.ok() && file.status().IsNotFound()) return Status::Ok();
+  return file.status();
+}
+
 }  // namespace strata

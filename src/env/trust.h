@@ -32,6 +32,10 @@ Status CheckTrustedDir(int fd, const std::string& shown, std::string_view what, 
 // a link on the way is refused too.
 Status CheckTrustedDirInside(const std::string& root, const std::string& rel, std::string_view what);
 
+// Refuses root/rel if it, or any directory on the way from root, is a link;
+// a missing file is fine. For files that others open by path (SQLite).
+Status CheckNoLinkInside(const std::string& root, const std::string& rel);
+
 // Whether the user listed `canonical_path` (or "*") as trusted.
 bool IsTrustedByUser(const std::string& canonical_path);
 

@@ -509,6 +509,7 @@ std::string Workspace::StateDir(const Store& store, const std::string& name) {
 Status Workspace::CheckStateDir(const Store& store, const std::string& name) {
   const std::string rel = "workspaces/" + EncodeName(name);
   STRATA_RETURN_IF_ERROR(CheckTrustedDirInside(store.path(), rel, "workspace"));
+  STRATA_RETURN_IF_ERROR(CheckNoLinkInside(store.path(), rel + "/workspace.db"));
   return CheckTrustedDirInside(store.path(), rel + "/data", "workspace");
 }
 
