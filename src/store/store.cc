@@ -162,7 +162,12 @@ void Store::EndWrite() {
   // together (pack_merge.h). Best effort: a merge that cannot run now (gc or
   // another writer holds the locks) or fails leaves the store as it was, and
   // a failure that matters (a damaged pack) is what verify and gc report.
-  if (merge_small_packs_.load()) (void)MergeSmallPacks(*this);
+  // The merged packs are gone: their handles here are closed at once (other
+  // processes notice the gc generation within a second).
+  if (merge_small_packs_.load()) {
+    auto merged = MergeSmallPacks(*this);
+    if (merged.ok() && *merged > 0) packs_->Clear();
+  }
 }
 
 void Store::ForgetKnownIds() {
