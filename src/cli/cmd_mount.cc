@@ -29,6 +29,7 @@
 #include "remote/remote.h"
 #include "store/revision.h"
 #include "util/progress.h"
+#include "util/unique_fd.h"
 #include "workspace/workspace.h"
 
 namespace strata::cli {
@@ -158,8 +159,9 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
   if (!server.ok()) return fail(server.status());
   const std::string record = options.state_dir + "/mounted";
   {
-    std::ofstream out(record, std::ios::trunc);
-    out << ::getpid() << "\n" << mountpoint << "\n";
+    // O_NOFOLLOW: a link planted as the record must not be written through.
+    UniqueFd out(::open(record.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (out.valid()) ::dprintf(out.get(), "%d\n%s\n", static_cast<int>(::getpid()), mountpoint.c_str());
   }
   report("ready");
   *ready = true;
@@ -292,10 +294,11 @@ int MountIn(Globals& g, const MountArgs& a) {
     std::string log = "/dev/null";
     {
       auto store = OpenStore(g);  // closed again: Serve opens the store the daemon keeps
-      if (store.ok()) log = StateDir(**store, name) + "/daemon.log";
+      // Not into a state directory that is a link or someone else's.
+      if (store.ok() && Workspace::CheckStateDir(**store, name).ok()) log = StateDir(**store, name) + "/daemon.log";
     }
     int devnull = ::open("/dev/null", O_RDONLY);
-    int logfd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    int logfd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
     if (logfd >= 0) {
       ::dup2(logfd, STDOUT_FILENO);

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "cli/cli.h"
+#include "env/env.h"
 
 int main(int argc, char** argv) {
   using namespace strata::cli;
@@ -14,6 +15,9 @@ int main(int argc, char** argv) {
   // Exported files and files created through a mount get their modes
   // explicitly, so this changes none of those.
   ::umask(077);
+  // A daemon keeps packs and workspace files open: use every descriptor the
+  // system allows this user (the soft limit is often 1024 of a hard 1M).
+  strata::RaiseFdLimitToHard();
   CLI::App app{"strata: a versioned, deduplicating filesystem", "strata"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "strata 0.1.0 (store format 1)");

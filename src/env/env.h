@@ -84,6 +84,18 @@ class Env {
   // Locks path (created if missing). With wait, blocks until granted;
   // without, a lock held elsewhere is Conflict at once.
   virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, LockMode mode, bool wait) = 0;
+
+  // An Env confined to the directory `root` (a store): every path given to it
+  // must be `root` itself or root + "/" + a plain relative name (beneath.h),
+  // and is reached from a descriptor of root taken now, one component at a
+  // time, never following a symbolic link; other paths are InvalidArgument.
+  // It must not outlive this Env. The default, for test Envs that wrap
+  // another, forwards every call to this Env unconfined.
+  virtual Result<std::unique_ptr<Env>> Beneath(const std::string& root);
 };
+
+// Raises this process's soft RLIMIT_NOFILE to its hard limit (at start, in
+// main); returns the soft limit in force afterwards.
+uint64_t RaiseFdLimitToHard();
 
 }  // namespace strata

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,125 +12,11 @@
 #include <cstring>
 
 #include "env/env.h"
+#include "env/posix_files.h"
 
 namespace strata {
+using namespace posix_internal;
 namespace {
-
-class PosixFileLock : public FileLock {
- public:
-  explicit PosixFileLock(int fd) : fd_(fd) {}
-  ~PosixFileLock() override { ::close(fd_); }  // closing the descriptor drops the flock
-
- private:
-  const int fd_;
-};
-
-class FdHolder {
- public:
-  explicit FdHolder(int fd) : fd_(fd) {}
-  ~FdHolder() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FdHolder(const FdHolder&) = delete;
-  FdHolder& operator=(const FdHolder&) = delete;
-  int get() const { return fd_; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-
- private:
-  int fd_;
-};
-
-Status WriteAll(int fd, const char* p, size_t n, const std::string& path) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return Status::IOError("writing " + path, errno);
-    }
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return Status::Ok();
-}
-
-class PosixWritableFile : public WritableFile {
- public:
-  PosixWritableFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
-  ~PosixWritableFile() override {
-    if (fd_ >= 0) ::close(fd_);
-  }
-
-  Status Append(std::string_view data) override {
-    STRATA_RETURN_IF_ERROR(WriteAll(fd_, data.data(), data.size(), path_));
-    size_ += data.size();
-    return Status::Ok();
-  }
-
-  Status Sync() override {
-    if (::fdatasync(fd_) != 0) return Status::IOError("syncing " + path_, errno);
-    return Status::Ok();
-  }
-
-  Status Close() override {
-    if (fd_ < 0) return Status::Ok();
-    int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) return Status::IOError("closing " + path_, errno);
-    return Status::Ok();
-  }
-
-  uint64_t Size() const override { return size_; }
-
- private:
-  int fd_;
-  std::string path_;
-  uint64_t size_ = 0;
-};
-
-class PosixRandomAccessFile : public RandomAccessFile {
- public:
-  PosixRandomAccessFile(int fd, std::string path, uint64_t size)
-      : fd_(fd), path_(std::move(path)), size_(size) {}
-  ~PosixRandomAccessFile() override { ::close(fd_); }
-
-  Status Read(uint64_t offset, size_t n, std::string* out) const override {
-    out->resize(n);
-    return ReadAt(offset, n, out->data());
-  }
-
-  Result<Buffer> ReadBuffer(uint64_t offset, size_t n) const override {
-    Buffer out(n);
-    STRATA_RETURN_IF_ERROR(ReadAt(offset, n, out.data()));
-    return out;
-  }
-
-  uint64_t Size() const override { return size_; }
-
- private:
-  Status ReadAt(uint64_t offset, size_t n, char* out) const {
-    size_t done = 0;
-    while (done < n) {
-      ssize_t r = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        return Status::IOError("reading " + path_, errno);
-      }
-      if (r == 0)
-        return Status::Corruption(path_ + " is shorter than expected (wanted " + std::to_string(n) +
-                                  " bytes at offset " + std::to_string(offset) + ")");
-      done += static_cast<size_t>(r);
-    }
-    return Status::Ok();
-  }
-
-  int fd_;
-  std::string path_;
-  uint64_t size_;
-};
 
 class PosixEnv : public Env {
  public:
@@ -235,21 +122,30 @@ class PosixEnv : public Env {
   bool ProcessAlive(int pid) override { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
 
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, LockMode mode, bool wait) override {
-    FdHolder fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
-    if (fd.get() < 0) return Status::IOError("opening lock file " + path, errno);
-    int op = (mode == LockMode::kShared ? LOCK_SH : LOCK_EX) | (wait ? 0 : LOCK_NB);
-    int rc;
-    do rc = ::flock(fd.get(), op);
-    while (rc != 0 && errno == EINTR);
-    if (rc != 0) {
-      if (errno == EWOULDBLOCK) return Status::Conflict(path + " is locked by another process");
-      return Status::IOError("locking " + path, errno);
-    }
-    return std::unique_ptr<FileLock>(new PosixFileLock(fd.release()));
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return Status::IOError("opening lock file " + path, errno);
+    return LockOpenFile(fd, path, mode, wait);
   }
+
+  Result<std::unique_ptr<Env>> Beneath(const std::string& root) override { return NewConfinedEnv(root); }
 };
 
 }  // namespace
+
+namespace posix_internal {
+Result<std::unique_ptr<FileLock>> LockOpenFile(int fd_in, const std::string& path, LockMode mode, bool wait) {
+  FdHolder fd(fd_in);
+  int op = (mode == LockMode::kShared ? LOCK_SH : LOCK_EX) | (wait ? 0 : LOCK_NB);
+  int rc;
+  do rc = ::flock(fd.get(), op);
+  while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    if (errno == EWOULDBLOCK) return Status::Conflict(path + " is locked by another process");
+    return Status::IOError("locking " + path, errno);
+  }
+  return std::unique_ptr<FileLock>(new PosixFileLock(fd.release()));
+}
+}  // namespace posix_internal
 
 Result<Buffer> RandomAccessFile::ReadBuffer(uint64_t offset, size_t n) const {
   std::string bytes;
@@ -257,6 +153,17 @@ Result<Buffer> RandomAccessFile::ReadBuffer(uint64_t offset, size_t n) const {
   Buffer out(n);
   std::memcpy(out.data(), bytes.data(), n);
   return out;
+}
+
+uint64_t RaiseFdLimitToHard() {
+  struct rlimit limit;
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  if (limit.rlim_cur < limit.rlim_max) {
+    struct rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  return limit.rlim_cur;
 }
 
 Env* Env::Default() {

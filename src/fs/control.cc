@@ -84,7 +84,7 @@ Status ControlSocket::Start() {
   fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0) return Status::IOError("control socket", errno);
   ::unlink(path_.c_str());
-  if (::bind(fd_, addr.get(), addr.size()) != 0 || ::chmod(path_.c_str(), 0600) != 0 || ::listen(fd_, 8) != 0)
+  if (::bind(fd_, addr.get(), addr.size()) != 0 || ::fchmodat(AT_FDCWD, path_.c_str(), 0600, AT_SYMLINK_NOFOLLOW) != 0 || ::listen(fd_, 8) != 0)
     return Status::IOError("control socket " + path_, errno);
   thread_ = std::thread([this] { Serve(); });
   return Status::Ok();

@@ -156,7 +156,8 @@ Result<std::unique_ptr<Store>> OpenRemoteStore(const std::string& store_path, co
   const std::string dir = RemoteDir(store_path, name);
   S3Backend* s3 = nullptr;
   auto backend = [&](Env* env, const std::string&, Index* index) -> Result<std::unique_ptr<Backend>> {
-    STRATA_ASSIGN_OR_RETURN(auto cache, BlockCache::Open(env, dir + "/cache", spec.cache_bytes));
+    // env is confined to the store; the cache lies beside it.
+    STRATA_ASSIGN_OR_RETURN(auto cache, BlockCache::Open(Env::Default(), dir + "/cache", spec.cache_bytes));
     auto made = std::make_unique<S3Backend>(env, client, std::move(cache), index);
     s3 = made.get();
     return std::unique_ptr<Backend>(std::move(made));

@@ -10,6 +10,7 @@
 
 #include "env/fault_env.h"
 #include "store/fsck.h"
+#include "store/index.h"
 #include "store/test_util.h"
 
 namespace strata {
@@ -114,6 +115,61 @@ TEST(CrashTest, EveryFailurePointFollowedByAPowerCutLeavesAConsistentStore) {
     points++;
   }
   EXPECT_GT(points, 20u);  // packs, syncs, renames, directory syncs: many points were tried
+}
+
+// The same for a merge of small packs (pack_merge.h), which runs when a
+// store opens with a full tier: whatever operation of it fails, followed by a
+// power cut, every commit of the history still reads back whole and verify
+// and fsck are clean.
+TEST(CrashTest, AMergeOfSmallPacksCutAtAnyPointLosesNothing) {
+  uint64_t points = 0;
+  for (uint64_t n = 1;; n++) {
+    testing::TempDir dir;
+    const std::string path = dir.path() + "/store";
+    ASSERT_TRUE(Store::Init(path, StoreConfig()).ok());
+    std::vector<Written> history;
+    {
+      auto store = Store::Open(path);
+      ASSERT_TRUE(store.ok());
+      (*store)->SetPackMerging(false);
+      std::optional<Hash> head;
+      for (uint64_t i = 0; i < 8; i++) {  // one small pack each: a full tier
+        auto w = WriteCommit(**store, head, 10 + i, 1);
+        ASSERT_TRUE(w.ok()) << w.status().ToString();
+        head = w->commit;
+        history.push_back(*w);
+      }
+    }
+    FaultEnv env(Env::Default());
+    env.FailAt(n, n % 2 ? EIO : ENOSPC, /*sticky=*/true);
+    { auto store = Store::Open(path, &env); }  // merges at the end of its recovery
+    const bool failure_hit = env.operations() >= n;
+    ASSERT_TRUE(env.PowerCut().ok());
+
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok()) << "failure at operation " << n << ": " << store.status().ToString();
+    auto verify = VerifyStore(**store, nullptr);
+    ASSERT_TRUE(verify.ok());
+    for (const auto& p : verify->problems) ADD_FAILURE() << "operation " << n << ": " << p.pack << " " << p.message;
+    auto fsck = CheckStore(**store, {}, nullptr);
+    ASSERT_TRUE(fsck.ok());
+    EXPECT_TRUE(fsck->missing.empty()) << "operation " << n << ": " << fsck->missing.front().message;
+    for (const Written& w : history) {
+      auto commit = (*store)->GetCommit(w.commit);
+      ASSERT_TRUE(commit.ok()) << "operation " << n << ": " << commit.status().ToString();
+      auto tree = (*store)->GetTree(commit->root);
+      ASSERT_TRUE(tree.ok()) << "operation " << n << ": " << tree.status().ToString();
+      auto data = (*store)->Get(tree->entries.at(0).chunks.at(0).id, ObjectType::kChunk);
+      ASSERT_TRUE(data.ok()) << "operation " << n << ": " << data.status().ToString();
+      EXPECT_EQ(*data, w.data.at(0)) << "operation " << n;
+    }
+    if (!failure_hit) {
+      EXPECT_LT(*(*store)->index()->PackCount(), 8u) << "the merge never ran";
+      break;
+    }
+    points++;
+  }
+  EXPECT_GE(points, 5u);  // temp pack, its sync, publish, directory syncs, removals
 }
 
 }  // namespace

@@ -27,6 +27,10 @@ class Collector {
     if (!run_lock.ok())
       return run_lock.status().IsConflict() ? Status::Conflict("another gc is running on this store")
                                             : run_lock.status();
+    // A pack merge that is running finishes first (it is short); none starts
+    // until this gc ends.
+    STRATA_ASSIGN_OR_RETURN(auto merge_lock,
+                            store_.env()->LockFile(store_.MergeLockPath(), LockMode::kExclusive, /*wait=*/true));
     STRATA_ASSIGN_OR_RETURN(auto packs, store_.index()->ListPacks());
     report_.packs_before = packs.size();
     for (const auto& [name, size] : packs) report_.pack_bytes_before += size;

@@ -161,10 +161,16 @@ CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value INTEGER NOT NUL
 
 Result<std::unique_ptr<Index>> Index::Open(const std::string& path, bool create) {
   sqlite3* db = nullptr;
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+  // NOFOLLOW: a link anywhere in the path is refused (the store's path is
+  // canonical, so only one planted inside the store can be there).
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW | (create ? SQLITE_OPEN_CREATE : 0);
   if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    const bool link = db != nullptr && sqlite3_extended_errcode(db) == SQLITE_CANTOPEN_SYMLINK;
     sqlite3_close(db);
+    if (link)
+      return Status::IOErrorWithMessage(
+          "index " + path + " is (or lies under) a symbolic link; strata follows no links inside a store", ELOOP);
     return Status::IOError("opening index " + path + ": " + msg, EIO);
   }
   std::unique_ptr<Index> index(new Index(db));

@@ -1,5 +1,8 @@
 #include "store/pack_reader.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <chrono>
 
 #include "util/coding.h"
@@ -35,10 +38,30 @@ Result<std::string> DecodeObject(const PackEntry& entry, std::string_view stored
   return DecodeChecked<std::string>(entry, stored, [](size_t n) { return std::string(n, '\0'); });
 }
 
-Result<std::shared_ptr<RandomAccessFile>> PackCache::OpenPack(const std::string& pack_name) {
+PackCache::PackCache(Backend* backend, size_t capacity)
+    : backend_(backend), capacity_(capacity > 0 ? capacity : DefaultCapacity()) {}
+
+size_t PackCache::DefaultCapacity() {
+  struct rlimit limit;
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 1024;
+  return std::clamp<size_t>(static_cast<size_t>(limit.rlim_cur / 4), 8, 1024);
+}
+
+size_t PackCache::open_count() {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = open_.find(pack_name);
-  if (it != open_.end()) return it->second;
+  return lru_.size();
+}
+
+Result<std::shared_ptr<RandomAccessFile>> PackCache::OpenPack(const std::string& pack_name) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = open_.find(pack_name);
+    if (it != open_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return it->second->second;
+    }
+  }
+  // Opened without the lock: on a remote backend an open may be a round trip.
   auto file = backend_->OpenPack(pack_name);
   if (!file.ok()) {
     if (file.status().IsNotFound())
@@ -46,13 +69,24 @@ Result<std::shared_ptr<RandomAccessFile>> PackCache::OpenPack(const std::string&
                                 backend_->PackLocation(pack_name) + ")");
     return file.status();
   }
-  open_.emplace(pack_name, *file);
+  std::shared_ptr<RandomAccessFile> evicted;  // closed after the lock is dropped
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = open_.find(pack_name); it != open_.end()) return it->second->second;  // another thread was first
+  lru_.emplace_front(pack_name, *file);
+  open_.emplace(pack_name, lru_.begin());
+  if (lru_.size() > capacity_) {
+    // Reads in flight on the evicted pack keep their reference until they end.
+    evicted = std::move(lru_.back().second);
+    open_.erase(lru_.back().first);
+    lru_.pop_back();
+  }
   return *file;
 }
 
 void PackCache::Clear() {
   std::lock_guard<std::mutex> lock(mu_);
   open_.clear();
+  lru_.clear();
 }
 
 Status PackCache::Damaged(const std::string& pack_name, const PackEntry& entry, const Status& why) {

@@ -1,12 +1,16 @@
 // Reading packs: single objects on demand, whole packs for verification.
 //
-// PackCache keeps one open pack per name so that reads are a single pread;
-// the handles are shared by all threads (pread has no shared offset).
+// PackCache keeps packs open so that reads are a single pread; the handles
+// are shared by all threads (pread has no shared offset). It holds at most
+// `capacity` of them and closes the least recently used one beyond that:
+// a long-running mount touches every pack a store ever had, and one
+// descriptor per pack ran it out of descriptors ("Too many open files").
 //
 // Thread-safety: PackCache is safe for concurrent use.
 #pragma once
 
 #include <atomic>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,7 +25,14 @@ namespace strata {
 
 class PackCache {
  public:
-  explicit PackCache(Backend* backend) : backend_(backend) {}
+  // capacity 0: DefaultCapacity().
+  explicit PackCache(Backend* backend, size_t capacity = 0);
+
+  // A quarter of this process's descriptor limit (RLIMIT_NOFILE, soft),
+  // between 8 and 1024: the rest is for the workspace's files, FUSE and SQLite.
+  static size_t DefaultCapacity();
+  size_t capacity() const { return capacity_; }
+  size_t open_count();
 
   // Reads the object described by `entry` from pack `pack_name`, decodes it and
   // checks that its bytes hash to entry.id. Any mismatch is Corruption that
@@ -51,8 +62,12 @@ class PackCache {
   static Status Damaged(const std::string& pack_name, const PackEntry& entry, const Status& why);
 
   Backend* const backend_;
+  const size_t capacity_;
   std::mutex mu_;
-  std::map<std::string, std::shared_ptr<RandomAccessFile>> open_;  // GUARDED_BY(mu_)
+  // Most recently used first; open_ points into it.
+  using Lru = std::list<std::pair<std::string, std::shared_ptr<RandomAccessFile>>>;
+  Lru lru_;                                       // GUARDED_BY(mu_)
+  std::map<std::string, Lru::iterator> open_;     // GUARDED_BY(mu_)
   std::atomic<uint64_t> objects_{0}, bytes_stored_{0}, bytes_verified_{0}, pread_us_{0}, decode_us_{0};
 };
 

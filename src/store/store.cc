@@ -1,5 +1,6 @@
 #include "store/store.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,9 +9,12 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 
+#include "env/trust.h"
 #include "store/backend.h"
 #include "store/index.h"
+#include "store/pack_merge.h"
 #include "store/pack_reader.h"
 #include "store/pack_writer.h"
 #include "util/thread_pool.h"
@@ -33,6 +37,25 @@ int TempFileOwner(const std::string& name) {
     pid = pid * 10 + (c - '0');
   }
   return 0;
+}
+std::string CanonicalPath(const std::string& path) {
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (real == nullptr) return path;
+  std::string out(real);
+  std::free(real);
+  return out;
+}
+
+// The Env for the store at `root` (canonical): refused unless the directory
+// is its user's own (trust.h), then confined to it so that no link inside
+// the store leads outside (env.h, Beneath).
+Result<std::unique_ptr<Env>> OpenTrustedRoot(Env* env, const std::string& root) {
+  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Status::IOError("opening the store at " + root, errno);
+  Status trusted = CheckTrustedDir(fd, root, "store", root);
+  ::close(fd);
+  STRATA_RETURN_IF_ERROR(trusted);
+  return env->Beneath(root);
 }
 }  // namespace
 
@@ -59,14 +82,16 @@ Status Store::Init(const std::string& path, const StoreConfig& config, Env* env)
   // under the usual umask makes it 0755, which left the index readable; the
   // files strata creates are private by its umask, see main.cc).
   if (::chmod(path.c_str(), 0700) != 0) return Status::IOError("cannot make " + path + " private", errno);
-  STRATA_RETURN_IF_ERROR(env->CreateDir(path + "/packs"));
-  STRATA_RETURN_IF_ERROR(env->CreateDir(path + "/tmp"));
+  const std::string root = CanonicalPath(path);
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Env> inside, OpenTrustedRoot(env, root));
+  STRATA_RETURN_IF_ERROR(inside->CreateDir(root + "/packs"));
+  STRATA_RETURN_IF_ERROR(inside->CreateDir(root + "/tmp"));
   {
-    STRATA_ASSIGN_OR_RETURN(auto index, Index::Open(path + kIndexFile, /*create=*/true));
+    STRATA_ASSIGN_OR_RETURN(auto index, Index::Open(root + kIndexFile, /*create=*/true));
   }
   // config.json last: a directory without it is not a store, so a crash during
   // init leaves nothing that could be mistaken for one.
-  return env->WriteFileAtomically(path + kConfigFile, config.ToJson());
+  return inside->WriteFileAtomically(root + kConfigFile, config.ToJson());
 }
 
 Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env) {
@@ -83,26 +108,33 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env, co
     if (!env->Exists(path)) return Status::NotFound("no store at " + path + " (create one with 'strata init')");
     return Status::NotFound(path + " is not a strata store (no config.json; create one with 'strata init')");
   }
-  STRATA_ASSIGN_OR_RETURN(std::string text, env->ReadFile(path + kConfigFile));
+  // From here on the store is reached by its canonical path (SQLite's
+  // SQLITE_OPEN_NOFOLLOW refuses a link anywhere in the path) and through an
+  // Env that follows no link inside it.
+  const std::string root = CanonicalPath(path);
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Env> inside, OpenTrustedRoot(env, root));
+  STRATA_ASSIGN_OR_RETURN(std::string text, inside->ReadFile(root + kConfigFile));
   auto config = StoreConfig::FromJson(text);
-  if (!config.ok()) return config.status().WithContext("store " + path);
+  if (!config.ok()) return config.status().WithContext("store " + root);
   // The index holds the refs, the one thing packs cannot restore.
-  if (!env->Exists(path + kIndexFile))
-    return Status::Corruption("store " + path + " is damaged: its index (index.db) is missing");
+  if (!inside->Exists(root + kIndexFile))
+    return Status::Corruption("store " + root + " is damaged: its index (index.db) is missing");
   // SQLite cannot open its WAL there and says only "unable to open database file".
-  if (::access(path.c_str(), W_OK) != 0 && errno == EROFS)
-    return Status::IOError("cannot open the store at " + path + " for writing", EROFS);
-  STRATA_ASSIGN_OR_RETURN(auto index, Index::Open(path + kIndexFile, /*create=*/false));
-  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Backend> packs_and_refs, backend(env, path, index.get()));
-  std::unique_ptr<Store> store(new Store(path, env, *config, std::move(index), std::move(packs_and_refs)));
+  if (::access(root.c_str(), W_OK) != 0 && errno == EROFS)
+    return Status::IOError("cannot open the store at " + root + " for writing", EROFS);
+  STRATA_ASSIGN_OR_RETURN(auto index, Index::Open(root + kIndexFile, /*create=*/false));
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Backend> packs_and_refs, backend(inside.get(), root, index.get()));
+  std::unique_ptr<Store> store(
+      new Store(root, std::move(inside), *config, std::move(index), std::move(packs_and_refs)));
   STRATA_RETURN_IF_ERROR(store->Recover());
   return store;
 }
 
-Store::Store(std::string path, Env* env, StoreConfig config, std::unique_ptr<Index> index,
+Store::Store(std::string path, std::unique_ptr<Env> env, StoreConfig config, std::unique_ptr<Index> index,
              std::unique_ptr<Backend> backend)
     : path_(std::move(path)),
-      env_(env),
+      owned_env_(std::move(env)),
+      env_(owned_env_.get()),
       config_(std::move(config)),
       index_(std::move(index)),
       backend_(std::move(backend)),
@@ -121,10 +153,22 @@ Result<Store::WriteSession> Store::BeginWrite() {
 }
 
 void Store::EndWrite() {
-  std::lock_guard<std::mutex> lock(session_mu_);
-  if (--sessions_ > 0) return;
-  session_lock_.reset();
-  ForgetKnownIds();
+  {
+    std::lock_guard<std::mutex> lock(session_mu_);
+    if (--sessions_ > 0) return;
+    session_lock_.reset();
+    ForgetKnownIds();
+  }
+  // What was written is reachable now: a good moment to fold small packs
+  // together (pack_merge.h). Best effort: a merge that cannot run now (gc or
+  // another writer holds the locks) or fails leaves the store as it was, and
+  // a failure that matters (a damaged pack) is what verify and gc report.
+  // The merged packs are gone: their handles here are closed at once (other
+  // processes notice the gc generation within a second).
+  if (merge_small_packs_.load()) {
+    auto merged = MergeSmallPacks(*this);
+    if (merged.ok() && *merged > 0) packs_->Clear();
+  }
 }
 
 void Store::ForgetKnownIds() {

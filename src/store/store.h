@@ -132,6 +132,8 @@ class Store {
   Store& operator=(const Store&) = delete;
 
   const StoreConfig& config() const { return config_; }
+  // The store's canonical path, and the Env for files inside it: confined to
+  // it (Env::Beneath), so it refuses links and paths outside the store.
   const std::string& path() const { return path_; }
   Env* env() const { return env_; }
 
@@ -175,6 +177,12 @@ class Store {
   Result<WriteSession> BeginWrite();
   // The lock file sessions (shared) and gc's deleting phase (exclusive) take.
   std::string GcLockPath() const { return path_ + "/gc.lock"; }
+  // Held by a pack merge (pack_merge.h) and by gc for its whole run.
+  std::string MergeLockPath() const { return path_ + "/merge.lock"; }
+
+  // Whether the end of the last write session merges small packs
+  // (pack_merge.h); on by default. Tests that count packs turn it off.
+  void SetPackMerging(bool on) { merge_small_packs_ = on; }
 
   // Ids of commits whose hex form starts with prefix (at most `limit`).
   Result<std::vector<Hash>> FindCommitsByPrefix(std::string_view hex_prefix, size_t limit);
@@ -196,7 +204,7 @@ class Store {
   Index* index() const { return index_.get(); }
 
  private:
-  Store(std::string path, Env* env, StoreConfig config, std::unique_ptr<Index> index,
+  Store(std::string path, std::unique_ptr<Env> env, StoreConfig config, std::unique_ptr<Index> index,
         std::unique_ptr<Backend> backend);
   Status Recover();
   // Indexes published packs the index does not know (from their footers).
@@ -223,7 +231,8 @@ class Store {
   // Seals the open pack; drops `lock` (on write_mu_) while syncing it.
   Status SealOpenPack(std::unique_lock<std::mutex>& lock);
 
-  const std::string path_;
+  const std::string path_;  // canonical
+  const std::unique_ptr<Env> owned_env_;  // confined to path_ (Env::Beneath)
   Env* const env_;
   const StoreConfig config_;
   std::unique_ptr<Index> index_;
@@ -250,6 +259,7 @@ class Store {
   std::mutex refresh_mu_;                     // one pack-list refresh at a time
   int64_t refresh_ms_ = 0;                    // when the last one started, GUARDED_BY(refresh_mu_)
   std::atomic<uint64_t> gc_generation_{0};    // the index's gc generation it saw then
+  std::atomic<bool> merge_small_packs_{true};
 };
 
 // Branch names: like git's, minus what would be ambiguous with a revision:

@@ -23,6 +23,8 @@ class UniqueFd {
   }
 
   int get() const { return fd_; }
+  // Gives up ownership: the caller closes the returned fd.
+  int release() { return std::exchange(fd_, -1); }
   bool valid() const { return fd_ >= 0; }
   // Closes now and returns close()'s result: some file systems (NFS) report
   // write errors only here. Never retried on EINTR: Linux closes the fd anyway.

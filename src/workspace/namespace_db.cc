@@ -214,7 +214,8 @@ class Query {
 Result<std::unique_ptr<NamespaceDb>> NamespaceDb::Open(const std::string& path, bool create) {
   sqlite3* db = nullptr;
   // NOMUTEX: the workspace's own mutex already serialises every call.
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+  // NOFOLLOW: no link anywhere in the path (the store's path is canonical).
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW | (create ? SQLITE_OPEN_CREATE : 0);
   if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
@@ -269,7 +270,7 @@ int NamespaceDb::OnWalCommit(void* self, sqlite3*, const char*, int pages) {
 
 Status NamespaceDb::CheckpointAside() {
   if (checkpointer_ == nullptr) {
-    if (sqlite3_open_v2(path_.c_str(), &checkpointer_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) !=
+    if (sqlite3_open_v2(path_.c_str(), &checkpointer_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, nullptr) !=
         SQLITE_OK) {
       std::string msg = checkpointer_ ? sqlite3_errmsg(checkpointer_) : "out of memory";
       sqlite3_close(checkpointer_);

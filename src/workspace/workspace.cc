@@ -11,6 +11,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "env/trust.h"
 #include "store/tree.h"
 #include "workspace/sqlite_workspace.h"
 #include "workspace/workspace_fsck.h"
@@ -90,7 +91,7 @@ std::string DecodeName(const std::string& enc) {
 std::string WorkspacesDir(const Store& store) { return store.path() + "/workspaces"; }
 
 Status SyncPath(const std::string& path, bool directory) {
-  int fd = ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDWR) | O_CLOEXEC);
+  int fd = ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return Status::IOError("opening " + path, errno);
   int rc = ::fsync(fd);
   int err = errno;
@@ -196,6 +197,7 @@ Status Workspace::Create(Store& store, const std::string& name, const std::optio
   const std::string root = WorkspacesDir(store);
   const std::string final_dir = root + "/" + EncodeName(name);
   STRATA_RETURN_IF_ERROR(MakeDir(root));
+  STRATA_RETURN_IF_ERROR(CheckTrustedDirInside(store.path(), "workspaces", "workspaces directory"));
   if (::access(final_dir.c_str(), F_OK) == 0) return Status::AlreadyExists("workspace '" + name + "' exists");
   // Built under a temporary name and renamed into place, so a crash never
   // leaves a half-created workspace under its real name.
@@ -226,8 +228,9 @@ Result<std::unique_ptr<Workspace>> Workspace::Open(Store& store, const std::stri
   const std::string dir = WorkspacesDir(store) + "/" + EncodeName(name);
   if (::access((dir + "/workspace.db").c_str(), F_OK) != 0)
     return Status::NotFound("workspace '" + name + "' does not exist");
+  STRATA_RETURN_IF_ERROR(CheckStateDir(store, name));
   // Two daemons on one workspace would corrupt each other's data files.
-  int lock_fd = ::open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  int lock_fd = ::open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (lock_fd < 0) return Status::IOError("opening " + dir + "/lock", errno);
   if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
@@ -313,7 +316,7 @@ Status Workspace::Remove(Store& store, const std::string& name) {
   STRATA_RETURN_IF_ERROR(CheckWorkspaceName(name));
   const std::string dir = WorkspacesDir(store) + "/" + EncodeName(name);
   if (::access(dir.c_str(), F_OK) != 0) return Status::NotFound("workspace '" + name + "' does not exist");
-  int lock_fd = ::open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  int lock_fd = ::open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (lock_fd >= 0) {
     bool busy = ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0;
     ::close(lock_fd);
@@ -597,6 +600,13 @@ WorkspaceInfo SqliteWorkspace::Info() {
 }  // namespace workspace_internal
 std::string Workspace::StateDir(const Store& store, const std::string& name) {
   return WorkspacesDir(store) + "/" + EncodeName(name);
+}
+
+Status Workspace::CheckStateDir(const Store& store, const std::string& name) {
+  const std::string rel = "workspaces/" + EncodeName(name);
+  STRATA_RETURN_IF_ERROR(CheckTrustedDirInside(store.path(), rel, "workspace"));
+  STRATA_RETURN_IF_ERROR(CheckNoLinkInside(store.path(), rel + "/workspace.db"));
+  return CheckTrustedDirInside(store.path(), rel + "/data", "workspace");
 }
 
 }  // namespace strata

@@ -236,6 +236,10 @@ class Workspace {
   // The directory holding a workspace's state; the daemon keeps its log,
   // mount record and control socket there too.
   static std::string StateDir(const Store& store, const std::string& name);
+  // Refuses a state directory (or its data/) that is a link, or that is not
+  // its user's own (env/trust.h): whoever can write it could make the daemon
+  // write elsewhere. Open checks it; so does the daemon before its log.
+  static Status CheckStateDir(const Store& store, const std::string& name);
   // Workspace names: the rules of branch names (IsValidRefName).
 
   virtual ~Workspace() = default;

@@ -10,7 +10,10 @@
 # file names that are invalid UTF-8 (imported, committed through a mount and
 # exported back byte for byte); symlinks pointing out of an export's target;
 # 256-byte names through a mount (ENAMETOOLONG); packs whose trailer or footer
-# claim sizes larger than the file or the object.
+# claim sizes larger than the file or the object; a store whose packs,
+# index.db, config.json, workspace directory, workspace.db, daemon log or mount
+# record are symbolic links out of it, a store owned by another user and a
+# group-writable one (refused unless trusted, the linked-to files untouched).
 source "$(dirname "$0")/lib.sh"
 use_mountpoint
 
@@ -473,3 +476,94 @@ done
 # which is the truth; the store's own objects are untouched.
 expect_ok strata cat main:file
 cmp -s "$OUT" "$SRC/file" || fail "the store's own objects changed"
+
+step "links planted in a store lead nowhere outside it; foreign or shared stores are refused"
+S2="$WORK/store2"
+s2() { "$STRATA_BIN" --store "$S2" "$@"; }
+expect_ok "$STRATA_BIN" init "$S2"
+mkdir -p "$WORK/src2"
+printf 'content\n' >"$WORK/src2/file"
+expect_ok s2 import "$WORK/src2" --branch main -m small
+expect_ok s2 mount --new --name ws "$MP"
+printf 'in the workspace\n' >"$MP/f"
+sync -f "$MP/f"
+expect_ok s2 umount "$MP"
+# link_out INSIDE NAME: moves INSIDE out of the store and leaves a link to it;
+# the moved copy is what nothing may read or write.
+link_out() {
+  mv "$1" "$OUTSIDE/$2"
+  ln -s "$OUTSIDE/$2" "$1"
+  cp -a "$OUTSIDE/$2" "$WORK/$2.before"
+}
+put_back() {
+  rm "$1"
+  mv "$OUTSIDE/$2" "$1"
+}
+untouched() {
+  diff -r "$OUTSIDE/$1" "$WORK/$1.before" >/dev/null || fail "strata changed $1 through a link planted in the store"
+  rm -rf "$WORK/$1.before"
+}
+pack=$(ls "$S2"/packs/*.pack | head -n 1)
+link_out "$pack" linked.pack
+run s2 verify
+(( RC != 0 )) || fail "verify read a pack that is a link out of the store"
+grep -q 'symbolic link' "$OUT" || fail "verify does not name the linked pack as a link"
+expect_fail s2 cat main:file
+expect_stderr_matches 'symbolic link' "a read through a linked pack names it as a link"
+untouched linked.pack
+put_back "$pack" linked.pack
+for f in index.db config.json; do
+  link_out "$S2/$f" "$f"
+  expect_fail s2 branch list
+  expect_stderr_matches 'symbolic link' "a linked $f is named as a link"
+  untouched "$f"
+  put_back "$S2/$f" "$f"
+done
+link_out "$S2/packs" packs.dir
+expect_fail s2 log
+expect_stderr_matches 'symbolic link' "a linked packs directory is named as a link"
+untouched packs.dir
+put_back "$S2/packs" packs.dir
+WS2="$S2/workspaces/ws"
+for f in "" /workspace.db /data; do
+  link_out "$WS2$f" "ws$(basename "$f")"
+  expect_fail s2 mount --workspace ws "$MP"
+  expect_stderr_matches 'symbolic link' "a linked workspace${f:- directory} is named as a link"
+  mountpoint -q "$MP" && fail "mounted a workspace whose ${f:-directory} is a link"
+  untouched "ws$(basename "$f")"
+  put_back "$WS2$f" "ws$(basename "$f")"
+done
+# The daemon's log and mount record are written by root: never through a link.
+for f in daemon.log mounted; do
+  rm -f "$WS2/$f"
+  ln -s "$OUTSIDE/victim" "$WS2/$f"
+  cp "$OUTSIDE/victim" "$WORK/victim.before"
+  run s2 mount --workspace ws "$MP"
+  mountpoint -q "$MP" && s2 umount "$MP" >/dev/null 2>&1
+  cmp -s "$OUTSIDE/victim" "$WORK/victim.before" || fail "the daemon wrote through a linked $f"
+  rm -f "$WS2/$f"
+done
+expect_ok s2 cat main:file  # and the store itself is whole
+expect_ok s2 fsck
+# Another user's store, and one its group or anyone can write: refused
+# unless trusted (STRATA_TRUSTED_DIRS or ~/.config/strata/trusted).
+chown 65534:65534 "$S2"
+expect_fail s2 branch list
+expect_stderr_matches 'owned by uid 65534' "a store owned by another user is refused, naming its owner"
+expect_stderr_matches 'STRATA_TRUSTED_DIRS' "the refusal says how to trust the store"
+expect_fail s2 mount --workspace ws "$MP"
+mountpoint -q "$MP" && fail "mounted a workspace of a store owned by another user"
+STRATA_TRUSTED_DIRS="$S2" expect_ok s2 branch list
+chown 0:0 "$S2"
+chmod 0770 "$S2"
+expect_fail s2 log
+expect_stderr_matches 'writable by its group' "a group-writable store is refused"
+chmod 0700 "$S2"
+chmod 0757 "$WS2"
+expect_fail s2 mount --workspace ws "$MP"
+expect_stderr_matches 'writable by others' "a world-writable workspace directory is refused"
+mountpoint -q "$MP" && fail "mounted a world-writable workspace"
+chmod 0700 "$WS2"
+expect_ok s2 mount --workspace ws "$MP"
+cmp -s "$MP/f" <(printf 'in the workspace\n') || fail "the workspace lost its file"
+expect_ok s2 umount "$MP"

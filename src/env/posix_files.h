@@ -1,0 +1,137 @@
+// The file objects PosixEnv hands out, shared with the confined Env
+// (confined_env.cc) that opens the same kinds of files below a directory.
+#pragma once
+
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "env/env.h"
+
+namespace strata::posix_internal {
+
+class PosixFileLock : public FileLock {
+ public:
+  explicit PosixFileLock(int fd) : fd_(fd) {}
+  ~PosixFileLock() override { ::close(fd_); }  // closing the descriptor drops the flock
+
+ private:
+  const int fd_;
+};
+
+class FdHolder {
+ public:
+  explicit FdHolder(int fd) : fd_(fd) {}
+  ~FdHolder() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FdHolder(const FdHolder&) = delete;
+  FdHolder& operator=(const FdHolder&) = delete;
+  int get() const { return fd_; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_;
+};
+
+inline Status WriteAll(int fd, const char* p, size_t n, const std::string& path) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return Status::IOError("writing " + path, errno);
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return Status::Ok();
+}
+
+class PosixWritableFile : public WritableFile {
+ public:
+  PosixWritableFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~PosixWritableFile() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  Status Append(std::string_view data) override {
+    STRATA_RETURN_IF_ERROR(WriteAll(fd_, data.data(), data.size(), path_));
+    size_ += data.size();
+    return Status::Ok();
+  }
+
+  Status Sync() override {
+    if (::fdatasync(fd_) != 0) return Status::IOError("syncing " + path_, errno);
+    return Status::Ok();
+  }
+
+  Status Close() override {
+    if (fd_ < 0) return Status::Ok();
+    int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) return Status::IOError("closing " + path_, errno);
+    return Status::Ok();
+  }
+
+  uint64_t Size() const override { return size_; }
+
+ private:
+  int fd_;
+  std::string path_;
+  uint64_t size_ = 0;
+};
+
+class PosixRandomAccessFile : public RandomAccessFile {
+ public:
+  PosixRandomAccessFile(int fd, std::string path, uint64_t size)
+      : fd_(fd), path_(std::move(path)), size_(size) {}
+  ~PosixRandomAccessFile() override { ::close(fd_); }
+
+  Status Read(uint64_t offset, size_t n, std::string* out) const override {
+    out->resize(n);
+    return ReadAt(offset, n, out->data());
+  }
+
+  Result<Buffer> ReadBuffer(uint64_t offset, size_t n) const override {
+    Buffer out(n);
+    STRATA_RETURN_IF_ERROR(ReadAt(offset, n, out.data()));
+    return out;
+  }
+
+  uint64_t Size() const override { return size_; }
+
+ private:
+  Status ReadAt(uint64_t offset, size_t n, char* out) const {
+    size_t done = 0;
+    while (done < n) {
+      ssize_t r = ::pread(fd_, out + done, n - done, static_cast<off_t>(offset + done));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return Status::IOError("reading " + path_, errno);
+      }
+      if (r == 0)
+        return Status::Corruption(path_ + " is shorter than expected (wanted " + std::to_string(n) +
+                                  " bytes at offset " + std::to_string(offset) + ")");
+      done += static_cast<size_t>(r);
+    }
+    return Status::Ok();
+  }
+
+  int fd_;
+  std::string path_;
+  uint64_t size_;
+};
+
+// Takes the flock on an open fd; Conflict when held elsewhere and !wait.
+Result<std::unique_ptr<FileLock>> LockOpenFile(int fd, const std::string& path, LockMode mode, bool wait);
+
+// The Env of Env::Beneath for the real file system (confined_env.cc).
+Result<std::unique_ptr<Env>> NewConfinedEnv(const std::string& root);
+
+}  // namespace strata::posix_internal
