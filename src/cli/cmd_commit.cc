@@ -1,9 +1,12 @@
 // strata commit: a workspace's changes become a commit on its branch.
 //
 // A mounted workspace is committed by its daemon (the only process that may
-// open it), asked over the control socket after a syncfs of the mount has
-// pushed the kernel's dirty pages (shared mmap, write-back cache) to it. A
-// workspace that is not mounted is opened and committed right here.
+// open it), asked over the control socket. The syncfs sent first starts the
+// write-back of the kernel's dirty pages (shared mmap, write-back cache), but
+// the kernel does not wait for a FUSE daemon's answers there: the daemon
+// itself makes the kernel write back and wait before it takes the cut
+// (FuseServer::FlushKernelPages). A workspace that is not mounted is opened
+// and committed right here.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>

@@ -142,6 +142,12 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
   if (a.chunk_cache_mib > 0) SetChunkCacheCapacity(a.chunk_cache_mib << 20);
   auto ws = Workspace::Open(**store, name);
   if (!ws.ok()) return fail(ws.status());
+  // The top directory must be readable before the mount is offered: one whose
+  // tree is missing or damaged (a remote that lost it) would mount and then
+  // answer EIO to everything. Listing its first entry loads it from the store:
+  // one tree, whatever the size of the commit.
+  if (auto top = (*ws)->ReadDirectory(kRootInode, 0, 1); !top.ok())
+    return fail(top.status().WithContext("the top directory of workspace '" + name + "' cannot be read"));
   MountOptions options;
   // The source names the store (and the remote), so commands given only the
   // mountpoint find the workspace (OpenStoreFor).
