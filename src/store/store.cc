@@ -165,7 +165,10 @@ void Store::EndWrite() {
   // a failure that matters (a damaged pack) is what verify and gc report.
   // The merged packs are gone: their handles here are closed at once (other
   // processes notice the gc generation within a second).
-  if (merge_small_packs_.load()) {
+  // Never on a shared backend (a remote): its lock is local, and a pack
+  // removed there vanishes under other machines' indexes. Reclaiming packs of
+  // a shared store needs the remote's own protocol, not this one.
+  if (merge_small_packs_.load() && !backend_->Shared()) {
     auto merged = MergeSmallPacks(*this);
     if (merged.ok() && *merged > 0) packs_->Clear();
   }
