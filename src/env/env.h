@@ -25,6 +25,9 @@ namespace strata {
 class WritableFile {
  public:
   virtual ~WritableFile() = default;
+  // All of data, or nothing: a failed Append (a full disk halfway through)
+  // cuts the file back to where it was, so that the caller may go on. When
+  // even that fails, this and every later call fail.
   virtual Status Append(std::string_view data) = 0;
   // Makes everything appended so far durable (fdatasync).
   virtual Status Sync() = 0;

@@ -61,12 +61,23 @@ class PosixWritableFile : public WritableFile {
   }
 
   Status Append(std::string_view data) override {
-    STRATA_RETURN_IF_ERROR(WriteAll(fd_, data.data(), data.size(), path_));
-    size_ += data.size();
-    return Status::Ok();
+    STRATA_RETURN_IF_ERROR(broken_);
+    Status written = WriteAll(fd_, data.data(), data.size(), path_);
+    if (written.ok()) {
+      size_ += data.size();
+      return written;
+    }
+    // Part of data may be in the file: cut it off, and write the next bytes
+    // where these should have gone.
+    if (::ftruncate(fd_, static_cast<off_t>(size_)) != 0 || ::lseek(fd_, static_cast<off_t>(size_), SEEK_SET) < 0) {
+      const int err = errno;
+      broken_ = Status::IOError(path_ + " could not be cut back after a failed write (" + written.message() + ")", err);
+    }
+    return written;
   }
 
   Status Sync() override {
+    STRATA_RETURN_IF_ERROR(broken_);
     if (::fdatasync(fd_) != 0) return Status::IOError("syncing " + path_, errno);
     return Status::Ok();
   }
@@ -85,6 +96,7 @@ class PosixWritableFile : public WritableFile {
   int fd_;
   std::string path_;
   uint64_t size_ = 0;
+  Status broken_;  // set when a failed Append left bytes that could not be cut off
 };
 
 class PosixRandomAccessFile : public RandomAccessFile {

@@ -37,6 +37,7 @@ PackWriter::~PackWriter() {
 }
 
 Status PackWriter::Write(std::string_view data) {
+  STRATA_RETURN_IF_ERROR(broken_);
   STRATA_RETURN_IF_ERROR(file_->Append(data));
   checksum_.Update(data);
   size_ += data.size();
@@ -51,19 +52,24 @@ Status PackWriter::Add(const Hash& id, ObjectType type, Codec codec, std::string
 }
 
 Result<SealedPack> PackWriter::Finish() {
+  STRATA_RETURN_IF_ERROR(broken_);
   const uint64_t footer_offset = size_;
-  std::string footer = EncodePackFooter(entries_);
-  std::string trailer;
-  PutFixed64(&trailer, footer_offset);
-  PutFixed64(&trailer, footer.size());
-  trailer.append(kPackMagic, sizeof(kPackMagic));
-  STRATA_RETURN_IF_ERROR(Write(footer));
-  STRATA_RETURN_IF_ERROR(Write(trailer));
-  Hash sum = checksum_.Finish();
-  STRATA_RETURN_IF_ERROR(file_->Append(std::string_view(reinterpret_cast<const char*>(sum.bytes.data()), Hash::kSize)));
-  size_ += Hash::kSize;
-  STRATA_RETURN_IF_ERROR(file_->Sync());
-  STRATA_RETURN_IF_ERROR(file_->Close());
+  std::string tail = EncodePackFooter(entries_);
+  const uint64_t footer_size = tail.size();
+  PutFixed64(&tail, footer_offset);
+  PutFixed64(&tail, footer_size);
+  tail.append(kPackMagic, sizeof(kPackMagic));
+  // The checksum covers everything before it; computed on a copy, so that a
+  // failed append (a full disk) leaves this writer as it was, to try again.
+  Sha256 whole = checksum_.Clone();
+  whole.Update(tail);
+  Hash sum = whole.Finish();
+  tail.append(reinterpret_cast<const char*>(sum.bytes.data()), Hash::kSize);
+  STRATA_RETURN_IF_ERROR(file_->Append(tail));
+  size_ += tail.size();
+  // A failed fsync may have lost pages for good: no second try trusts it.
+  if (Status s = file_->Sync(); !s.ok()) return broken_ = s;
+  if (Status s = file_->Close(); !s.ok()) return broken_ = s;
 
   SealedPack sealed;
   sealed.local_path = tmp_path_;

@@ -29,8 +29,12 @@ class PackWriter {
   static Result<std::unique_ptr<PackWriter>> Create(Env* env, const std::string& tmp_dir);
   ~PackWriter();  // removes the temp file unless Finish() succeeded
 
+  // A failed Add or Finish (a full disk) leaves the pack as it was before
+  // the call, so the writer can go on or try Finish again; unless intact()
+  // turns false (a failed fsync), after which every call fails.
   Status Add(const Hash& id, ObjectType type, Codec codec, std::string_view stored, uint64_t raw_len);
   Result<SealedPack> Finish();
+  bool intact() const { return broken_.ok(); }
 
   uint64_t size() const { return size_; }
   size_t count() const { return entries_.size(); }
@@ -46,6 +50,7 @@ class PackWriter {
   uint64_t size_ = 0;
   std::vector<PackEntry> entries_;
   bool finished_ = false;
+  Status broken_;
 };
 
 }  // namespace strata

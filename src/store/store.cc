@@ -338,6 +338,22 @@ Status Store::SealOpenPack(std::unique_lock<std::mutex>& lock) {
   Status s;
   auto sealed = writer->Finish();
   if (!sealed.ok()) s = sealed.status();
+  if (!s.ok() && writer->intact()) {
+    // Nothing is lost (a full disk refused the footer): the pack stays open
+    // with its objects, to be sealed by a later Flush, once there is room.
+    lock.lock();
+    for (const Hash& id : ids) sealing_ids_.erase(id);
+    if (!open_pack_) {
+      open_pack_ = std::move(writer);
+      open_ids_ = std::move(ids);
+    } else {
+      // Another writer started a pack meanwhile; this one cannot be kept.
+      for (const Hash& id : ids) known_.erase(id);
+      if (seal_error_.ok()) seal_error_ = s;
+    }
+    if (--sealing_ == 0) sealed_.notify_all();
+    return s;
+  }
   if (s.ok()) {
     s = backend_->PublishPack(sealed->local_path, sealed->name);
     if (!s.ok()) env_->RemoveFile(sealed->local_path);  // best effort; Open removes leftovers too

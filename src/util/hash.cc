@@ -69,6 +69,13 @@ Hash Sha256::Finish() {
   return h;
 }
 
+Sha256 Sha256::Clone() const {
+  Sha256 copy;
+  if (EVP_MD_CTX_copy_ex(static_cast<EVP_MD_CTX*>(copy.ctx_), static_cast<const EVP_MD_CTX*>(ctx_)) != 1)
+    std::abort();  // only an allocation can fail here, as in the constructor
+  return copy;
+}
+
 Hash Sha256::Of(const void* data, size_t n) {
   Sha256 s;
   s.Update(data, n);

@@ -34,10 +34,15 @@ class Sha256 {
   ~Sha256();
   Sha256(const Sha256&) = delete;
   Sha256& operator=(const Sha256&) = delete;
+  Sha256(Sha256&& other) noexcept : ctx_(other.ctx_) { other.ctx_ = nullptr; }
+  Sha256& operator=(Sha256&&) = delete;
 
   void Update(const void* data, size_t n);
   void Update(std::string_view s) { Update(s.data(), s.size()); }
   Hash Finish();  // the object must not be updated afterwards
+  // An independent hasher in the same state: what Finish would give after
+  // more bytes, without committing this one to them.
+  Sha256 Clone() const;
 
   static Hash Of(const void* data, size_t n);
 
