@@ -129,6 +129,9 @@ class NamespaceDb {
   // once; until then a kill of the process forgets them, as a power cut
   // forgets a local filesystem's unsynced changes.
   bool HasBatch() const { return batch_open_; }
+  // Operations released into the open batch so far: a count that grows while
+  // operations keep coming (the committer's sign that they paused).
+  uint64_t BatchOperations() const { return batch_operations_; }
   // Commits the batch; *operations (if given) receives how many it held.
   Status CommitBatch(uint64_t* operations = nullptr);
   // Called (with the owner's lock held) when an operation opens a new batch,

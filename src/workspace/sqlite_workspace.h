@@ -118,7 +118,12 @@ class SqliteWorkspace final : public Workspace {
 
  private:
   // ---- group commit (workspace.cc)
+  // A batch is committed once operations pause for kCommitPause, and after
+  // kCommitDelay at the latest while they keep coming: what was answered
+  // reaches the WAL that soon, which is all a kill after `sync` can count on
+  // (the kernel passes neither sync nor syncfs to the daemon).
   static constexpr std::chrono::milliseconds kCommitDelay{50};
+  static constexpr std::chrono::microseconds kCommitPause{1000};
   static constexpr int kCheckpointPages = 1000;  // WAL pages that call for a checkpoint
   void CommitLoop();
   // Commits the batch, then removes and shortens the data files it released.

@@ -389,8 +389,18 @@ void SqliteWorkspace::CommitLoop() {
     } else {
       commit_cv_.wait(lock, work);
     }
-    // Let operations gather for a while: one commit serves all of them.
-    if (commit_cv_.wait_for(lock, kCommitDelay, [this] { return stopping_; })) break;
+    // Let operations gather while they keep coming: one commit serves all
+    // of them. A pause ends the batch, so that a lone change is not left
+    // uncommitted for the whole delay.
+    const auto deadline = std::chrono::steady_clock::now() + kCommitDelay;
+    uint64_t seen = db_->BatchOperations();
+    bool stop = false;
+    while (!(stop = commit_cv_.wait_for(lock, kCommitPause, [this] { return stopping_; }))) {
+      const uint64_t now_seen = db_->BatchOperations();
+      if (now_seen == seen || std::chrono::steady_clock::now() >= deadline) break;
+      seen = now_seen;
+    }
+    if (stop) break;
     if (Status s = CommitPending(); !s.ok()) {
       std::fprintf(stderr, "strata: workspace %s: commit failed: %s\n", info_.name.c_str(), s.message().c_str());
       // Retried at the next batch; back off so a full disk is not hammered.
