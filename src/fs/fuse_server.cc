@@ -12,6 +12,7 @@
 
 #include "fs/control.h"
 #include "fs/fs_context.h"
+#include "fs/in_flight.h"
 #include "fs/request_loop.h"
 
 namespace strata {
@@ -20,6 +21,7 @@ struct FuseServer::State {
   fs::Context context;
   fs::OpStats stats;
   fs::RequestLoopCounters loop;
+  fs::InFlight in_flight;
 };
 
 namespace {
@@ -122,7 +124,7 @@ nlohmann::ordered_json FuseServer::Control(const fs::DaemonRequest& request) {
       if (!request.hard) FlushKernelPages();  // a mixed reset keeps the content: all of it
       auto outcome = state_->context.ws->Reset(ResetRequest{request.target, request.hard});
       if (!outcome.ok()) return fs::ErrorReplyJson(outcome.status());
-      Invalidate(outcome->stale);
+      InvalidateAfterSwap(outcome->stale);
       return {{"base", request.target.ToHex()},
               {"content_replaced", outcome->content_replaced},
               {"differs", outcome->differs}};
@@ -131,7 +133,7 @@ nlohmann::ordered_json FuseServer::Control(const fs::DaemonRequest& request) {
       FlushKernelPages();
       auto outcome = state_->context.ws->RebaseOnto(request.target);
       if (!outcome.ok()) return fs::ErrorReplyJson(outcome.status());
-      Invalidate(outcome->stale);  // empty unless the content was replaced
+      InvalidateAfterSwap(outcome->stale);  // empty unless the content was replaced
       return fs::RebaseReplyJson(request.target, *outcome);
     }
     case Op::kSnapshot: {
@@ -170,6 +172,22 @@ void FuseServer::Invalidate(const StaleCaches& stale) {
     (void)fuse_lowlevel_notify_inval_inode(session_, ino, ino == kRootInode ? 0 : -1, 0);
 }
 
+void FuseServer::InvalidateAfterSwap(const StaleCaches& stale) {
+  if (stale.entries.empty() && stale.inodes.empty()) return;
+  Invalidate(stale);
+  // A reply computed from the old namespace just before the swap may reach
+  // the kernel after the invalidations above, and be cached as current (an
+  // entry naming an inode of the old tree, for the entry timeout). Once every
+  // request that started before this point has answered, none can: the same
+  // invalidations again clear what such a reply left. A request stuck longer
+  // (a read waiting on a slow remote) only delays this round, never blocks it.
+  if (!state_->in_flight.WaitForEarlier(kSwapDrainLimit))
+    std::fprintf(stderr, "strata: requests begun before a content swap still running after %lld ms; "
+                         "invalidating again without them\n",
+                 static_cast<long long>(kSwapDrainLimit.count()));
+  Invalidate(stale);
+}
+
 Status FuseServer::Run() {
   if (fuse_set_signal_handlers(session_) != 0) return Status::IOError("cannot install signal handlers", EIO);
   std::unique_ptr<fs::ControlSocket> control;
@@ -185,6 +203,7 @@ Status FuseServer::Run() {
   loop_options.spin = std::chrono::microseconds(state_->context.options.poll_us);
   Workspace* ws = state_->context.ws;
   loop_options.writes_may_wait = [ws] { return ws->WritesMayWait(); };
+  loop_options.in_flight = &state_->in_flight;
   int rc = fs::RunRequestLoop(session_, loop_options, state_->loop);
   fuse_remove_signal_handlers(session_);
   control.reset();

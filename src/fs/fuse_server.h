@@ -9,6 +9,7 @@
 // called concurrently.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -65,6 +66,9 @@ class FuseServer {
   // Tells the kernel to drop what a reset made stale (names, attributes, the
   // root's cached listing). Never from inside a request handler.
   void Invalidate(const StaleCaches& stale);
+  // Invalidate, then again once the requests begun before have answered.
+  void InvalidateAfterSwap(const StaleCaches& stale);
+  static constexpr std::chrono::milliseconds kSwapDrainLimit{5000};
   // Makes the kernel write back, and wait for, the dirty pages of every file
   // it holds, so that a cut taken next holds every write made before it was
   // asked for (shared mappings included). Never from inside a request handler.

@@ -1,5 +1,7 @@
 #include "fs/request_loop.h"
 
+#include "fs/in_flight.h"
+
 #define FUSE_USE_VERSION 312
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
@@ -46,7 +48,7 @@ namespace {
 // dispatcher's next reads (a request buffer holds up to 1 MiB of write data).
 class WorkerPool {
  public:
-  WorkerPool(fuse_session* se, unsigned workers) : se_(se) {
+  WorkerPool(fuse_session* se, unsigned workers, InFlight* in_flight) : se_(se), in_flight_(in_flight) {
     for (unsigned i = 0; i < std::max(workers, 1u); i++) threads_.emplace_back([this] { Work(); });
   }
   ~WorkerPool() {
@@ -85,7 +87,10 @@ class WorkerPool {
       fuse_buf buf = queue_.front();
       queue_.pop_front();
       lock.unlock();
-      fuse_session_process_buf(se_, &buf);
+      {
+        InFlightScope serving(in_flight_);
+        fuse_session_process_buf(se_, &buf);
+      }
       lock.lock();
       if (spare_.size() < kMaxSpare) {
         spare_.push_back(buf.mem);
@@ -97,6 +102,7 @@ class WorkerPool {
 
   static constexpr size_t kMaxSpare = 8;
   fuse_session* const se_;
+  InFlight* const in_flight_;
   std::mutex mu_;
   std::condition_variable queued_;
   std::deque<fuse_buf> queue_;  // GUARDED_BY(mu_)
@@ -145,7 +151,7 @@ int RunRequestLoop(fuse_session* se, const RequestLoopOptions& options, RequestL
   if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) return -errno;
   int rc = 0;
   {
-    WorkerPool pool(se, options.workers);
+    WorkerPool pool(se, options.workers, options.in_flight);
     fuse_buf buf{};
     while (!fuse_session_exited(se)) {
       if (buf.mem == nullptr) buf.mem = pool.TakeSpare();
@@ -164,6 +170,7 @@ int RunRequestLoop(fuse_session* se, const RequestLoopOptions& options, RequestL
         buf = fuse_buf{};
       } else {
         counters.inline_requests.fetch_add(1, std::memory_order_relaxed);
+        InFlightScope serving(options.in_flight);
         fuse_session_process_buf(se, &buf);
       }
     }

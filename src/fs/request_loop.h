@@ -43,12 +43,16 @@ struct fuse_session;
 
 namespace strata::fs {
 
+class InFlight;
+
 struct RequestLoopOptions {
   unsigned workers = 8;  // threads for requests that may wait on I/O
   std::chrono::microseconds spin{50};
   // Asked for each write: true sends it to a worker (Workspace::WritesMayWait).
   // Unset: writes never wait on anything but the disk.
   std::function<bool()> writes_may_wait;
+  // When set, every request counts in it while it is served (in_flight.h).
+  InFlight* in_flight = nullptr;
 };
 
 // Written by the dispatcher, read by `strata stats` from another thread.
