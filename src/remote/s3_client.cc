@@ -14,6 +14,7 @@
 #include <chrono>
 #include <climits>
 #include <cstdint>
+#include <ctime>
 #include <map>
 #include <mutex>
 #include <random>
@@ -32,6 +33,7 @@ using s3::HttpResponse;
 using s3::Transport;
 
 constexpr const char* kProbeFolder = ".probe/";
+constexpr int64_t kAbandonedProbeAge = 24 * 3600;  // seconds
 
 std::string RandomHex(size_t bytes) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -180,7 +182,8 @@ class CurlS3Client final : public S3Client {
         // A server that answers with keys outside the prefix asked for is
         // not believed: such keys are not ours to name.
         if (!object.key.starts_with(full_prefix) || object.key.size() < strip) continue;
-        out.push_back(S3ObjectInfo{object.key.substr(strip), object.size, std::move(object.etag)});
+        out.push_back(
+            S3ObjectInfo{object.key.substr(strip), object.size, std::move(object.etag), object.last_modified});
       }
       if (page->truncated && page->next_token.empty()) {
         return Status::IOErrorWithMessage(
@@ -331,14 +334,21 @@ class CurlS3Client final : public S3Client {
     return "if-match-" + (name.empty() ? std::string("host") : name) + "-" + std::to_string(pid) + "-";
   }
 
-  // Probes this host's processes left behind when they died mid-probe: best
-  // effort, one listing of the probe folder per client.
+  // Probes left behind by processes that died mid-probe: this host's as soon
+  // as their process is gone, any host's once a day old (a probe lasts a few
+  // requests; a day leaves room for clocks that disagree). Best effort, one
+  // listing of the probe folder per client.
   void RemoveDeadProbes() {
     auto probes = List(kProbeFolder);
     if (!probes.ok()) return;
     const std::string host_part = ProbeOwner(0).substr(0, ProbeOwner(0).size() - 2);  // "if-match-HOST-"
+    const int64_t now = static_cast<int64_t>(::time(nullptr));
     for (const S3ObjectInfo& o : *probes) {
       std::string_view name = std::string_view(o.key).substr(std::string_view(kProbeFolder).size());
+      if (o.last_modified != 0 && now - o.last_modified > kAbandonedProbeAge) {
+        (void)Delete(o.key);
+        continue;
+      }
       if (!name.starts_with(host_part)) continue;
       std::string_view rest = name.substr(host_part.size());
       size_t dash = rest.find('-');

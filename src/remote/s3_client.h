@@ -81,6 +81,7 @@ struct S3ObjectInfo {
   std::string key;  // relative to the prefix
   uint64_t size = 0;
   std::string etag;  // without quotes
+  int64_t last_modified = 0;  // seconds since 1970 UTC, by the server's clock; 0 when not listed
 };
 
 struct S3Body {

@@ -106,6 +106,38 @@ std::optional<std::string> ElementText(std::string_view xml, std::string_view na
   return DecodeEntities(element->content);
 }
 
+std::optional<int64_t> ParseIsoTime(std::string_view text) {
+  // YYYY-MM-DDTHH:MM:SS, then optional fractional seconds, then Z.
+  if (text.size() < 20 || text[4] != '-' || text[7] != '-' || text[10] != 'T' || text[13] != ':' ||
+      text[16] != ':' || text.back() != 'Z')
+    return std::nullopt;
+  auto number = [&](size_t at, size_t len) -> std::optional<int> {
+    int v = 0;
+    auto [ptr, ec] = std::from_chars(text.data() + at, text.data() + at + len, v);
+    if (ec != std::errc() || ptr != text.data() + at + len || text[at] == '-' || text[at] == '+') return std::nullopt;
+    return v;
+  };
+  auto year = number(0, 4), month = number(5, 2), day = number(8, 2);
+  auto hour = number(11, 2), minute = number(14, 2), second = number(17, 2);
+  if (!year || !month || !day || !hour || !minute || !second) return std::nullopt;
+  std::string_view rest = text.substr(19, text.size() - 20);
+  if (!rest.empty() && (rest[0] != '.' || rest.size() == 1 ||
+                        rest.substr(1).find_first_not_of("0123456789") != std::string_view::npos))
+    return std::nullopt;
+  if (*month < 1 || *month > 12 || *day < 1 || *day > 31 || *hour > 23 || *minute > 59 || *second > 60)
+    return std::nullopt;
+  // Days since 1970-01-01 of a proleptic Gregorian date (the civil-from-days
+  // arithmetic, with March as the first month so leap days come last).
+  const int y = *year - (*month <= 2 ? 1 : 0);
+  const int era = y / 400;
+  const int yoe = y - era * 400;
+  const int mp = (*month + 9) % 12;
+  const int doy = (153 * mp + 2) / 5 + *day - 1;
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const int64_t days = static_cast<int64_t>(era) * 146097 + doe - 719468;
+  return days * 86400 + *hour * 3600 + *minute * 60 + *second;
+}
+
 std::optional<ListPage> ParseListPage(std::string_view xml) {
   auto result = FindElement(xml, "ListBucketResult");
   if (!result) return std::nullopt;
@@ -121,6 +153,7 @@ std::optional<ListPage> ParseListPage(std::string_view xml) {
     auto [ptr, ec] = std::from_chars(size->data(), size->data() + size->size(), object.size);
     if (ec != std::errc() || ptr != size->data() + size->size()) return std::nullopt;
     if (auto etag = ElementText(contents->content, "ETag")) object.etag = StripQuotes(*etag);
+    if (auto when = ElementText(contents->content, "LastModified")) object.last_modified = ParseIsoTime(*when).value_or(0);
     page.objects.push_back(std::move(object));
   }
   // Top-level elements; no child of <Contents> has these names.

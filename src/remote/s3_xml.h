@@ -16,7 +16,12 @@ struct ListedObject {
   std::string key;   // full key, as stored (location prefix included)
   uint64_t size = 0;
   std::string etag;  // quotes stripped
+  int64_t last_modified = 0;  // seconds since 1970 UTC; 0 when absent or not a time
 };
+
+// "2026-12-02T01:02:03.000Z" (ISO 8601 in UTC, as S3 lists it) in seconds
+// since 1970; nullopt for anything else.
+std::optional<int64_t> ParseIsoTime(std::string_view text);
 
 struct ListPage {
   std::vector<ListedObject> objects;

@@ -32,8 +32,22 @@ TEST(S3Xml, ListPage) {
   EXPECT_EQ(page->objects[0].etag, "0123abcd");
   EXPECT_EQ(page->objects[1].key, "p/z");
   EXPECT_EQ(page->objects[1].etag, "ff");
+  EXPECT_EQ(page->objects[0].last_modified, 1767225600);  // 2026-01-01T00:00:00Z
+  EXPECT_EQ(page->objects[1].last_modified, 0);           // not listed
   EXPECT_TRUE(page->truncated);
   EXPECT_EQ(page->next_token, "tok/+=");
+}
+
+TEST(S3Xml, IsoTimes) {
+  EXPECT_EQ(s3::ParseIsoTime("1970-01-01T00:00:00Z"), 0);
+  EXPECT_EQ(s3::ParseIsoTime("1970-01-01T00:00:01.999Z"), 1);
+  EXPECT_EQ(s3::ParseIsoTime("2000-03-01T00:00:00.000Z"), 951868800);  // after a leap day of a century year
+  EXPECT_EQ(s3::ParseIsoTime("2024-02-29T23:59:59.5Z"), 1709251199);
+  EXPECT_EQ(s3::ParseIsoTime("2026-12-02T01:02:03.000Z"), 1796173323);
+  for (const char* bad : {"", "2026-12-02", "2026-12-02T01:02:03", "2026-13-02T01:02:03Z", "2026-12-02T24:00:00Z",
+                          "2026-12-02T01:02:03.Z", "2026-12-02T01:02:03.x1Z", "+026-12-02T01:02:03Z",
+                          "2026-12-02 01:02:03Z", "2026-12-00T01:02:03Z"})
+    EXPECT_EQ(s3::ParseIsoTime(bad), std::nullopt) << bad;
 }
 
 TEST(S3Xml, EmptyAndBadPages) {

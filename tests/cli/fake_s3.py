@@ -17,6 +17,8 @@ every request, so a test changes the faults while it runs:
   slow_put: {"REGEX": N}   the first N PUTs of matching keys read their body
                            at 256 KiB/s, then stop reading and never answer
   stall: true              every request waits, never answering
+  backdate: {"REGEX": S}   listings show matching keys as written S seconds
+                           before they were
 """
 import hashlib
 import http.server
@@ -30,6 +32,7 @@ from xml.sax.saxutils import escape
 
 PORT_FILE, LOG_FILE, CONTROL_FILE = sys.argv[1:4]
 objects = {}  # "bucket/key" -> bytes
+written_at = {}  # "bucket/key" -> time.time() of its last PUT
 lock = threading.Lock()
 slow_put_counts = {}
 
@@ -136,6 +139,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             keys = sorted((k.split("/", 1)[1], len(v), etag_of(v)) for k, v in objects.items()
                           if k.startswith(bucket + "/") and k.split("/", 1)[1].startswith(prefix))
+            when = {key: written_at.get(bucket + "/" + key, time.time()) for key, _, _ in keys}
         if ctl.get("synthetic_packs") and prefix.endswith("packs/"):
             # Only the synthetic names (the bucket's own packs are left out),
             # and only the page asked for is built.
@@ -156,7 +160,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if truncated:
             xml.append(f"<NextContinuationToken>{next_token}</NextContinuationToken>")
         for key, size, etag in page:
-            xml.append(f"<Contents><Key>{escape(key)}</Key><Size>{size}</Size><ETag>\"{etag}\"</ETag></Contents>")
+            t = when.get(key, time.time())
+            for pattern, seconds in ctl.get("backdate", {}).items():
+                if re.search(pattern, key):
+                    t -= float(seconds)
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(t))
+            xml.append(f"<Contents><Key>{escape(key)}</Key><LastModified>{stamp}</LastModified>"
+                       f"<Size>{size}</Size><ETag>\"{etag}\"</ETag></Contents>")
         xml.append("</ListBucketResult>")
         return self.reply(200, "".join(xml).encode())
 
@@ -197,6 +207,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if match is not None and (current is None or match.strip('"') != etag_of(current)):
                 return self.reply(412, b"<Error><Code>PreconditionFailed</Code></Error>")
             objects[full] = body
+            written_at[full] = time.time()
         return self.reply(200, b"", {"ETag": '"' + etag_of(body) + '"'})
 
     def do_DELETE(self):

@@ -146,6 +146,30 @@ expect_ok strata --remote slow log other
 expect_output_matches "first"
 expect_exit 3 strata --remote slow log main
 
+step "a pull of a damaged pack from the remote is damage: exit 3, not 1"
+expect_ok "$STRATA_BIN" init "$WORK/store-c"
+expect_ok "$STRATA_BIN" --store "$WORK/store-c" remote add slow s3://bkt-slow/p --endpoint "$EP"
+packs=$(curl -sS "$EP/bkt-slow?list-type=2&prefix=p/packs/" | grep -o '<Key>[^<]*</Key>' | sed 's/<[^>]*>//g')
+[[ -n $packs ]] || fail "no pack listed in the bucket"
+for key in $packs; do  # one byte flipped in the middle of each pack, its size kept
+  curl -sS "$EP/bkt-slow/$key" | python3 -c 'import sys; b = bytearray(sys.stdin.buffer.read()); b[len(b) // 2] ^= 0xff; sys.stdout.buffer.write(b)' >"$WORK/flipped"
+  curl -sS -X PUT --data-binary @"$WORK/flipped" "$EP/bkt-slow/$key" >/dev/null
+done
+expect_exit 3 "$STRATA_BIN" --store "$WORK/store-c" pull slow other
+expect_stderr_matches "damaged|does not match"
+
+step "probe objects that dead processes left: this host's once their process is gone, any host's once a day old"
+probe="$EP/bkt-slow/p/.probe"
+curl -sS -X PUT --data-binary probe "$probe/if-match-elsewhere.example-77-00000001" >/dev/null
+curl -sS -X PUT --data-binary probe "$probe/if-match-elsewhere.example-78-00000002" >/dev/null
+faults '{"backdate": {"if-match-elsewhere.example-77-": 90000}}'
+import_dir "$WORK/src" other second >/dev/null  # a new commit: push moves the ref with If-Match
+expect_ok strata push slow other
+listed=$(curl -sS "$EP/bkt-slow?list-type=2&prefix=p/.probe/")
+if grep -q "elsewhere.example-77-" <<<"$listed"; then fail "a probe 25 hours old from another host was kept"; fi
+grep -q "elsewhere.example-78-" <<<"$listed" || fail "a fresh probe of another host's (maybe still running) was removed"
+faults '{}'
+
 step "a server that stops answering fails a command within --timeout (plus a second)"
 faults '{"stall": true}'
 for cmd in "--remote slow log main" "push slow main"; do
