@@ -37,6 +37,8 @@ namespace {
 
 struct MountArgs {
   bool create_new = false, foreground = false, writeback_cache = false;
+  bool suid = false, dev = false;  // root only
+  std::string atime = "noatime";   // noatime | relatime | strictatime
   std::string branch, workspace, name, mountpoint;
   std::string read_only;  // --read-only REV
   uint64_t chunk_cache_mib = 0;  // 0: the default size
@@ -161,6 +163,11 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
   options.read_only = !a.read_only.empty();
   options.readahead_kib = a.readahead_kib;
   options.poll_us = a.poll_us;
+  options.suid = a.suid;
+  options.dev = a.dev;
+  options.atime = a.atime == "strictatime" ? AtimeMode::kStrictatime
+                  : a.atime == "relatime"  ? AtimeMode::kRelatime
+                                           : AtimeMode::kNoatime;
   auto server = FuseServer::Mount(ws->get(), mountpoint, options);
   if (!server.ok()) return fail(server.status());
   const std::string record = options.state_dir + "/mounted";
@@ -231,6 +238,10 @@ int MountIn(Globals& g, const MountArgs& a) {
                                                            : "workspace '" + source->workspace + "'";
     return Fail(Status::AlreadyExists(mountpoint + " is already a strata mount (" + what + "); unmount it first"));
   }
+  // Setuid programs and device nodes in a workspace are as strong as root's
+  // own: only root may let the kernel honour them.
+  if ((a.suid || a.dev) && ::geteuid() != 0)
+    return Fail(Status::InvalidArgument(std::string(a.suid ? "--suid" : "--dev") + " needs root"));
   int modes = a.create_new + !a.branch.empty() + !a.workspace.empty() + !a.read_only.empty();
   if (modes != 1)
     return Fail(Status::InvalidArgument("give exactly one of --new, --branch B, --workspace NAME, --read-only REV"));
@@ -586,6 +597,12 @@ void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
                     "how long the daemon keeps watching for the next request after an answer before it sleeps "
                     "(default 50; 0: never, which saves CPU and costs latency)")
       ->check(CLI::Range(uint32_t{0}, uint32_t{1000}));
+  mount->add_option("--atime", m.atime,
+                    "what reads do to atime: noatime (default: nothing), relatime (moved when older than "
+                    "mtime/ctime or a day), strictatime (every read that reaches the daemon)")
+      ->check(CLI::IsMember({"noatime", "relatime", "strictatime"}));
+  mount->add_flag("--suid", m.suid, "honour setuid and setgid bits of the workspace's programs (root only)");
+  mount->add_flag("--dev", m.dev, "let device nodes in the workspace be opened (root only)");
   mount->add_option("MOUNTPOINT", m.mountpoint, "an existing directory")->required();
   mount->callback([&g, exit_code] { *exit_code = RunMount(g, m); });
 

@@ -76,6 +76,11 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(Workspace* ws, const std::
                                    "-o", "subtype=strata"};
   if (options.allow_other) args.insert(args.end(), {"-o", "allow_other"});
   if (options.read_only) args.insert(args.end(), {"-o", "ro"});
+  if (options.suid) args.insert(args.end(), {"-o", "suid"});
+  if (options.dev) args.insert(args.end(), {"-o", "dev"});
+  // libfuse 3.14 passes noatime on and knows no other atime option, so the
+  // other two get the kernel's default, relatime, in /proc/mounts.
+  if (options.atime == AtimeMode::kNoatime) args.insert(args.end(), {"-o", "noatime"});
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   fuse_args fargs = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());

@@ -22,6 +22,15 @@ struct fuse_session;
 
 namespace strata {
 
+// What reads do to atime (docs/guarantees.md). A noatime mount says so in
+// /proc/mounts; the others show the kernel's default, relatime (libfuse 3.14
+// cannot pass strictatime on).
+enum class AtimeMode {
+  kNoatime,      // never moved by reads: no write per read
+  kRelatime,     // moved when not newer than mtime or ctime, or a day old
+  kStrictatime,  // moved by every read that reaches the daemon
+};
+
 struct MountOptions {
   std::string fsname = "strata";  // shown in /proc/mounts
   bool allow_other = false;       // let other users in (root only), with normal permission checks
@@ -39,6 +48,11 @@ struct MountOptions {
   // reader it asks for pages, in requests of up to 1 MiB served in parallel.
   uint32_t readahead_kib = 4096;
   std::string state_dir;           // where the workspace keeps its state (for statfs)
+  AtimeMode atime = AtimeMode::kNoatime;
+  // The kernel honours setuid/setgid bits and opens device nodes only with
+  // these (its defaults for a FUSE mount are nosuid, nodev); root only.
+  bool suid = false;
+  bool dev = false;
 };
 
 class FuseServer {

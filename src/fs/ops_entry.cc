@@ -78,9 +78,39 @@ int64_t NowNs() {
 }
 }  // namespace
 
+// "." and ".." come only from a kernel decoding a file handle (export
+// support, set at init): "." of an inode it no longer holds, ".." of a
+// directory whose parent it needs. Inode numbers are never reused within a
+// workspace and are kept in its database, so a number names the same file
+// for as long as the file exists, across remounts; the generation is 0. A
+// number that names nothing now is ESTALE, the kernel's answer for a handle
+// of a deleted file.
+void LookupByNumber(fuse_req_t req, fuse_ino_t ino, bool parent_of) {
+  Workspace& ws = *Ctx(req).ws;
+  for (;;) {
+    const uint64_t swaps = ws.ContentSwaps();
+    InodeId target = ino;
+    if (parent_of) {
+      auto dir = ws.GetDirectoryState(ino);
+      if (!dir.ok()) return (void)ReplyErr(req, dir.status().errno_value() == ENOENT ? ESTALE : ToErrno(dir.status()));
+      target = dir->parent;
+    }
+    auto a = ws.GetAttr(target);
+    if (!a.ok()) return (void)ReplyErr(req, a.status().errno_value() == ENOENT ? ESTALE : ToErrno(a.status()));
+    // An inode that is held but has no name left (deleted while open) is not
+    // given out again by its number, as on ext4.
+    if (a->nlink == 0) return (void)ReplyErr(req, ESTALE);
+    if (!ws.RefIfCurrent(a->ino, swaps)) continue;
+    ReplyReferencedEntry(req, *a);
+    return;
+  }
+}
+
 void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   OpScope scope(req, Op::kLookup);
   Workspace& ws = *Ctx(req).ws;
+  if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
+    return LookupByNumber(req, parent, name[1] == '.');
   // A reset or rebase may replace the content between the lookup and the
   // reference the answer needs: then the answer is of the old tree, its inode
   // perhaps deleted, and the lookup is made again in the new one.
@@ -194,7 +224,13 @@ void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t ne
   unsigned ours = 0;
   if (flags & RENAME_NOREPLACE) ours |= kRenameNoReplace;
   if (flags & RENAME_EXCHANGE) ours |= kRenameExchange;
-  if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) return (void)ReplyErr(req, EINVAL);  // e.g. WHITEOUT
+  if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT)) return (void)ReplyErr(req, EINVAL);
+  // The kernel has checked that the caller may make device nodes (CAP_MKNOD)
+  // and that no exchange comes with it. Kernel overlayfs needs this of an
+  // upper layer on FUSE (with xattrs and d_type) to mount.
+  if (flags & RENAME_WHITEOUT)
+    return (void)ReplyErr(
+        req, ToErrno(Ctx(req).ws->RenameLeavingWhiteout(parent, name, new_parent, new_name, ours, Caller(req))));
   ReplyErr(req, ToErrno(Ctx(req).ws->Rename(parent, name, new_parent, new_name, ours)));
 }
 

@@ -37,6 +37,26 @@ std::optional<uint32_t> ModeAfterTruncateBy(fuse_req_t req, uint32_t mode, gid_t
   return bits;
 }
 
+// Clears setgid after a write or fallocate by req's caller where the kernel
+// does not: it kills set-id bits before such a change (file_remove_privs), but
+// without FUSE_HANDLE_KILLPRIV_V2, which libfuse 3.14 cannot negotiate, its
+// FUSE code turns that into a SETATTR that clears setgid only with group-exec
+// set. ext4 also clears it for a caller outside the file's group (the bit then
+// marks mandatory locking, which such a writer must not keep). Setuid is
+// cleared by the kernel's SETATTR. Root (CAP_FSETID) keeps both. Afterwards
+// the kernel's cached mode is dropped, so that the next stat or exec sees the
+// new one.
+void ClearSetgidAfterChangeBy(fuse_req_t req, fuse_ino_t ino) {
+  Context& ctx = Ctx(req);
+  if (fuse_req_ctx(req)->uid == 0) return;
+  auto a = ctx.ws->GetAttr(ino);
+  if (!a.ok() || !S_ISREG(a->mode) || !(a->mode & S_ISGID) || CallerInGroup(req, a->gid)) return;
+  SetAttrRequest r;
+  r.mode = a->mode & 07777 & ~S_ISGID;
+  if (Status s = ctx.ws->SetAttr(ino, r).status(); !s.ok()) return (void)ToErrno(s);
+  if (ctx.session != nullptr) (void)fuse_lowlevel_notify_inval_inode(ctx.session, ino, -1, 0);
+}
+
 }  // namespace
 
 // No open sets direct_io (FOPEN_DIRECT_IO), not even one with O_DIRECT:
@@ -95,10 +115,18 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
 
 void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
   OpScope scope(req, Op::kRead);
+  Context& ctx = Ctx(req);
   // Gathered: the reply points into the cached chunks instead of a copy of them.
   ReadTarget target(size);
-  auto n = Ctx(req).ws->Read(ino, static_cast<uint64_t>(off), size, &target);
+  auto n = ctx.ws->Read(ino, static_cast<uint64_t>(off), size, &target);
   if (!n.ok()) return (void)ReplyErr(req, ToErrno(n.status()));
+  // The kernel leaves atime to the daemon and asks for it again after this
+  // reply. A read-only mount moves none (the kernel does not ask there). A
+  // failure to record the time fails no read (an internal one is logged).
+  if (ctx.options.atime != AtimeMode::kNoatime && !ctx.options.read_only) {
+    (void)ToErrno(ctx.ws->NoteRead(
+        ino, ctx.options.atime == AtimeMode::kStrictatime ? AtimeRule::kStrict : AtimeRule::kRelative));
+  }
   fuse_reply_iov(req, target.pieces().data(), static_cast<int>(target.pieces().size()));
 }
 
@@ -141,6 +169,8 @@ void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t
   if ((fi->flags & O_DIRECT) && !fi->writepage && *n > 0) {
     DropCachedPages(ctx, ino, off, static_cast<off_t>(*n));
   }
+  // A write-back of cached pages comes from the kernel, not the writer.
+  if (!fi->writepage && *n > 0) ClearSetgidAfterChangeBy(req, ino);
   fuse_reply_write(req, *n);
 }
 
@@ -161,6 +191,7 @@ void OpFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t l
   OpScope scope(req, Op::kFallocate);
   if (offset < 0 || length <= 0) return (void)ReplyErr(req, EINVAL);
   Status s = Ctx(req).ws->Allocate(ino, mode, static_cast<uint64_t>(offset), static_cast<uint64_t>(length));
+  if (s.ok()) ClearSetgidAfterChangeBy(req, ino);
   ReplyErr(req, ToErrno(s));
 }
 

@@ -31,6 +31,9 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
   // a write, differs from the one the kernel saw before (libfuse's default).
   // What changes a file behind the kernel's back invalidates it explicitly.
   conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
+  // File handles (name_to_handle_at, open_by_handle_at, an NFS export): the
+  // kernel may then look up "." and ".." by inode number (ops_entry.cc).
+  if (conn->capable & FUSE_CAP_EXPORT_SUPPORT) conn->want |= FUSE_CAP_EXPORT_SUPPORT;
   if (conn->capable & FUSE_CAP_READDIRPLUS) conn->want |= FUSE_CAP_READDIRPLUS;
   if (conn->capable & FUSE_CAP_CACHE_SYMLINKS) conn->want |= FUSE_CAP_CACHE_SYMLINKS;
   // An open file needs nothing from this daemon: the kernel's lookup reference

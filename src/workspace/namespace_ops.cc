@@ -300,12 +300,24 @@ Status SqliteWorkspace::RemoveDirectory(InodeId parent, std::string_view name) {
 
 Status SqliteWorkspace::Rename(InodeId parent, std::string_view name, InodeId new_parent, std::string_view new_name,
                                unsigned flags) {
+  std::lock_guard lock(mu_);
+  return RenameLocked(parent, name, new_parent, new_name, flags, nullptr);
+}
+
+Status SqliteWorkspace::RenameLeavingWhiteout(InodeId parent, std::string_view name, InodeId new_parent,
+                                              std::string_view new_name, unsigned flags, const Credentials& who) {
+  if (flags & kRenameExchange) return Errno(EINVAL, "rename: a whiteout with an exchange");
+  std::lock_guard lock(mu_);
+  return RenameLocked(parent, name, new_parent, new_name, flags, &who);
+}
+
+Status SqliteWorkspace::RenameLocked(InodeId parent, std::string_view name, InodeId new_parent,
+                                     std::string_view new_name, unsigned flags, const Credentials* whiteout_owner) {
   if ((flags & ~(kRenameNoReplace | kRenameExchange)) != 0 || flags == (kRenameNoReplace | kRenameExchange))
     return Errno(EINVAL, "rename: bad flags");
   const bool exchange = flags & kRenameExchange;
   STRATA_RETURN_IF_ERROR(CheckName(name));
   STRATA_RETURN_IF_ERROR(CheckName(new_name));
-  std::lock_guard lock(mu_);
   Transaction txn(*db_);
   STRATA_RETURN_IF_ERROR(txn.status());
   // sp and dp are the same object when both parents are one directory, so
@@ -390,6 +402,12 @@ Status SqliteWorkspace::Rename(InodeId parent, std::string_view name, InodeId ne
   Touch(dp, now);
   STRATA_RETURN_IF_ERROR(db_->UpdateInode(sp));
   if (other) STRATA_RETURN_IF_ERROR(db_->UpdateInode(*other));
+  if (whiteout_owner != nullptr) {  // joins this transaction, reading the parent as written above
+    InodeRow whiteout;
+    whiteout.mode = S_IFCHR;
+    STRATA_RETURN_IF_ERROR(CreateEntry(parent, name, std::move(whiteout), {whiteout_owner->uid, whiteout_owner->gid, 0})
+                               .status());
+  }
   STRATA_RETURN_IF_ERROR(txn.Commit());
   if (deleted) doomed_files_.push_back(dst->ino);
   return Status::Ok();

@@ -81,6 +81,7 @@ class SqliteWorkspace final : public Workspace {
   Result<Attr> Lookup(InodeId parent, std::string_view name) override;
   Result<Attr> GetAttr(InodeId ino) override;
   Result<Attr> SetAttr(InodeId ino, const SetAttrRequest& req) override;
+  Status NoteRead(InodeId ino, AtimeRule rule) override;
   Result<Attr> MakeNode(InodeId parent, std::string_view name, uint32_t mode, uint64_t rdev,
                         const Credentials& who) override;
   Result<Attr> MakeDirectory(InodeId parent, std::string_view name, uint32_t mode, const Credentials& who) override;
@@ -92,6 +93,8 @@ class SqliteWorkspace final : public Workspace {
   Status RemoveDirectory(InodeId parent, std::string_view name) override;
   Status Rename(InodeId parent, std::string_view name, InodeId new_parent, std::string_view new_name,
                 unsigned flags) override;
+  Status RenameLeavingWhiteout(InodeId parent, std::string_view name, InodeId new_parent, std::string_view new_name,
+                               unsigned flags, const Credentials& who) override;
   Result<std::vector<DirEntry>> ReadDirectory(InodeId dir, uint64_t offset, size_t max) override;
   Result<DirectoryState> GetDirectoryState(InodeId dir) override;
 
@@ -198,6 +201,9 @@ class SqliteWorkspace final : public Workspace {
   Attr ToAttr(const InodeRow& row) const;
   // Creates a new inode named name in parent from proto (type, mode, owner, ...).
   Result<Attr> CreateEntry(InodeId parent, std::string_view name, InodeRow proto, const Credentials& who);
+  // Rename and RenameLeavingWhiteout (a whiteout when whiteout_owner is set). REQUIRES mu_ held.
+  Status RenameLocked(InodeId parent, std::string_view name, InodeId new_parent, std::string_view new_name,
+                      unsigned flags, const Credentials* whiteout_owner);
   // Drops one name of row (nlink - 1, or 0 for a directory); deletes the inode
   // if nothing refers to it any more. Sets *deleted so the caller removes the
   // data file after the transaction commits.

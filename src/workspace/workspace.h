@@ -80,6 +80,12 @@ struct SetAttrRequest {
   std::optional<int64_t> atime_ns, mtime_ns;
 };
 
+// When a read moves a file's atime (`strata mount --atime`, docs/guarantees.md).
+enum class AtimeRule {
+  kRelative,  // relatime: only when atime is not newer than mtime and ctime, or is a day old
+  kStrict,    // strictatime: on every read
+};
+
 struct DirEntry {
   std::string name;
   InodeId ino = 0;
@@ -295,6 +301,10 @@ class Workspace {
   virtual Result<Attr> Lookup(InodeId parent, std::string_view name) = 0;
   virtual Result<Attr> GetAttr(InodeId ino) = 0;
   virtual Result<Attr> SetAttr(InodeId ino, const SetAttrRequest& req) = 0;
+  // Sets a file's atime to now after a read, as `rule` says. Unlike SetAttr,
+  // neither ctime nor what a commit sees changes (trees record no atime), so
+  // a file only read stays unchanged against the base.
+  virtual Status NoteRead(InodeId ino, AtimeRule rule) = 0;
   // Regular files, fifos, sockets, devices; mode includes the type bits.
   virtual Result<Attr> MakeNode(InodeId parent, std::string_view name, uint32_t mode, uint64_t rdev,
                                 const Credentials& who) = 0;
@@ -308,6 +318,12 @@ class Workspace {
   virtual Status RemoveDirectory(InodeId parent, std::string_view name) = 0;
   virtual Status Rename(InodeId parent, std::string_view name, InodeId new_parent, std::string_view new_name,
                         unsigned flags) = 0;
+  // Rename with RENAME_WHITEOUT (what kernel overlayfs asks of its upper
+  // layer): in the same operation, a whiteout (a character device 0:0, mode
+  // 0, owned by `who`) takes the source's name. flags as Rename's, but not
+  // kRenameExchange.
+  virtual Status RenameLeavingWhiteout(InodeId parent, std::string_view name, InodeId new_parent,
+                                       std::string_view new_name, unsigned flags, const Credentials& who) = 0;
   // Entries after `offset` (0: from the start), at most `max`, without "." and
   // "..". Offsets stay valid while the directory changes: an entry present
   // during the whole listing is returned exactly once.

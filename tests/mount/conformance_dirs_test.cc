@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <map>
@@ -25,6 +26,9 @@ using Dirs = ConformanceTest;
 #endif
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
+#endif
+#ifndef RENAME_WHITEOUT
+#define RENAME_WHITEOUT (1 << 2)
 #endif
 
 long Renameat2(const std::string& from, const std::string& to, unsigned flags) {
@@ -458,6 +462,35 @@ TEST_F(Dirs, RenameExchange) {
   ASSERT_TRUE(ReadFile(P("d"), &got));
   EXPECT_EQ(got, "gee");
   EXPECT_ERRNO(Renameat2(P("d"), P("e"), RENAME_EXCHANGE | RENAME_NOREPLACE), EINVAL);
+}
+
+// What kernel overlayfs asks of its upper layer: the source's name becomes a
+// whiteout (a character device 0:0) in the same rename; also over an existing
+// target, and for a directory. Root only (the kernel wants CAP_MKNOD).
+TEST_F(Dirs, RenameWhiteoutLeavesAWhiteoutAtTheSource) {
+  if (!IsRoot()) GTEST_SKIP() << "RENAME_WHITEOUT needs CAP_MKNOD";
+  ASSERT_TRUE(WriteFile(P("a"), "a"));
+  ASSERT_TRUE(WriteFile(P("old"), "old"));
+  ASSERT_OK(mkdir(P("d").c_str(), 0755));
+  ASSERT_OK(Renameat2(P("a"), P("b"), RENAME_WHITEOUT));
+  ASSERT_OK(Renameat2(P("b"), P("old"), RENAME_WHITEOUT));
+  ASSERT_OK(Renameat2(P("d"), P("e"), RENAME_WHITEOUT | RENAME_NOREPLACE));
+  for (const char* name : {"a", "b", "d"}) {
+    struct stat st;
+    ASSERT_TRUE(Lstat(P(name), &st));
+    EXPECT_TRUE(S_ISCHR(st.st_mode)) << name << ": mode 0" << std::oct << st.st_mode;
+    EXPECT_EQ(st.st_rdev, makedev(0, 0)) << name;
+    EXPECT_EQ(st.st_mode & 07777, 0u) << name;
+  }
+  std::string data;
+  ASSERT_TRUE(ReadFile(P("old"), &data));
+  EXPECT_EQ(data, "a");
+  struct stat st;
+  ASSERT_TRUE(Lstat(P("e"), &st));
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_ERRNO(Renameat2(P("old"), P("e"), RENAME_WHITEOUT | RENAME_NOREPLACE), EEXIST);
+  EXPECT_ERRNO(Renameat2(P("old"), P("e"), RENAME_WHITEOUT | RENAME_EXCHANGE), EINVAL);
+  ASSERT_TRUE(ReadFile(P("old"), &data)) << "a refused rename left the source";
 }
 
 }  // namespace
