@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The Debian package CPack makes from the build: what it holds (binary, helper,
 # man pages, completions, example unit, all under /usr), its dependencies as
-# dpkg-shlibdeps read them from the binary, the binary unpacked from it runs,
-# and apt accepts it for installation on this system (`apt-get install -s
-# ./strata_*.deb`, a simulation: the test changes no installed package).
+# dpkg-shlibdeps read them from the binary, the binary unpacked from it runs;
+# then `apt-get install ./strata_*.deb` for real, and strata used as installed
+# (man, completion, `mount -t fuse.strata` through /sbin/mount.fuse.strata).
+# The install happens in a private mount namespace over throwaway overlays of
+# /usr, /etc and /var (upper layers on a tmpfs), so this system's packages are
+# the same before and after.
 # Needs STRATA_BUILD_DIR (the build directory; ctest sets it) and root.
 source "$(dirname "$0")/lib.sh"
 require_root
@@ -41,7 +44,43 @@ grep -qF "strata='/usr/bin/strata'" "$WORK/root/usr/sbin/mount.fuse.strata" || f
 expect_ok "$WORK/root/usr/bin/strata" --store "$WORK/store" init
 expect_ok "$WORK/root/usr/bin/strata" --store "$WORK/store" fsck
 
-step "apt accepts it (simulated install; nothing changes here)"
-cd "$WORK/pkg"
-expect_ok apt-get install -s --no-install-recommends "./${deb##*/}"
-expect_output_matches '^Inst strata '
+step "apt-get install ./strata_*.deb, then strata as installed (private namespace, throwaway /usr /etc /var)"
+mkdir "$WORK/ov" "$WORK/mp"
+cat > "$WORK/inner.sh" <<'INNER'
+set -euo pipefail
+work=$1 deb=$2
+fail() { echo "FAIL: $*" >&2; exit 1; }
+mount -t tmpfs tmpfs "$work/ov"
+for d in usr etc var; do
+  mkdir -p "$work/ov/$d/up" "$work/ov/$d/work"
+  mount -t overlay overlay -o "lowerdir=/$d,upperdir=$work/ov/$d/up,workdir=$work/ov/$d/work" "/$d"
+done
+trap 'mountpoint -q "$work/mp" && umount "$work/mp"' EXIT
+cd "${deb%/*}"
+DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "./${deb##*/}" > "$work/apt.log" 2>&1 ||
+  fail "apt-get install: $(tail -n 20 "$work/apt.log")"
+[ "$(dpkg-query -W -f='${Status}' strata)" = "install ok installed" ] || fail "dpkg does not list strata as installed"
+[ "$(command -v strata)" = /usr/bin/strata ] || fail "strata is not /usr/bin/strata"
+[ "$(man -w strata)" = /usr/share/man/man1/strata.1.gz ] || fail "man -w strata: $(man -w strata)"
+# The helper mount(8) finds in /sbin, with no help from the test.
+store=$work/installed-store
+strata --store "$store" init >/dev/null
+mkdir -p "$work/src" && echo "from the package" > "$work/src/file"
+strata --store "$store" import "$work/src" --branch main -m one >/dev/null
+mount -t fuse.strata "$store:pkg" "$work/mp" -o branch=main
+[ "$(cat "$work/mp/file")" = "from the package" ] || fail "the mount through the installed helper"
+umount "$work/mp"
+# The completion bash-completion would load for strata.
+got=$(bash -c 'source /usr/share/bash-completion/completions/strata
+  COMP_WORDS=(strata --store "$1" mount --workspace ""); COMP_CWORD=5; _strata; echo "${COMPREPLY[*]}"' _ "$store")
+[ "$got" = pkg ] || fail "completion of the workspace name: '$got'"
+echo "installed checks passed"
+INNER
+run unshare --mount --propagation private bash "$WORK/inner.sh" "$WORK" "$deb"
+[[ $RC == 0 ]] || fail "installed checks: $(cat "$ERR") $(cat "$OUT")"
+grep -q "installed checks passed" "$OUT" || fail "the installed checks did not finish"
+# Outside the namespace the system is as it was.
+dpkg-query -W -f='${Status}' strata 2>/dev/null | grep -q "install ok installed" &&
+  fail "the package leaked out of the namespace"
+grep -q "$WORK" /proc/mounts && fail "a mount leaked out of the namespace"
+true
