@@ -81,27 +81,11 @@ bash_complete() {
     COMP_WORDS=("$@"); COMP_CWORD=$(( $# - 1 )); _strata
     [ ${#COMPREPLY[@]} -eq 0 ] || printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' _ "$prefix/share/bash-completion/completions/strata" "$@"
 }
-zsh_complete() {
-  # zsh's compadd and _files only work inside its line editor: stand-ins print
-  # what the function hands them; the rest is the installed file as compinit runs it.
-  PATH="$prefix/bin:$PATH" zsh -f -c '
-    compadd() { [[ $1 == -- ]] && shift; print -l -- "$@"; }
-    _files() { print -- "<files $*>"; }
-    file=$1; shift
-    words=("$@"); CURRENT=$#
-    source "$file" | sort | tr "\n" " "' _ "$prefix/share/zsh/vendor-completions/_strata" "$@"
-}
 check_completion() {
   local expected=$1; shift
   local got
   got=$(bash_complete "$@")
   [[ $got == "$expected" ]] || fail "bash completion of '$*': got '$got', expected '$expected'"
-}
-check_zsh() {
-  local expected=$1; shift
-  local got
-  got=$(zsh_complete "$@")
-  [[ $got == "$expected" ]] || fail "zsh completion of '$*': got '$got', expected '$expected'"
 }
 s=(strata --store "$STORE")
 check_completion "commit " strata comm
@@ -120,13 +104,20 @@ check_completion "dev main " strata log --store "$STORE" ""
 # A store that does not exist offers nothing (and prints no error into the line).
 check_completion "" strata --store "$WORK/none" log ""
 check_completion "$WORK/mp " "${s[@]}" umount "$WORK/m"
-# zsh: the same table and logic through its own wrapper.
-all_commands=$(python3 -c 'import json,sys; print(" ".join(sorted(c["name"] for c in json.load(open(sys.argv[1]))["commands"])) + " ")' "$reference")
-check_zsh "$all_commands" strata ""
-check_zsh "create delete list " strata branch ""
-check_zsh "dev main " "${s[@]}" mount --branch ""
-check_zsh "build " "${s[@]}" mount --workspace ""
-check_zsh "<files -/> build " "${s[@]}" commit ""
+
+step "zsh: lines completed with TAB in a real interactive zsh (compinit, the installed _strata)"
+zsh_lines=("strata comm" "strata branch del" "strata branch delete ma"
+           "strata mount --works" "strata mount --workspace b" "strata log --graph d")
+zsh_expected=("strata commit" "strata branch delete" "strata branch delete main"
+              "strata mount --workspace" "strata mount --workspace build" "strata log --graph dev")
+STRATA_STORE=$STORE PATH="$prefix/bin:$PATH" timeout 120 zsh -f "$(dirname "$0")/zsh_complete.zsh" \
+  "$prefix/share/zsh/vendor-completions" "${zsh_lines[@]}" > "$WORK/zsh.raw" 2>&1 || fail "zsh: $(cat "$WORK/zsh.raw")"
+# Terminal escapes and backspaced echo out; what remains is the edited line.
+sed -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/.\x08//g' -e 's/ *$//' "$WORK/zsh.raw" > "$WORK/zsh.txt"
+for i in "${!zsh_lines[@]}"; do
+  grep -qxF -- "${zsh_lines[$i]} => ${zsh_expected[$i]}" "$WORK/zsh.txt" ||
+    fail "zsh completion of '${zsh_lines[$i]}': expected '${zsh_expected[$i]}', got: $(grep -F -- "${zsh_lines[$i]} =>" "$WORK/zsh.txt")"
+done
 
 step "mount -t fuse.strata and an fstab line, in a private mount namespace"
 cat > "$WORK/fstab" <<EOF
