@@ -111,12 +111,14 @@ zsh_lines=("strata comm" "strata branch del" "strata branch delete ma"
 zsh_expected=("strata commit" "strata branch delete" "strata branch delete main"
               "strata mount --workspace" "strata mount --workspace build" "strata log --graph dev")
 STRATA_STORE=$STORE PATH="$prefix/bin:$PATH" timeout 120 zsh -f "$(dirname "$0")/zsh_complete.zsh" \
-  "$prefix/share/zsh/vendor-completions" "${zsh_lines[@]}" > "$WORK/zsh.raw" 2>&1 || fail "zsh: $(cat "$WORK/zsh.raw")"
-# Terminal escapes and backspaced echo out; what remains is the edited line.
-sed -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/.\x08//g' -e 's/ *$//' "$WORK/zsh.raw" > "$WORK/zsh.txt"
+  "$prefix/share/zsh/vendor-completions" "$WORK/zsh.txt" "${zsh_lines[@]}" > "$WORK/zsh.raw" 2>&1 ||
+  fail "zsh did not complete every line: $(cat "$WORK/zsh.raw" "$WORK/zsh.txt")"
+mapfile -t zsh_got < "$WORK/zsh.txt"
 for i in "${!zsh_lines[@]}"; do
-  grep -qxF -- "${zsh_lines[$i]} => ${zsh_expected[$i]}" "$WORK/zsh.txt" ||
-    fail "zsh completion of '${zsh_lines[$i]}': expected '${zsh_expected[$i]}', got: $(grep -F -- "${zsh_lines[$i]} =>" "$WORK/zsh.txt")"
+  got=${zsh_got[$i]:-}
+  got=${got% }  # the space zsh adds after a whole word
+  [[ $got == "${zsh_expected[$i]}" ]] ||
+    fail "zsh completion of '${zsh_lines[$i]}': expected '${zsh_expected[$i]}', got '$got'"
 done
 
 step "mount -t fuse.strata and an fstab line, in a private mount namespace"
