@@ -205,7 +205,13 @@ boot order only (\fBdefaults\fR, \fBrw\fR, \fBauto\fR, \fBnoauto\fR, \fBnofail\f
 \fBnosuid,nodev\fR. Every other option \fIname\fR or \fIname\fR\fB=\fR\fIvalue\fR is
 passed to \fBstrata mount\fR as \fB\-\-\fR\fIname\fR [\fIvalue\fR], so the options of
 \fBstrata\-mount\fR(1) are the options here, e.g. \fBchunk\-cache\-mib=64\fR,
-\fBwriteback\-cache\fR; an unknown one is refused with its error.
+\fBwriteback_cache\fR (\fB_\fR is read as \fB\-\fR); an unknown one is refused with its error.
+\fBsuid\fR, \fBdev\fR, \fBnoexec\fR, \fBsync\fR, \fBdirsync\fR and \fBmand\fR cannot be
+honoured and are refused rather than dropped.
+.SH EXIT STATUS
+1 for a wrong invocation or a refused option, 32 when the workspace does not
+exist and no \fBbranch=\fR is given, otherwise the status of \fBstrata mount\fR
+(\fBstrata\fR(1)).
 .SH EXAMPLES
 .nf
 /srv/strata:build  /mnt/build  fuse.strata  branch=main,nofail  0 0
