@@ -3,8 +3,10 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <string_view>
 
 #include "cli/cli.h"
+#include "cli/cli_reference.h"
 #include "env/env.h"
 
 int main(int argc, char** argv) {
@@ -33,6 +35,10 @@ int main(int argc, char** argv) {
   RegisterCommitCommands(app, globals, &exit_code);
   RegisterGcCommands(app, globals, &exit_code);
   RegisterRemoteCommands(app, globals, &exit_code);
+  if (argc == 2 && std::string_view(argv[1]) == kCliReferenceFlag) {
+    PrintJson(CliReference(app));  // for the build: man pages, completions
+    return kExitOk;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

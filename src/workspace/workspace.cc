@@ -266,8 +266,17 @@ Result<std::vector<WorkspaceInfo>> Workspace::List(Store& store) {
   if (ec) return Status::IOError("listing " + root, ec.value());
   std::sort(names.begin(), names.end());
   for (const std::string& n : names) {
-    STRATA_ASSIGN_OR_RETURN(auto db, NamespaceDb::Open(root + "/" + n + "/workspace.db", false));
-    STRATA_ASSIGN_OR_RETURN(MetaInfo m, ReadMeta(*db));
+    // Remove renames a workspace's directory away before deleting it, so a
+    // database that fails to open or read under a name that is gone now was
+    // removed since the directory was listed: it is no longer a workspace.
+    auto gone = [&] { return ::access((root + "/" + n).c_str(), F_OK) != 0 && errno == ENOENT; };
+    auto db = NamespaceDb::Open(root + "/" + n + "/workspace.db", false);
+    if (!db.ok() && gone()) continue;
+    if (!db.ok()) return db.status();
+    auto meta = ReadMeta(**db);
+    if (!meta.ok() && gone()) continue;
+    if (!meta.ok()) return meta.status();
+    const MetaInfo& m = *meta;
     if (m.info.name != DecodeName(n))
       return Status::IOError("workspace directory " + n + " holds workspace '" + m.info.name + "'", EIO);
     out.push_back(m.info);
