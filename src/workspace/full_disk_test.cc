@@ -12,9 +12,9 @@
 #include <cstring>
 #include <mutex>
 
-#include "store/sqlite_test_vfs.h"
+#include "testing/sqlite_test_vfs.h"
 #include "workspace/space_reserve.h"
-#include "workspace/workspace_test_util.h"
+#include "testing/workspace_test_util.h"
 
 namespace strata::workspace_testing {
 namespace {

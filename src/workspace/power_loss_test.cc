@@ -45,11 +45,11 @@
 #include <thread>
 
 #include "store/fsck.h"
-#include "store/power_cut_dir.h"
-#include "store/sqlite_test_vfs.h"
+#include "testing/power_cut_dir.h"
+#include "testing/sqlite_test_vfs.h"
 #include "store/verify.h"
 #include "workspace/sqlite_workspace.h"
-#include "workspace/workspace_test_util.h"
+#include "testing/workspace_test_util.h"
 
 namespace {
 

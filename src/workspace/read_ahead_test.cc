@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 #include "workspace/file_data.h"
 
 namespace strata::workspace_internal {

@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 
 namespace strata::workspace_internal {
 namespace {

@@ -1,4 +1,4 @@
-#include "store/power_cut_dir.h"
+#include "testing/power_cut_dir.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "env/fault_env.h"
+#include "testing/fault_env.h"
 
 #include <unistd.h>
 
