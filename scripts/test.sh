@@ -34,7 +34,10 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   ctest --test-dir "$root/build-asan" --output-on-failure -j2 -L unit
 
 echo "== concurrent unit tests under ThreadSanitizer"
-tsan_tests="util_test gc_test chunk_cache_test read_ahead_test released_files_test commit_test workspace_snapshot_test remote_test"
+# The tests labelled "tsan" (strata_tsan_test in the CMakeLists), as CTest lists them.
+tsan_tests=$(ctest --test-dir "$root/build" -L tsan --show-only=json-v1 | python3 -c '
+import json, sys
+print(" ".join(t["name"] for t in json.load(sys.stdin)["tests"]))')
 # Without -Werror: GCC's flow warnings misfire on TSan-instrumented code.
 STRATA_TARGETS="$tsan_tests" "$root/scripts/build.sh" "$root/build-tsan" -DSTRATA_TSAN=ON
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \

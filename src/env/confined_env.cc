@@ -141,6 +141,26 @@ class ConfinedEnv : public Env {
     return LockOpenFile(fd.release(), path, mode, wait);
   }
 
+  Result<std::unique_ptr<Directory>> OpenDirectory(const std::string& path) override {
+    auto fd = OpenDir(path);
+    if (!fd.ok() && fd.status().errno_value() == ENOENT) return Status::NotFound(path + " does not exist");
+    STRATA_RETURN_IF_ERROR(fd.status());
+    return NewPosixDirectory(std::move(fd).value(), path);
+  }
+
+  Status SyncFile(const std::string& path) override {
+    STRATA_ASSIGN_OR_RETURN(std::string rel, Relative(path));
+    auto fd = OpenBeneath(root_fd_.get(), rel, O_RDWR | O_NONBLOCK, 0, path);
+    if (!fd.ok() && fd.status().errno_value() == ENOENT) return Status::NotFound(path + " does not exist");
+    STRATA_RETURN_IF_ERROR(fd.status());
+    return SyncOpenFile(std::move(fd).value(), path);
+  }
+
+  Result<uint64_t> FreeSpace(const std::string& path) override {
+    STRATA_ASSIGN_OR_RETURN(UniqueFd fd, OpenDir(path));
+    return FreeSpaceOf(fd.get(), path);
+  }
+
  private:
   // "" for the root itself.
   Result<std::string> Relative(const std::string& path) const {
@@ -200,6 +220,9 @@ class ForwardingEnv : public Env {
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& p, LockMode m, bool w) override {
     return base_->LockFile(p, m, w);
   }
+  Result<std::unique_ptr<Directory>> OpenDirectory(const std::string& p) override { return base_->OpenDirectory(p); }
+  Status SyncFile(const std::string& p) override { return base_->SyncFile(p); }
+  Result<uint64_t> FreeSpace(const std::string& p) override { return base_->FreeSpace(p); }
 
  private:
   Env* const base_;

@@ -1,10 +1,12 @@
-// Env: every touch of the OS that the store makes, behind one interface.
+// Env: every touch of the OS that the store and the workspace make, behind
+// one interface.
 //
-// The store never calls open/pwrite/fsync/rename directly; it asks an Env. The
+// Neither calls open/pwrite/fsync/rename directly; they ask an Env. The
 // production Env is PosixEnv (Env::Default()). Tests substitute an Env that fails
 // the Nth write, fsync or rename, or drops unsynced data, to prove crash safety.
-// Durability rules live with the callers (pack writer, config writer) and are
-// expressed only through Sync() and SyncDir(), so a fault Env can observe them.
+// Durability rules live with the callers (pack writer, config writer, the
+// workspace's data files) and are expressed only through the Sync calls here,
+// so a fault Env can observe them.
 //
 // Thread-safety: an Env is shared by all threads. File objects are used by one
 // thread at a time, except RandomAccessFile, whose reads may run concurrently.
@@ -12,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +61,66 @@ class FileLock {
 
 enum class LockMode { kShared, kExclusive };
 
+// What fstat/fstatat tell of a file.
+struct FileInfo {
+  uint64_t size = 0;
+  uint64_t allocated = 0;  // bytes of disk blocks it holds (st_blocks * 512)
+  uint32_t mode = 0;       // st_mode: type and permissions
+  uint64_t links = 0;      // st_nlink
+};
+
+// A file read and written in place at any offset (a workspace's data file).
+// Failures are IOError with the errno of the call, so callers can tell a full
+// disk (ENOSPC, EDQUOT) or an unsupported call (EOPNOTSUPP) from the rest.
+// Thread-safety: every method may run concurrently with the others.
+class RandomRWFile {
+ public:
+  virtual ~RandomRWFile() = default;
+  // Reads up to n bytes at offset into out; *got is less than n only at the end of the file.
+  virtual Status ReadAt(uint64_t offset, size_t n, char* out, size_t* got) const = 0;
+  // Writes all of data at offset.
+  virtual Status WriteAt(uint64_t offset, std::string_view data) = 0;
+  virtual Status Truncate(uint64_t size) = 0;
+  // Reserves disk blocks for [offset, offset + length), lengthening the file if needed (fallocate).
+  virtual Status Allocate(uint64_t offset, uint64_t length) = 0;
+  // Makes [offset, offset + length) a hole that reads as zeros, keeping the size.
+  virtual Status PunchHole(uint64_t offset, uint64_t length) = 0;
+  // Makes the bytes written so far durable (fdatasync).
+  virtual Status Sync() = 0;
+  virtual Result<FileInfo> Stat() const = 0;
+  // The first offset at or after `offset` that holds data (SEEK_DATA); nullopt
+  // when only a hole follows. The next hole at or after offset (SEEK_HOLE; the
+  // end of the file counts as one).
+  virtual Result<std::optional<uint64_t>> NextData(uint64_t offset) const = 0;
+  virtual Result<uint64_t> NextHole(uint64_t offset) const = 0;
+};
+
+// A directory held open: every name given to it is a single component looked
+// up in that directory (not a path), never following a symbolic link and
+// never leaving it, even if the directory was moved or its path replaced by a
+// link since it was opened. A missing name is NotFound; other failures are
+// IOError with the call's errno (ELOOP or EXDEV for a refused link).
+// Thread-safety: every method may run concurrently with the others.
+class Directory {
+ public:
+  virtual ~Directory() = default;
+  virtual const std::string& path() const = 0;  // for messages
+  // Opens name for reading and writing (non-blocking, so a FIFO planted there
+  // cannot hang the call), creating it (mode 0600) when create.
+  virtual Result<std::unique_ptr<RandomRWFile>> OpenFile(const std::string& name, bool create) = 0;
+  // The file name itself, a link not followed.
+  virtual Result<FileInfo> Stat(const std::string& name) = 0;
+  virtual Result<std::vector<std::string>> List() = 0;  // without "." and ".."
+  // Makes the directory's entries (creations, removals) durable.
+  virtual Status Sync() = 0;
+  // The directory name in this one (created, mode 0700, if missing and create).
+  virtual Result<std::unique_ptr<Directory>> OpenSubdirectory(const std::string& name, bool create) = 0;
+  // Moves name to to_name in `to`, never replacing a file there (AlreadyExists).
+  // REQUIRES: `to` comes from the same Env.
+  virtual Status MoveTo(const std::string& name, Directory& to, const std::string& to_name) = 0;
+  virtual Status Remove(const std::string& name) = 0;
+};
+
 class Env {
  public:
   virtual ~Env() = default;
@@ -87,6 +150,14 @@ class Env {
   // Locks path (created if missing). With wait, blocks until granted;
   // without, a lock held elsewhere is Conflict at once.
   virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, LockMode mode, bool wait) = 0;
+
+  // The directory at path, its last component not followed if a link (ELOOP).
+  virtual Result<std::unique_ptr<Directory>> OpenDirectory(const std::string& path) = 0;
+  // Makes the bytes of the existing file at path durable (fdatasync).
+  virtual Status SyncFile(const std::string& path) = 0;
+  // Bytes the filesystem holding path has for ordinary use: statvfs f_bavail,
+  // without the blocks kept for root (a daemon writes for its users).
+  virtual Result<uint64_t> FreeSpace(const std::string& path) = 0;
 
   // An Env confined to the directory `root` (a store): every path given to it
   // must be `root` itself or root + "/" + a plain relative name (beneath.h),

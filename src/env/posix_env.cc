@@ -127,6 +127,30 @@ class PosixEnv : public Env {
     return LockOpenFile(fd, path, mode, wait);
   }
 
+  Result<std::unique_ptr<Directory>> OpenDirectory(const std::string& path) override {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid()) {
+      if (errno == ENOENT) return Status::NotFound(path + " does not exist");
+      return Status::IOError("opening directory " + path, errno);
+    }
+    return NewPosixDirectory(std::move(fd), path);
+  }
+
+  Status SyncFile(const std::string& path) override {
+    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+    if (!fd.valid()) {
+      if (errno == ENOENT) return Status::NotFound(path + " does not exist");
+      return Status::IOError("opening " + path, errno);
+    }
+    return SyncOpenFile(std::move(fd), path);
+  }
+
+  Result<uint64_t> FreeSpace(const std::string& path) override {
+    UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
+    if (!fd.valid()) return Status::IOError("opening " + path, errno);
+    return FreeSpaceOf(fd.get(), path);
+  }
+
   Result<std::unique_ptr<Env>> Beneath(const std::string& root) override { return NewConfinedEnv(root); }
 };
 

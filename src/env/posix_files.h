@@ -9,6 +9,7 @@
 #include <string>
 
 #include "env/env.h"
+#include "util/unique_fd.h"
 
 namespace strata::posix_internal {
 
@@ -142,6 +143,14 @@ class PosixRandomAccessFile : public RandomAccessFile {
 
 // Takes the flock on an open fd; Conflict when held elsewhere and !wait.
 Result<std::unique_ptr<FileLock>> LockOpenFile(int fd, const std::string& path, LockMode mode, bool wait);
+
+// The Directory over an open directory fd, named path in messages; its
+// RandomRWFiles, and the other calls both Envs make alike (posix_directory.cc).
+std::unique_ptr<Directory> NewPosixDirectory(UniqueFd fd, std::string path);
+// fdatasync of an open file.
+Status SyncOpenFile(UniqueFd fd, const std::string& path);
+// Env::FreeSpace of the filesystem holding the open fd.
+Result<uint64_t> FreeSpaceOf(int fd, const std::string& path);
 
 // The Env of Env::Beneath for the real file system (confined_env.cc).
 Result<std::unique_ptr<Env>> NewConfinedEnv(const std::string& root);

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <thread>
 
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 
 namespace strata::fs {
 namespace {

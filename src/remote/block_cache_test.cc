@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 
 namespace strata {
 namespace {

@@ -17,7 +17,7 @@
 #include <set>
 #include <thread>
 
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 
 namespace strata {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "remote/s3_client.h"
 #include "remote/s3_request.h"
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 
 namespace strata {
 namespace {

@@ -4,11 +4,11 @@
 
 #include <map>
 
-#include "env/fault_env.h"
+#include "testing/fault_env.h"
 #include "store/index.h"
 #include "store/reachability.h"
-#include "store/test_util.h"
-#include "store/tree_test_util.h"
+#include "testing/store_test_util.h"
+#include "testing/tree_test_util.h"
 
 namespace strata {
 namespace {

@@ -13,7 +13,7 @@
 #include "snapshot/exporter.h"
 #include "snapshot/import_cache.h"
 #include "store/revision.h"
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 
 namespace strata {
 namespace {

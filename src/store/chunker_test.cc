@@ -5,7 +5,7 @@
 #include <set>
 #include <vector>
 
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 #include "util/hash.h"
 
 namespace strata {

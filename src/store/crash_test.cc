@@ -8,10 +8,10 @@
 // at the new commit.
 #include <gtest/gtest.h>
 
-#include "env/fault_env.h"
+#include "testing/fault_env.h"
 #include "store/fsck.h"
 #include "store/index.h"
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 
 namespace strata {
 namespace {

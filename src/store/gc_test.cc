@@ -8,7 +8,7 @@
 
 #include "store/fsck.h"
 #include "store/index.h"
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 
 namespace strata {
 namespace {

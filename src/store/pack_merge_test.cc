@@ -15,7 +15,7 @@
 #include "store/index.h"
 #include "store/pack_reader.h"
 #include "store/store.h"
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 
 namespace strata {
 namespace {

@@ -2,7 +2,7 @@
 
 #include "store/pack_reader.h"
 #include "store/pack_writer.h"
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 
 namespace strata {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 
 namespace strata {
 namespace {

@@ -11,7 +11,7 @@
 #include "env/beneath.h"
 #include "store/index.h"
 #include "store/store.h"
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 
 namespace strata {
 namespace {

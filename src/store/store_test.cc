@@ -8,7 +8,7 @@
 
 #include "store/index.h"
 #include "store/pack_writer.h"
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 #include "store/verify.h"
 
 namespace strata {

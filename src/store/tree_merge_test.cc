@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <functional>
 
-#include "store/test_util.h"
-#include "store/tree_test_util.h"
+#include "testing/store_test_util.h"
+#include "testing/tree_test_util.h"
 
 namespace strata {
 namespace {

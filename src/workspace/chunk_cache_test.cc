@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "store/test_util.h"
-#include "workspace/gated_env_test_util.h"
+#include "testing/store_test_util.h"
+#include "testing/gated_env_test_util.h"
 
 namespace strata::workspace_internal {
 namespace {

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "store/revision.h"
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 #include "workspace/workspace.h"
 
 namespace strata {

@@ -11,7 +11,7 @@
 
 #include "workspace/sqlite_workspace.h"
 #include "workspace/workspace_fsck.h"
-#include "workspace/workspace_test_util.h"
+#include "testing/workspace_test_util.h"
 
 namespace strata::workspace_testing {
 namespace {

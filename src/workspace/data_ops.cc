@@ -125,22 +125,15 @@ Status SqliteWorkspace::SyncWal() {
   // With synchronous=NORMAL a committed batch is in the WAL file but not
   // necessarily on disk; one fdatasync of the WAL makes it durable.
   const std::string wal = dir_ + "/workspace.db-wal";
-  int fd = ::open(wal.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return Status::Ok();  // everything is checkpointed into the database file
-    return Status::IOError("opening " + wal, EIO);
-  }
-  int rc = ::fdatasync(fd);
-  ::close(fd);
-  if (rc != 0) return Status::IOError("syncing " + wal, EIO);
-  return Status::Ok();
+  Status s = store_.env()->SyncFile(wal);
+  if (s.ok() || s.IsNotFound()) return Status::Ok();  // not found: everything is checkpointed into the database file
+  return Status::IOError("syncing " + wal, EIO);
 }
 
 uint64_t HeldBytes(NamespaceDb& db, const FileData& files, const ChunkerParams& chunker, const InodeRow& row) {
   uint64_t held = 0;
   if (row.changed) {
-    struct stat st;
-    if (::stat(files.PathOf(row.ino).c_str(), &st) == 0) held += static_cast<uint64_t>(st.st_blocks) * 512;
+    held += files.AllocatedBytes(row.ino);
   }
   if (row.base_len == 0) return held;
   // The parts of [0, base_len) the base does not hold or that extents replace.

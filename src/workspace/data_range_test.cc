@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "workspace/workspace_test_util.h"
+#include "testing/workspace_test_util.h"
 
 namespace strata {
 namespace {

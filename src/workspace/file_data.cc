@@ -1,12 +1,6 @@
 #include "workspace/file_data.h"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <linux/falloc.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -25,78 +19,54 @@ constexpr size_t kMaxOpenFiles = 256;
 // failure of our own files is EIO.
 bool IsNoSpace(int err) { return err == ENOSPC || err == EDQUOT; }
 
-// openat of a name directly in dir_fd that never follows a symlink nor leaves
-// the directory; openat2 says so to the kernel where it has the call.
-int OpenInside(int dir_fd, const std::string& name, int flags) {
-  flags |= O_NOFOLLOW | O_NOCTTY | O_CLOEXEC;
-#ifdef SYS_openat2
-  struct open_how how = {};
-  how.flags = static_cast<uint64_t>(flags);
-  how.mode = (flags & O_CREAT) ? 0600 : 0;
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
-  const long fd = ::syscall(SYS_openat2, dir_fd, name.c_str(), &how, sizeof how);
-  if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) return static_cast<int>(fd);  // EPERM: a seccomp filter
-#endif
-  return ::openat(dir_fd, name.c_str(), flags, 0600);
-}
-
 // A data file is a regular file with one name: anything else (a device, a
 // fifo, a hard link to a file elsewhere) was put there by someone else.
-bool IsOwnRegularFile(const struct stat& st) { return S_ISREG(st.st_mode) && st.st_nlink == 1; }
+bool IsOwnRegularFile(const FileInfo& info) { return S_ISREG(info.mode) && info.links == 1; }
 
 }  // namespace
 
-UniqueFd FileData::OpenDirectory(const std::string& dir, Status* status) {
-  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd.valid()) {
-    const int err = errno;
-    *status = Status::IOError("opening the data directory " + dir + " (" + std::strerror(err) + ")" +
-                                  (err == ELOOP || err == ENOTDIR ? ": it must be a directory, not a link" : ""),
-                              EIO);
-  }
-  return fd;
+std::unique_ptr<Directory> FileData::OpenDirectory(Env* env, const std::string& dir, Status* status) {
+  auto opened = env->OpenDirectory(dir);
+  if (opened.ok()) return std::move(opened).value();
+  const int err = opened.status().IsNotFound() ? ENOENT : opened.status().errno_value();
+  *status = Status::IOError("opening the data directory " + dir + " (" + std::strerror(err) + ")" +
+                                (err == ELOOP || err == ENOTDIR ? ": it must be a directory, not a link" : ""),
+                            EIO);
+  return nullptr;
 }
 
 Result<std::vector<InodeId>> FileData::ListFiles() {
   STRATA_RETURN_IF_ERROR(dir_status_);
   std::vector<InodeId> out;
-  const int list_fd = ::dup(dir_fd_.get());
-  DIR* d = list_fd >= 0 ? ::fdopendir(list_fd) : nullptr;
-  if (d == nullptr) {
-    if (list_fd >= 0) ::close(list_fd);
-    return Status::IOError("listing " + dir_, EIO);
-  }
-  ::rewinddir(d);  // the descriptor's position is shared with earlier listings
-  while (const dirent* e = ::readdir(d)) {
-    const std::string n = e->d_name;
+  auto names = data_dir_->List();
+  if (!names.ok()) return Status::IOError("listing " + dir_, EIO);
+  for (const std::string& n : *names) {
     // Only names a data file gets (decimal digits); others are not ours.
     if (n.empty() || n.size() > 19 || !std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }))
       continue;
     out.push_back(std::strtoull(n.c_str(), nullptr, 10));
   }
-  ::closedir(d);
   return out;
 }
 
-Status FileData::CheckLengthAt(int dir_fd, const std::string& dir, InodeId ino, uint64_t length) {
+Status FileData::CheckLengthAt(Directory* data_dir, const std::string& dir, InodeId ino, uint64_t length) {
   const std::string path = dir + "/" + std::to_string(ino);
-  struct stat st;
-  if (dir_fd < 0) return Status::IOError("the data directory " + dir + " is not open", EIO);
-  if (::fstatat(dir_fd, std::to_string(ino).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-    if (errno == ENOENT)
+  if (data_dir == nullptr) return Status::IOError("the data directory " + dir + " is not open", EIO);
+  auto info = data_dir->Stat(std::to_string(ino));
+  if (!info.ok()) {
+    if (info.status().IsNotFound())
       return Status::Corruption("data file " + path + " is missing; its extents need " +
                                 std::to_string(length) + " bytes");
     return Status::IOError("stat " + path, EIO);
   }
-  if (!IsOwnRegularFile(st))
+  if (!IsOwnRegularFile(*info))
     return Status::Corruption("data file " + path + " is not a regular file of its own (a link or a special file)");
-  if (static_cast<uint64_t>(st.st_size) < length)
-    return Status::Corruption("data file " + path + " holds " + std::to_string(st.st_size) +
+  if (info->size < length)
+    return Status::Corruption("data file " + path + " holds " + std::to_string(info->size) +
                               " bytes; its extents need " + std::to_string(length));
   return Status::Ok();
 }
 
-DataFile::~DataFile() { ::close(fd_); }
 
 std::string EncodeChunkList(const std::vector<ChunkRef>& chunks) {
   std::string out;
@@ -123,6 +93,12 @@ Result<std::vector<ChunkRef>> DecodeChunkList(std::string_view data) {
   return out;
 }
 
+uint64_t FileData::AllocatedBytes(InodeId ino) const {
+  if (data_dir_ == nullptr) return 0;
+  auto info = data_dir_->Stat(std::to_string(ino));
+  return info.ok() ? info->allocated : 0;
+}
+
 Result<std::shared_ptr<DataFile>> FileData::Get(InodeId ino, bool create) {
   std::lock_guard lock(mu_);
   auto it = open_.find(ino);
@@ -130,55 +106,49 @@ Result<std::shared_ptr<DataFile>> FileData::Get(InodeId ino, bool create) {
   STRATA_RETURN_IF_ERROR(dir_status_);
   const std::string path = PathOf(ino), name = std::to_string(ino);
   // Refused before it is opened: opening a device or a fifo may do things.
-  struct stat st;
-  if (::fstatat(dir_fd_.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !IsOwnRegularFile(st))
+  if (auto info = data_dir_->Stat(name); info.ok() && !IsOwnRegularFile(*info))
     return Status::IOError("data file " + path + " is not a regular file of its own (a link or a special file): refused", EIO);
-  int fd = OpenInside(dir_fd_.get(), name, O_RDWR | O_NONBLOCK | (create ? O_CREAT : 0));
-  if (fd < 0) {
-    const int err = errno;
-    if (err == ENOENT && !create) return std::shared_ptr<DataFile>();
+  auto opened = data_dir_->OpenFile(name, create);
+  if (!opened.ok()) {
+    if (opened.status().IsNotFound() && !create) return std::shared_ptr<DataFile>();
+    const int err = opened.status().IsNotFound() ? ENOENT : opened.status().errno_value();
     if (err == ELOOP || err == EXDEV)
       return Status::IOError("data file " + path + " is a symbolic link: refused", EIO);
     // Creating the file on a full disk (no room for its inode or directory
     // entry) is the user's to see as such, as a write there would be.
     return Status::IOError("opening " + path + " (" + std::strerror(err) + ")", IsNoSpace(err) ? err : EIO);
   }
-  if (::fstat(fd, &st) != 0 || !IsOwnRegularFile(st)) {  // swapped in since the check
-    ::close(fd);
+  auto info = (*opened)->Stat();
+  if (!info.ok() || !IsOwnRegularFile(*info))  // swapped in since the check
     return Status::IOError("data file " + path + " is not a regular file of its own (a link or a special file): refused", EIO);
-  }
   if (create) files_created_.fetch_add(1);  // maybe created: data/ needs a sync before it is durable
   if (open_.size() >= kMaxOpenFiles) open_.erase(open_.begin());  // users keep theirs alive
-  auto file = std::make_shared<DataFile>(fd);
+  auto file = std::make_shared<DataFile>(std::move(opened).value());
   open_[ino] = file;
   return file;
 }
 
 Status FileData::Write(InodeId ino, uint64_t offset, std::string_view data) {
   STRATA_ASSIGN_OR_RETURN(auto file, Get(ino, true));
-  size_t done = 0;
   bool waited_for_space = false;
-  while (done < data.size()) {
-    ssize_t n = ::pwrite(file->fd(), data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      if (IsNoSpace(err) && WaitForReleasedSpace(&waited_for_space)) continue;
-      // A full disk is the user's to see as such; anything else is our I/O error.
-      return Status::IOError("writing " + PathOf(ino), IsNoSpace(err) ? err : EIO);
-    }
-    done += static_cast<size_t>(n);
+  for (;;) {
+    // Written again from the start after a wait: rewriting bytes already there is harmless.
+    Status s = file->file().WriteAt(offset, data);
+    if (s.ok()) return s;
+    const int err = s.errno_value();
+    if (IsNoSpace(err) && WaitForReleasedSpace(&waited_for_space)) continue;
+    // A full disk is the user's to see as such; anything else is our I/O error.
+    return Status::IOError("writing " + PathOf(ino), IsNoSpace(err) ? err : EIO);
   }
-  return Status::Ok();
 }
 
 Status FileData::Extend(InodeId ino, uint64_t size) {
   STRATA_ASSIGN_OR_RETURN(auto file, Get(ino, true));
-  struct stat st;
-  if (::fstat(file->fd(), &st) != 0) return Status::IOError("stat " + PathOf(ino), EIO);
-  if (static_cast<uint64_t>(st.st_size) >= size) return Status::Ok();
-  if (::ftruncate(file->fd(), static_cast<off_t>(size)) != 0) {
-    const int err = errno;
+  auto info = file->file().Stat();
+  if (!info.ok()) return Status::IOError("stat " + PathOf(ino), EIO);
+  if (info->size >= size) return Status::Ok();
+  if (Status s = file->file().Truncate(size); !s.ok()) {
+    const int err = s.errno_value();
     return Status::IOError("extending " + PathOf(ino), IsNoSpace(err) || err == EFBIG ? err : EIO);
   }
   return Status::Ok();
@@ -187,11 +157,11 @@ Status FileData::Extend(InodeId ino, uint64_t size) {
 Status FileData::Truncate(InodeId ino, uint64_t size) {
   STRATA_ASSIGN_OR_RETURN(auto file, Get(ino, false));
   if (!file) return Status::Ok();
-  struct stat st;
-  if (::fstat(file->fd(), &st) != 0) return Status::IOError("stat " + PathOf(ino), EIO);
-  if (static_cast<uint64_t>(st.st_size) <= size) return Status::Ok();
+  auto info = file->file().Stat();
+  if (!info.ok()) return Status::IOError("stat " + PathOf(ino), EIO);
+  if (info->size <= size) return Status::Ok();
   truncations_.fetch_add(1);  // before: a read planned earlier may then find the file short
-  if (::ftruncate(file->fd(), static_cast<off_t>(size)) != 0) return Status::IOError("truncating " + PathOf(ino), EIO);
+  if (!file->file().Truncate(size).ok()) return Status::IOError("truncating " + PathOf(ino), EIO);
   return Status::Ok();
 }
 
@@ -207,14 +177,14 @@ void FileData::Remove(InodeId ino) {
     open_.erase(ino);
   }
   if (!dir_status_.ok()) return;
-  released_.Release(dir_fd_.get(), std::to_string(ino));  // a missing file is the expected case for unchanged inodes
+  released_.Release(std::to_string(ino));  // a missing file is the expected case for unchanged inodes
 }
 
 Status FileData::Sync(InodeId ino) {
   STRATA_ASSIGN_OR_RETURN(auto file, Get(ino, false));
-  if (file && ::fdatasync(file->fd()) != 0) {
-    const int err = errno;
-    return Status::IOError("syncing " + PathOf(ino), IsNoSpace(err) ? err : EIO);
+  if (file) {
+    if (Status s = file->file().Sync(); !s.ok())
+      return Status::IOError("syncing " + PathOf(ino), IsNoSpace(s.errno_value()) ? s.errno_value() : EIO);
   }
   // Every file created before this call must have its name durable when it
   // returns, also if another thread's fsync of data/ is in progress: that one
@@ -226,7 +196,7 @@ Status FileData::Sync(InodeId ino) {
   if (created_synced_.load() >= created) return Status::Ok();  // synced while this call waited
   const uint64_t covered = files_created_.load();
   STRATA_RETURN_IF_ERROR(dir_status_);
-  if (::fsync(dir_fd_.get()) != 0) return Status::IOError("syncing " + dir_, EIO);
+  if (!data_dir_->Sync().ok()) return Status::IOError("syncing " + dir_, EIO);
   created_synced_ = covered;
   return Status::Ok();
 }
@@ -234,17 +204,16 @@ Status FileData::Sync(InodeId ino) {
 Status FileData::Punch(InodeId ino, uint64_t start, uint64_t end) {
   STRATA_ASSIGN_OR_RETURN(auto file, Get(ino, false));
   if (!file || start >= end) return Status::Ok();
-  if (::fallocate(file->fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(start),
-                  static_cast<off_t>(end - start)) == 0)
-    return Status::Ok();
-  if (errno != EOPNOTSUPP) {
-    int err = errno;
+  Status punched = file->file().PunchHole(start, end - start);
+  if (punched.ok()) return punched;
+  if (punched.errno_value() != EOPNOTSUPP) {
+    const int err = punched.errno_value();
     return Status::IOError("punching " + PathOf(ino), IsNoSpace(err) ? err : EIO);
   }
   // No hole punching here: write zeros over the part the file has.
-  struct stat st;
-  if (::fstat(file->fd(), &st) != 0) return Status::IOError("stat " + PathOf(ino), EIO);
-  end = std::min(end, static_cast<uint64_t>(st.st_size));
+  auto info = file->file().Stat();
+  if (!info.ok()) return Status::IOError("stat " + PathOf(ino), EIO);
+  end = std::min(end, info->size);
   const std::string zeros(std::min<uint64_t>(end > start ? end - start : 0, 1 << 20), '\0');
   for (uint64_t pos = start; pos < end; pos += zeros.size()) {
     size_t n = static_cast<size_t>(std::min<uint64_t>(zeros.size(), end - pos));
@@ -259,9 +228,9 @@ Status FileData::Reserve(InodeId ino, uint64_t start, uint64_t end) {
   bool waited_for_space = false;
   int err;
   do {
-    if (::fallocate(file->fd(), 0, static_cast<off_t>(start), static_cast<off_t>(end - start)) == 0)
-      return Status::Ok();
-    err = errno;
+    Status s = file->file().Allocate(start, end - start);
+    if (s.ok()) return s;
+    err = s.errno_value();
   } while (IsNoSpace(err) && WaitForReleasedSpace(&waited_for_space));
   if (err == EOPNOTSUPP) return Status::Ok();  // best effort: writes will allocate as they come
   return Status::IOError("reserving space in " + PathOf(ino),
@@ -272,22 +241,22 @@ Result<std::vector<Extent>> FileData::DataRanges(InodeId ino, uint64_t start, ui
   std::vector<Extent> out;
   STRATA_ASSIGN_OR_RETURN(auto file, Get(ino, false));
   if (!file) return out;
-  // lseek moves the shared descriptor's offset; nothing else uses it (all I/O is pread/pwrite).
   uint64_t pos = start;
   while (pos < end) {
-    off_t data = ::lseek(file->fd(), static_cast<off_t>(pos), SEEK_DATA);
-    if (data < 0) {
-      if (errno == ENXIO) break;  // only a hole (or the end of the file) follows
-      if (errno == EINVAL || errno == EOPNOTSUPP) {  // cannot tell: all data
+    auto data = file->file().NextData(pos);
+    if (!data.ok()) {
+      const int err = data.status().errno_value();
+      if (err == EINVAL || err == EOPNOTSUPP) {  // cannot tell: all data
         out.push_back(Extent{pos, end});
         break;
       }
       return Status::IOError("seeking in " + PathOf(ino), EIO);
     }
-    if (static_cast<uint64_t>(data) >= end) break;
-    off_t hole = ::lseek(file->fd(), data, SEEK_HOLE);
-    uint64_t stop = hole < 0 ? end : std::min(end, static_cast<uint64_t>(hole));
-    out.push_back(Extent{static_cast<uint64_t>(data), stop});
+    if (!*data) break;  // only a hole (or the end of the file) follows
+    if (**data >= end) break;
+    auto hole = file->file().NextHole(**data);
+    uint64_t stop = !hole.ok() ? end : std::min(end, *hole);
+    out.push_back(Extent{**data, stop});
     pos = stop;
   }
   return out;
@@ -314,13 +283,8 @@ Status FileData::Read(const ReadPlan& plan, uint64_t offset, size_t n, ReadTarge
       if (!plan.file)
         return Status::Corruption("data file " + PathOf(plan.data_ino) + " is missing; its extents need at least " +
                                   std::to_string(plan.extents.back().end) + " bytes");
-      while (got < want) {
-        ssize_t r = ::pread(plan.file->fd(), dst + got, want - got, static_cast<off_t>(pos + got));
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return Status::IOError("reading data file " + PathOf(plan.data_ino), EIO);
-        if (r == 0) break;
-        got += static_cast<size_t>(r);
-      }
+      if (!plan.file->file().ReadAt(pos, want, dst, &got).ok())
+        return Status::IOError("reading data file " + PathOf(plan.data_ino), EIO);
       if (got < want) {
         // Shorter than its extent: damage, unless the plan is older than a
         // truncation (a read racing a truncate: zeros, as before it).

@@ -19,11 +19,12 @@
 // instead of reading zeros, so neither a program nor a commit takes zeros
 // for the file's bytes. (After a power cut, see SqliteWorkspace::Recover.)
 //
-// Every data file is opened relative to data/, itself opened once refusing a
-// symlink, with O_NOFOLLOW (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
-// where the kernel has it), and must be a regular file with one link: a store
-// whose data/<ino> was replaced by a link to a file elsewhere gets EIO, and
-// the daemon (root, perhaps) never reads or writes that file.
+// Every file call goes through the workspace's Env. Every data file is
+// opened inside data/, itself opened once refusing a symlink (env.h:
+// Directory: never following a link, never leaving the directory), and must
+// be a regular file with one link: a store whose data/<ino> was replaced by a
+// link to a file elsewhere gets EIO, and the daemon (root, perhaps) never
+// reads or writes that file.
 //
 // Open data files are kept in a small table of shared descriptors, so a read
 // in progress keeps its descriptor valid even if the inode is deleted meanwhile.
@@ -46,10 +47,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "env/env.h"
 #include "store/store.h"
 #include "store/tree.h"
 #include "util/thread_pool.h"
-#include "util/unique_fd.h"
 #include "workspace/chunk_cache.h"
 #include "workspace/namespace_db.h"
 #include "workspace/read_ahead.h"
@@ -61,14 +62,13 @@ namespace strata::workspace_internal {
 // An open data/<ino>; closed when the last user lets go.
 class DataFile {
  public:
-  explicit DataFile(int fd) : fd_(fd) {}
-  ~DataFile();
+  explicit DataFile(std::unique_ptr<RandomRWFile> file) : file_(std::move(file)) {}
   DataFile(const DataFile&) = delete;
   DataFile& operator=(const DataFile&) = delete;
-  int fd() const { return fd_; }
+  RandomRWFile& file() const { return *file_; }
 
  private:
-  const int fd_;
+  const std::unique_ptr<RandomRWFile> file_;
 };
 
 // Base chunk lists are stored in the inode row as: varint count, then per chunk
@@ -94,12 +94,13 @@ struct ReadPlan {
 
 class FileData {
  public:
-  FileData(std::string dir, Store& store, ChunkCache& cache)
+  // dir: data/, reached through env (which must outlive this).
+  FileData(Env* env, std::string dir, Store& store, ChunkCache& cache)
       : dir_(std::move(dir)),
-        dir_fd_(OpenDirectory(dir_, &dir_status_)),
+        data_dir_(OpenDirectory(env, dir_, &dir_status_)),
         store_(store),
         cache_(cache),
-        released_(dir_fd_.get(), dir_ + "/released"),
+        released_(data_dir_.get(), "released"),
         read_ahead_pool_(kReadAheadThreads, 64) {}
 
   const std::string& dir() const { return dir_; }
@@ -110,12 +111,15 @@ class FileData {
   Result<std::vector<InodeId>> ListFiles();
   // Corruption naming the path unless data/<ino> is a regular file of its own
   // holding at least `length` bytes (the end of its last extent).
-  Status CheckLength(InodeId ino, uint64_t length) { return CheckLengthAt(dir_fd_.get(), dir_, ino, length); }
-  // The same for the data directory dir, open as dir_fd (fsck: no FileData).
-  static Status CheckLengthAt(int dir_fd, const std::string& dir, InodeId ino, uint64_t length);
-  // Opens a data directory as the constructor does (refusing a symlink).
-  static UniqueFd OpenDirectory(const std::string& dir, Status* status);
+  Status CheckLength(InodeId ino, uint64_t length) { return CheckLengthAt(data_dir_.get(), dir_, ino, length); }
+  // The same for the data directory dir, open as data_dir (fsck: no FileData).
+  static Status CheckLengthAt(Directory* data_dir, const std::string& dir, InodeId ino, uint64_t length);
+  // Opens a data directory as the constructor does (refusing a symlink);
+  // null, and *status says why, when it cannot.
+  static std::unique_ptr<Directory> OpenDirectory(Env* env, const std::string& dir, Status* status);
   ChunkCache& chunk_cache() { return cache_; }
+  // The disk blocks data/<ino> holds, in bytes; 0 without one.
+  uint64_t AllocatedBytes(InodeId ino) const;
   std::string PathOf(InodeId ino) const { return dir_ + "/" + std::to_string(ino); }
 
   // The open data file of ino; null (and ok) when it does not exist and
@@ -169,7 +173,7 @@ class FileData {
 
   const std::string dir_;
   Status dir_status_;
-  const UniqueFd dir_fd_;  // data/, before released_ (which lives in it)
+  const std::unique_ptr<Directory> data_dir_;  // data/, before released_ (which lives in it)
   Store& store_;
   ChunkCache& cache_;
   std::mutex mu_;

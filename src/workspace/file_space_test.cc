@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "workspace/workspace_test_util.h"
+#include "testing/workspace_test_util.h"
 
 namespace strata {
 namespace {

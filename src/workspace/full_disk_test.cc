@@ -2,7 +2,8 @@
 // filesystem: a fake disk that the workspace's database writes through (an
 // SQLite VFS over the default one that fails writes growing a file with
 // SQLITE_FULL when the fake disk has no room) and whose free space the space
-// reserve measures (SpaceReserve::SetProbeForTesting). The reserve file is on
+// reserve measures (the store and its workspace are opened on a FaultEnv whose
+// FreeSpace answers for the fake disk, testing/fault_env.h). The reserve file is on
 // the fake disk too: while it exists it takes SpaceReserve::kBytes of it, so
 // deleting it gives the database its room, as on a real disk.
 #include <sqlite3.h>
@@ -12,9 +13,10 @@
 #include <cstring>
 #include <mutex>
 
-#include "store/sqlite_test_vfs.h"
+#include "testing/fault_env.h"
+#include "testing/sqlite_test_vfs.h"
 #include "workspace/space_reserve.h"
-#include "workspace/workspace_test_util.h"
+#include "testing/workspace_test_util.h"
 
 namespace strata::workspace_testing {
 namespace {
@@ -107,13 +109,17 @@ class FullDiskTest : public WorkspaceTest {
  protected:
   void SetUp() override {
     WorkspaceTest::SetUp();
+    store_.reset();
+    env_.SetFreeSpace([this](const std::string&) { return disk_->Available(); });
+    auto store = Store::Open(dir_.path() + "/s", &env_);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(store).value();
     disk_ = std::make_unique<FakeDisk>(WsDir());
     vfs_ = std::make_unique<FakeDiskVfs>(*disk_);
-    SpaceReserve::SetProbeForTesting([this](const std::string&) { return disk_->Available(); });
   }
   void TearDown() override {
     ws_.reset();  // closes its database connections before the VFS goes
-    SpaceReserve::SetProbeForTesting(nullptr);
+    store_.reset();  // before env_
     vfs_.reset();
   }
 
@@ -132,6 +138,7 @@ class FullDiskTest : public WorkspaceTest {
   bool DataFileExists(InodeId ino) { return ::access((WsDir() + "/data/" + std::to_string(ino)).c_str(), F_OK) == 0; }
   bool ReserveExists() { return ::access((WsDir() + "/reserve").c_str(), F_OK) == 0; }
 
+  FaultEnv env_{Env::Default()};
   std::unique_ptr<FakeDisk> disk_;
   std::unique_ptr<FakeDiskVfs> vfs_;
   std::unique_ptr<Workspace> ws_;

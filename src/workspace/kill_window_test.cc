@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "workspace/workspace_test_util.h"
+#include "testing/workspace_test_util.h"
 
 namespace strata::workspace_testing {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <random>
 
-#include "workspace/workspace_test_util.h"
+#include "testing/workspace_test_util.h"
 
 namespace strata::workspace_testing {
 namespace {

@@ -2,10 +2,10 @@
 // store's index.
 //
 // Each test runs a workload once to count the syncs of the database files
-// (SQLite's own xSync calls, and the workspace's fdatasync of the WAL, seen
-// by wrapping fdatasync and fsync below) and to record the state after each
-// step. Then, once per cut point, it runs the workload on a fresh store and
-// cuts the power (PowerCutVfs, store/sqlite_test_vfs.h, which says what the
+// (SQLite's own xSync calls, and the workspace's fdatasync of the WAL, which
+// goes through the Env: ArmedVfs) and to record the state after each step.
+// Then, once per cut point, it runs the workload on a fresh store and cuts
+// the power (PowerCutVfs, testing/sqlite_test_vfs.h, which says what the
 // model assumes): right after the k-th sync, or right after a given step
 // returned. After the cut every sync fails, the steps up to the next sync
 // still run, and every file SQLite wrote goes back to what it held at its
@@ -14,23 +14,20 @@
 // acknowledged before the cut, be consistent, commit, and verify clean.
 //
 // The workspace's data files (data/<ino>, plain files) lose at the same cut
-// what was not synced (PowerCutDir, store/power_cut_dir.h): each goes back to
-// what it held at its last fdatasync, whole writes lost, none torn; a file
-// created since the last fsync of data/ is gone; a removal (the rename into
-// data/released/, an unlink) is durable at once, the outcome that loses a
-// file removed too early. The wrappers of renameat2 and unlink below report
-// the removals. So the bytes a cut must keep are only those an acknowledged
-// Sync() of that very file made durable, or a commit captured into the
-// store (KeptBytes); other bytes may read as older ones or zeros, while the
-// namespace must still be the one after a prefix of the steps.
+// what was not synced: the store, and so the workspace, is opened on a
+// FaultEnv (testing/fault_env.h) whose in-place files go back to what they
+// held at their last sync, whole writes lost, none torn; a file created
+// since the last sync of its directory is gone; a removal (the move into
+// data/released/, a removal) is durable at once, the outcome that loses a
+// file removed too early. So the bytes a cut must keep are only those an
+// acknowledged Sync() of that very file made durable, or a commit captured
+// into the store (KeptBytes); other bytes may read as older ones or zeros,
+// while the namespace must still be the one after a prefix of the steps.
 //
 // Limits: the store's packs are plain files left as they were when the
 // workload stopped (their power loss is crash_test's); the syncs of data
 // files are not cut points of their own (the cut comes after the database
-// syncs around them); renames into data/ and files in data/released/ are not
-// modelled (the workspace renames nothing into data/ and reads nothing in
-// data/released/).
-#include <dlfcn.h>
+// syncs around them).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -45,16 +42,13 @@
 #include <thread>
 
 #include "store/fsck.h"
-#include "store/power_cut_dir.h"
-#include "store/sqlite_test_vfs.h"
 #include "store/verify.h"
+#include "testing/fault_env.h"
+#include "testing/sqlite_test_vfs.h"
+#include "testing/workspace_test_util.h"
 #include "workspace/sqlite_workspace.h"
-#include "workspace/workspace_test_util.h"
 
 namespace {
-
-std::atomic<strata::testing::PowerCutVfs*> g_power{nullptr};
-std::atomic<strata::testing::PowerCutDir*> g_data{nullptr};  // the workspace's data/, when armed
 
 // The machine boots again: the workspace can tell (its data files may have
 // lost what nobody synced, SqliteWorkspace::RepairAfterRestart).
@@ -63,111 +57,32 @@ void NextBoot() {
   strata::workspace_internal::SetBootIdForTesting("power-loss-test-boot-" + std::to_string(++boots));
 }
 
-std::string PathOf(int fd) {
-  char link[64];
-  std::snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-  char path[4096];
-  ssize_t n = ::readlink(link, path, sizeof path - 1);
-  return n > 0 ? std::string(path, static_cast<size_t>(n)) : std::string();
-}
-
-// The path a name relative to a directory descriptor stands for (the
-// workspace reaches data files through its descriptor of data/).
-std::string PathAt(int dir, const char* name) {
-  if (name == nullptr) return "";
-  if (dir == AT_FDCWD || name[0] == '/') return name;
-  const std::string d = PathOf(dir);
-  return d.empty() ? std::string() : d + "/" + name;
-}
-
-// A sync by the code under test: fails once the power is off, else counts
-// (a database file) or keeps what it made durable (a data file, data/).
-int Synced(int fd, int (*real)(int)) {
-  strata::testing::PowerCutVfs* vfs = g_power.load();
-  if (vfs == nullptr) return real(fd);
-  const std::string path = PathOf(fd);
-  if (vfs->ExternalSyncFails(path)) {
-    errno = EIO;
-    return -1;
-  }
-  strata::testing::PowerCutDir* data = g_data.load();
-  if (data != nullptr && data->Covers(path)) return data->Sync(fd, path, [&] { return real(fd); });
-  int rc = real(fd);
-  if (rc == 0) vfs->NoteExternalSync(path);
-  return rc;
-}
-
-// A removal by the code under test: a data file's is durable at once, unless
-// the power is already off.
-int Removing(const char* path, const std::function<int()>& remove) {
-  strata::testing::PowerCutDir* data = g_data.load();
-  strata::testing::PowerCutVfs* vfs = g_power.load();
-  if (data == nullptr || vfs == nullptr || path == nullptr) return remove();
-  std::error_code ec;
-  const std::string canonical = std::filesystem::weakly_canonical(path, ec).string();
-  int rc = remove();
-  if (rc == 0 && !ec && data->Covers(canonical) && !vfs->cut()) data->Removed(canonical);
-  return rc;
-}
-
 }  // namespace
-
-// The workspace syncs its WAL and its data files itself (fdatasync and fsync
-// outside SQLite): these wrap the C library's so that the power-cut models
-// see them (and fail them after the cut). Syncs inside SQLite's xSync arrive
-// here too and are left to the VFS. The workspace removes data files by
-// renameat2 (into data/released/) or unlink(at), by names relative to its
-// descriptor of data/.
-extern "C" int fdatasync(int fd) {
-  using Fn = int (*)(int);
-  static Fn real = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, "fdatasync"));
-  return Synced(fd, real);
-}
-extern "C" int fsync(int fd) {
-  using Fn = int (*)(int);
-  static Fn real = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, "fsync"));
-  return Synced(fd, real);
-}
-extern "C" int renameat2(int from_dir, const char* from, int to_dir, const char* to, unsigned int flags) noexcept {
-  using Fn = int (*)(int, const char*, int, const char*, unsigned int);
-  static Fn real = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, "renameat2"));
-  const std::string path = PathAt(from_dir, from);
-  return Removing(path.empty() ? nullptr : path.c_str(), [&] { return real(from_dir, from, to_dir, to, flags); });
-}
-extern "C" int unlink(const char* path) noexcept {
-  using Fn = int (*)(const char*);
-  static Fn real = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, "unlink"));
-  return Removing(path, [&] { return real(path); });
-}
-extern "C" int unlinkat(int dir, const char* name, int flags) noexcept {
-  using Fn = int (*)(int, const char*, int);
-  static Fn real = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, "unlinkat"));
-  const std::string path = PathAt(dir, name);
-  return Removing(path.empty() ? nullptr : path.c_str(), [&] { return real(dir, name, flags); });
-}
 
 namespace strata::workspace_testing {
 namespace {
 
 using strata::testing::PowerCutVfs;
 
+// One power supply for the database files under dir (PowerCutVfs) and for
+// the files reached through env (the FaultEnv the store, and so its
+// workspaces, are opened on): env's syncs fail from the moment the VFS cuts,
+// env's syncs of the WAL count as the VFS's, and RestoreToLastSync puts both
+// back as the cut left them. The store's packs are left as they are (their
+// power loss is crash_test's): only env's in-place files are restored.
 struct ArmedVfs {
-  explicit ArmedVfs(const std::string& dir) : vfs(dir) { g_power = &vfs; }
-  ~ArmedVfs() { g_power = nullptr; }
-  PowerCutVfs vfs;
-};
-
-// The workspace's data files under the same power cut as its database.
-struct ArmedWorkspace {
-  explicit ArmedWorkspace(const std::string& ws_dir) : armed(ws_dir), data(ws_dir + "/data") { g_data = &data; }
-  ~ArmedWorkspace() { g_data = nullptr; }
-  // REQUIRES: the workspace is closed.
-  void RestoreToLastSync() {
-    armed.vfs.RestoreToLastSync();
-    data.RestoreToLastSync();
+  ArmedVfs(const std::string& dir, FaultEnv& fault_env) : vfs(dir), env(fault_env) {
+    env.FollowPower([this] { return vfs.cut(); }, [this](const std::string& path) { vfs.NoteExternalSync(path); });
   }
-  ArmedVfs armed;
-  strata::testing::PowerCutDir data;
+  ~ArmedVfs() { env.FollowPower(nullptr, nullptr); }
+  // REQUIRES: the workspace (or store) is closed.
+  void RestoreToLastSync() {
+    vfs.RestoreToLastSync();
+    Status s = env.RestoreInPlaceFiles();
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+  PowerCutVfs vfs;
+  FaultEnv& env;
 };
 
 double Seconds(std::chrono::steady_clock::time_point since) {
@@ -493,18 +408,19 @@ TEST_F(PowerLossTest, TheWorkspaceDatabaseKeepsEverySyncedOperationThroughAPower
 
   struct Run {
     uint64_t syncs = 0;
-    strata::testing::PowerCutDir::Seen data;
+    FaultEnv::Seen data;
     size_t done = 0;   // steps run
     size_t acked = 0;  // steps acknowledged by a Sync that returned before the cut
   };
   // Runs the workload on a fresh store; with `ref`, records it as it goes.
   auto run_once = [&](const std::string& root, uint64_t cut_after, size_t cut_at_step, Reference* ref) -> Run {
     Run r;
-    auto store = Store::Open(root + "/s");
+    FaultEnv env(Env::Default());
+    auto store = Store::Open(root + "/s", &env);
     EXPECT_TRUE(store.ok());
     EXPECT_TRUE(Workspace::Create(**store, "ws", std::nullopt, "main").ok());
-    ArmedWorkspace armed(root + "/s/workspaces/ws");
-    PowerCutVfs& vfs = armed.armed.vfs;
+    ArmedVfs armed(root + "/s/workspaces/ws", env);
+    PowerCutVfs& vfs = armed.vfs;
     vfs.CutAfterSync(cut_after);
     {
       auto ws = Workspace::Open(**store, "ws");
@@ -530,7 +446,7 @@ TEST_F(PowerLossTest, TheWorkspaceDatabaseKeepsEverySyncedOperationThroughAPower
       }
     }  // closes the workspace: SQLite checkpoints, on files the cut restores
     r.syncs = vfs.syncs();
-    r.data = armed.data.seen();
+    r.data = env.seen();
     armed.RestoreToLastSync();
     return r;
   };
@@ -677,10 +593,11 @@ TEST_F(PowerLossTest, ConcurrentSyncsKeepWhatEachOfThemAcknowledged) {
   std::map<std::string, std::string> acked;  // file -> bytes when its Sync returned
   std::string shared_expect(kThreads * kSlot, '\0');
   {
-    auto store = Store::Open(root + "/s");
+    FaultEnv env(Env::Default());
+    auto store = Store::Open(root + "/s", &env);
     ASSERT_TRUE(store.ok());
     ASSERT_TRUE(Workspace::Create(**store, "ws", std::nullopt, "main").ok());
-    ArmedWorkspace armed(root + "/s/workspaces/ws");
+    ArmedVfs armed(root + "/s/workspaces/ws", env);
     {
       auto opened = Workspace::Open(**store, "ws");
       ASSERT_TRUE(opened.ok()) << opened.status().ToString();
@@ -710,10 +627,10 @@ TEST_F(PowerLossTest, ConcurrentSyncsKeepWhatEachOfThemAcknowledged) {
         });
       }
       for (std::thread& t : threads) t.join();
-      armed.armed.vfs.CutNow();
+      armed.vfs.CutNow();
     }  // closed after the cut: nothing it writes now is kept
     ASSERT_EQ(acked.size(), size_t{kThreads * kFiles});
-    EXPECT_GT(armed.data.seen().dir_syncs, 0);
+    EXPECT_GT(env.seen().dir_syncs, 0);
     armed.RestoreToLastSync();
   }
   NextBoot();
@@ -770,9 +687,10 @@ TEST(StoreIndexPowerLossTest, EveryRefMoveThatReturnedSurvivesAPowerCutInTheInde
   // cut_after_move: cut the power the moment that move (from 1) returns.
   auto run_once = [](const std::string& path, uint64_t cut_after, int cut_after_move) -> StoreRun {
     StoreRun r;
-    ArmedVfs armed(path);
+    FaultEnv env(Env::Default());
+    ArmedVfs armed(path, env);
     armed.vfs.CutAfterSync(cut_after);
-    auto store = Store::Open(path);
+    auto store = Store::Open(path, &env);
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     if (!store.ok()) return r;
     std::map<std::string, std::optional<Hash>> head;

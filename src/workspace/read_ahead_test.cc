@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 #include "workspace/file_data.h"
 
 namespace strata::workspace_internal {
@@ -108,7 +108,7 @@ TEST_F(FileDataReadAheadTest, SequentialReadsPrefetchWithinTheBounds) {
   constexpr uint64_t kBound = 4 * kChunk;
   ChunkCache cache(64 << 20, ReadAheadLimits{kBound, 2});
   {
-    FileData files(dir_.path() + "/data", *store_, cache);
+    FileData files(Env::Default(), dir_.path() + "/data", *store_, cache);
     for (uint64_t off = 0; off < content_.size(); off += 128 << 10) {
       ReadAndCheck(files, off, 128 << 10);
       EXPECT_LE(cache.counters().readahead_bytes, kBound);
@@ -124,7 +124,7 @@ TEST_F(FileDataReadAheadTest, SequentialReadsPrefetchWithinTheBounds) {
 
 TEST_F(FileDataReadAheadTest, RandomReadsPrefetchNothing) {
   ChunkCache cache(64 << 20);
-  FileData files(dir_.path() + "/data", *store_, cache);
+  FileData files(Env::Default(), dir_.path() + "/data", *store_, cache);
   std::mt19937_64 rng(7);
   for (int i = 0; i < 300; i++) ReadAndCheck(files, (rng() % content_.size()) & ~uint64_t{4095}, 4096);
   EXPECT_EQ(cache.counters().readahead_issued, 0u);
@@ -132,7 +132,7 @@ TEST_F(FileDataReadAheadTest, RandomReadsPrefetchNothing) {
 
 TEST_F(FileDataReadAheadTest, InternalReadsPrefetchNothing) {
   ChunkCache cache(64 << 20);
-  FileData files(dir_.path() + "/data", *store_, cache);
+  FileData files(Env::Default(), dir_.path() + "/data", *store_, cache);
   plan_.ino = 0;  // a commit's or a copy's read, not a program's
   for (uint64_t off = 0; off < 8 * kChunk; off += kChunk) ReadAndCheck(files, off, kChunk);
   EXPECT_EQ(cache.counters().readahead_issued, 0u);

@@ -2,7 +2,7 @@
 // its changes on the new head, or lists the conflicts and changes nothing.
 #include "store/revision.h"
 #include "store/tree_diff.h"
-#include "workspace/workspace_test_util.h"
+#include "testing/workspace_test_util.h"
 
 namespace strata::workspace_testing {
 namespace {

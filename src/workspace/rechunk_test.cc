@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 
 namespace strata::workspace_internal {
 namespace {

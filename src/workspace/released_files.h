@@ -15,8 +15,9 @@
 // the space is back when the daemon is gone.
 //
 // The folder is opened once, refusing a symlink, and every name in it is
-// reached through that descriptor: a store whose data/released/ was replaced
-// by a link elsewhere never makes the daemon delete files outside the store.
+// reached through that handle (env.h: Directory): a store whose
+// data/released/ was replaced by a link elsewhere never makes the daemon
+// delete files outside the store.
 //
 // Thread-safety: all methods may be called concurrently.
 #pragma once
@@ -24,32 +25,30 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 
-#include "util/unique_fd.h"
+#include "env/env.h"
 
 namespace strata::workspace_internal {
 
 class ReleasedFiles {
  public:
-  // dir: the folder released files are moved to (created if missing), on the
-  // same filesystem as the files.
-  explicit ReleasedFiles(std::string dir);
-  // The folder `path` names, reached as its last component inside the
-  // directory open as parent_fd (the folder above it; it must outlive this).
-  // With parent_fd < 0, no folder: Release deletes in place.
-  ReleasedFiles(int parent_fd, std::string path);
+  // The folder `name` inside `parent` (the directory of the files to be
+  // released; it must outlive this), created if missing, on the same
+  // filesystem as the files. With a null parent, or a folder that cannot be
+  // made, Release deletes in place.
+  ReleasedFiles(Directory* parent, const std::string& name);
   ~ReleasedFiles();
   ReleasedFiles(const ReleasedFiles&) = delete;
   ReleasedFiles& operator=(const ReleasedFiles&) = delete;
 
-  // Moves the file at path out of the way and queues it for deletion; a
-  // missing file is fine. Where it cannot be moved, it is deleted in place.
-  void Release(const std::string& path);
-  // The same for `name` in the directory open as dir_fd.
-  void Release(int dir_fd, const std::string& name);
+  // Moves the file `name` of the parent directory out of the way and queues
+  // it for deletion; a missing file is fine. Where it cannot be moved, it is
+  // deleted in place.
+  void Release(const std::string& name);
   // Blocks until every file released so far is deleted; whether any was
   // still waiting (a full disk wants that space now).
   bool Drain();
@@ -57,13 +56,10 @@ class ReleasedFiles {
   uint64_t pending();
 
  private:
-  // Opens the folder (created if missing) and queues what an earlier
-  // instance left there; then starts the deleting thread.
-  void Start(int parent_fd, const std::string& name);
   void DeleteLoop();
 
-  const std::string dir_;  // for messages
-  UniqueFd dir_fd_;        // the folder; invalid: renames are not possible
+  Directory* const parent_;
+  std::unique_ptr<Directory> folder_;  // null: renames are not possible
   std::mutex mu_;
   std::condition_variable work_;     // queued or stopping_
   std::condition_variable drained_;  // queue empty and nothing in hand

@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 
 namespace strata::workspace_internal {
 namespace {
@@ -19,6 +19,15 @@ namespace {
 using strata::testing::TempDir;
 
 bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+std::unique_ptr<Directory> OpenDir(const std::string& path) {
+  auto dir = Env::Default()->OpenDirectory(path);
+  EXPECT_TRUE(dir.ok()) << dir.status().ToString();
+  return dir.ok() ? std::move(dir).value() : nullptr;
+}
+
+// The name of a file directly in the test's directory.
+std::string NameOf(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
 
 void WriteFile(const std::string& path, size_t bytes) {
   std::ofstream(path) << std::string(bytes, 'x');
@@ -32,14 +41,15 @@ size_t CountEntries(const std::string& dir) {
 
 TEST(ReleasedFilesTest, AReleasedFileLeavesItsNameAtOnceAndIsDeletedByDrain) {
   TempDir dir;
-  ReleasedFiles released(dir.path() + "/released");
+  auto parent = OpenDir(dir.path());
+  ReleasedFiles released(parent.get(), "released");
   std::vector<std::string> paths;
   for (int i = 0; i < 200; i++) {
     paths.push_back(dir.path() + "/" + std::to_string(i));
     WriteFile(paths.back(), 5000);
   }
   for (const std::string& p : paths) {
-    released.Release(p);
+    released.Release(NameOf(p));
     EXPECT_FALSE(Exists(p)) << p;  // a new file may take the name right away
   }
   // The name is free for a new file of the same inode, which is not touched.
@@ -54,20 +64,22 @@ TEST(ReleasedFilesTest, AReleasedFileLeavesItsNameAtOnceAndIsDeletedByDrain) {
 
 TEST(ReleasedFilesTest, AMissingFileIsNothingToDo) {
   TempDir dir;
-  ReleasedFiles released(dir.path() + "/released");
-  released.Release(dir.path() + "/never-written");
+  auto parent = OpenDir(dir.path());
+  ReleasedFiles released(parent.get(), "released");
+  released.Release("never-written");
   EXPECT_EQ(released.pending(), 0u);
   EXPECT_FALSE(released.Drain());
 }
 
 TEST(ReleasedFilesTest, TheSameNameReleasedTwiceLosesNeither) {
   TempDir dir;
-  ReleasedFiles released(dir.path() + "/released");
+  auto parent = OpenDir(dir.path());
+  ReleasedFiles released(parent.get(), "released");
   const std::string p = dir.path() + "/7";
   WriteFile(p, 100);
-  released.Release(p);
+  released.Release(NameOf(p));
   WriteFile(p, 200);
-  released.Release(p);
+  released.Release(NameOf(p));
   EXPECT_FALSE(Exists(p));
   released.Drain();
   EXPECT_EQ(CountEntries(dir.path() + "/released"), 0u);
@@ -78,7 +90,8 @@ TEST(ReleasedFilesTest, WhatAnEarlierInstanceLeftIsDeleted) {
   const std::string folder = dir.path() + "/released";
   ASSERT_EQ(::mkdir(folder.c_str(), 0700), 0);
   for (int i = 0; i < 5; i++) WriteFile(folder + "/123." + std::to_string(i), 4096);
-  ReleasedFiles released(folder);
+  auto parent = OpenDir(dir.path());
+  ReleasedFiles released(parent.get(), "released");
   released.Drain();
   EXPECT_EQ(CountEntries(folder), 0u);
 }
@@ -86,11 +99,12 @@ TEST(ReleasedFilesTest, WhatAnEarlierInstanceLeftIsDeleted) {
 TEST(ReleasedFilesTest, TheDestructorDeletesWhatIsStillQueued) {
   TempDir dir;
   {
-    ReleasedFiles released(dir.path() + "/released");
+    auto parent = OpenDir(dir.path());
+  ReleasedFiles released(parent.get(), "released");
     for (int i = 0; i < 500; i++) {
       const std::string p = dir.path() + "/" + std::to_string(i);
       WriteFile(p, 4096);
-      released.Release(p);
+      released.Release(NameOf(p));
     }
   }
   EXPECT_EQ(CountEntries(dir.path() + "/released"), 0u);
@@ -100,24 +114,26 @@ TEST(ReleasedFilesTest, WithoutItsFolderFilesAreDeletedInPlace) {
   TempDir dir;
   // A regular file where the folder should be: it cannot be created.
   WriteFile(dir.path() + "/released", 1);
-  ReleasedFiles released(dir.path() + "/released");
+  auto parent = OpenDir(dir.path());
+  ReleasedFiles released(parent.get(), "released");
   const std::string p = dir.path() + "/3";
   WriteFile(p, 100);
-  released.Release(p);
+  released.Release(NameOf(p));
   EXPECT_FALSE(Exists(p));
   EXPECT_EQ(released.pending(), 0u);
 }
 
 TEST(ReleasedFilesTest, ReleasesFromManyThreadsAreAllDeleted) {
   TempDir dir;
-  ReleasedFiles released(dir.path() + "/released");
+  auto parent = OpenDir(dir.path());
+  ReleasedFiles released(parent.get(), "released");
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; t++) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 100; i++) {
         const std::string p = dir.path() + "/" + std::to_string(t * 1000 + i);
         WriteFile(p, 512);
-        released.Release(p);
+        released.Release(NameOf(p));
         if (i % 25 == 0) released.Drain();
       }
     });

@@ -1,6 +1,6 @@
 // Reset: a new base; with hard, the content becomes the commit's tree.
 #include "store/revision.h"
-#include "workspace/workspace_test_util.h"
+#include "testing/workspace_test_util.h"
 
 namespace strata::workspace_testing {
 namespace {

@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "store/revision.h"
-#include "workspace/workspace_test_util.h"
+#include "testing/workspace_test_util.h"
 
 namespace strata::workspace_testing {
 namespace {

@@ -1,68 +1,67 @@
 #include "workspace/space_reserve.h"
 
-#include <fcntl.h>
-#include <sys/statvfs.h>
-#include <unistd.h>
-
+#include <algorithm>
 #include <cerrno>
 #include <limits>
-#include <mutex>
 
 namespace strata::workspace_internal {
 namespace {
-
-std::mutex probe_mu;
-std::function<uint64_t(const std::string&)>& Probe() {
-  static std::function<uint64_t(const std::string&)> probe;  // GUARDED_BY(probe_mu)
-  return probe;
-}
 
 std::string DirectoryOf(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
 }
 
-}  // namespace
-
-SpaceReserve::SpaceReserve(std::string path) : path_(std::move(path)), dir_(DirectoryOf(path_)) {}
-
-void SpaceReserve::SetProbeForTesting(std::function<uint64_t(const std::string& dir)> probe) {
-  std::lock_guard lock(probe_mu);
-  Probe() = std::move(probe);
+std::string NameOf(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// Real blocks, not a sparse file: a hole would free nothing when released.
+// Where the filesystem cannot allocate without writing, zeros are written.
+Status Fill(RandomRWFile& file, uint64_t bytes) {
+  Status s = file.Allocate(0, bytes);
+  if (s.ok() || s.errno_value() != EOPNOTSUPP) return s;
+  const std::string zeros(1 << 20, '\0');
+  for (uint64_t pos = 0; pos < bytes; pos += zeros.size())
+    STRATA_RETURN_IF_ERROR(file.WriteAt(pos, std::string_view(zeros).substr(0, std::min<uint64_t>(zeros.size(), bytes - pos))));
+  return Status::Ok();
+}
+
+}  // namespace
+
+SpaceReserve::SpaceReserve(Env* env, std::string path)
+    : env_(env), path_(std::move(path)), dir_(DirectoryOf(path_)), name_(NameOf(path_)) {}
+
 uint64_t SpaceReserve::Available() const {
-  {
-    std::lock_guard lock(probe_mu);
-    if (Probe()) return Probe()(dir_);
-  }
-  struct statvfs st;
+  auto free = env_->FreeSpace(dir_);
   // Cannot tell: behave as if there were room (the kernel still says ENOSPC).
-  if (::statvfs(dir_.c_str(), &st) != 0) return std::numeric_limits<uint64_t>::max();
   // f_bavail also for root: f_bfree counts blocks that not even root can
   // allocate (ext4 keeps 2 % of the disk, at most 4096 clusters, for its own
   // use: 4 MiB of a 200 MiB disk), so a disk where every write already fails
   // looked as if it had room, and the reserve was never released. Leaving
   // the blocks kept for root untouched is also what a mount must do for the
   // users it writes for.
-  return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
+  return free.ok() ? *free : std::numeric_limits<uint64_t>::max();
 }
 
 bool SpaceReserve::Take() {
   if (held_) return true;
-  int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return false;
-  // Real blocks, not a sparse file: a hole would free nothing when released.
-  held_ = ::posix_fallocate(fd, 0, static_cast<off_t>(kBytes)) == 0 && ::fsync(fd) == 0;
-  ::close(fd);
-  if (!held_) ::unlink(path_.c_str());
+  auto dir = env_->OpenDirectory(dir_);
+  if (!dir.ok()) return false;
+  auto file = (*dir)->OpenFile(name_, true);
+  if (!file.ok()) return false;
+  held_ = Fill(**file, kBytes).ok() && (*file)->Sync().ok();
+  file->reset();
+  if (!held_) (void)(*dir)->Remove(name_);
   return held_;
 }
 
 bool SpaceReserve::Release() {
   if (!held_) return false;
   held_ = false;
-  return ::unlink(path_.c_str()) == 0;
+  auto dir = env_->OpenDirectory(dir_);
+  return dir.ok() && (*dir)->Remove(name_).ok();
 }
 
 bool SpaceReserve::MakeRoomForCommit() {

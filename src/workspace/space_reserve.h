@@ -29,9 +29,9 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 
+#include "env/env.h"
 #include "util/status.h"
 
 namespace strata::workspace_internal {
@@ -39,8 +39,9 @@ namespace strata::workspace_internal {
 class SpaceReserve {
  public:
   static constexpr uint64_t kBytes = 4ull << 20;
-  // path: the reserve file; its directory's filesystem is the one measured.
-  explicit SpaceReserve(std::string path);
+  // path: the reserve file, reached through env (which must outlive this);
+  // its directory's filesystem is the one measured.
+  SpaceReserve(Env* env, std::string path);
 
   // Allocates the reserve if it is not held; best effort (false: no room yet).
   bool Take();
@@ -48,8 +49,8 @@ class SpaceReserve {
   bool Release();
   bool held() const { return held_; }
 
-  // Bytes the filesystem has for ordinary use (statvfs f_bavail, also for
-  // root: see the .cc).
+  // Bytes the filesystem has for ordinary use (Env::FreeSpace: statvfs
+  // f_bavail, also for root: see the .cc).
   uint64_t Available() const;
 
   // Before a database commit: releases the reserve if less than kBytes are
@@ -62,13 +63,11 @@ class SpaceReserve {
   // After a commit: takes the reserve again once 2 * kBytes are free.
   void Replenish();
 
-  // Tests: replaces statvfs by `probe` (given the directory measured) for
-  // every SpaceReserve of the process; an empty function restores statvfs.
-  static void SetProbeForTesting(std::function<uint64_t(const std::string& dir)> probe);
-
  private:
+  Env* const env_;
   const std::string path_;
   const std::string dir_;
+  const std::string name_;  // of the file in dir_
   bool held_ = false;
 };
 

@@ -60,7 +60,7 @@ void SetBootIdForTesting(std::string id);
 class SqliteWorkspace final : public Workspace {
  public:
   SqliteWorkspace(Store& store, std::string dir, WorkspaceInfo info, std::optional<Hash> base_root,
-                  std::unique_ptr<NamespaceDb> db, int lock_fd);
+                  std::unique_ptr<NamespaceDb> db, std::unique_ptr<FileLock> lock);
   ~SqliteWorkspace() override;
 
   // Deletes inodes that have no names (left by a crash while they were open)
@@ -274,7 +274,7 @@ class SqliteWorkspace final : public Workspace {
   SpaceReserve reserve_;  // GUARDED_BY(mu_)
   uint64_t lost_batches_seen_ = 0;  // db_->lost_batches() when doomed_files_ was last checked, GUARDED_BY(mu_)
   uint64_t lost_batches_synced_ = 0;  // db_->lost_batches() when Sync last reported them, GUARDED_BY(mu_)
-  const int lock_fd_;  // flock held while open: one daemon per workspace
+  std::unique_ptr<FileLock> lock_;  // held while open: one daemon per workspace
 };
 
 }  // namespace strata::workspace_internal

@@ -3,7 +3,7 @@
 // hears of the swap only afterwards. A path in both trees must resolve
 // through a held directory at once, and a listing going on across the swap
 // must return every name both sides have exactly once.
-#include "workspace/workspace_test_util.h"
+#include "testing/workspace_test_util.h"
 
 namespace strata::workspace_testing {
 namespace {

@@ -90,21 +90,6 @@ std::string DecodeName(const std::string& enc) {
 
 std::string WorkspacesDir(const Store& store) { return store.path() + "/workspaces"; }
 
-Status SyncPath(const std::string& path, bool directory) {
-  int fd = ::open(path.c_str(), (directory ? O_RDONLY | O_DIRECTORY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return Status::IOError("opening " + path, errno);
-  int rc = ::fsync(fd);
-  int err = errno;
-  ::close(fd);
-  if (rc != 0) return Status::IOError("syncing " + path, err);
-  return Status::Ok();
-}
-
-Status MakeDir(const std::string& path) {
-  if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) return Status::IOError("creating " + path, errno);
-  return Status::Ok();
-}
-
 Status CheckWorkspaceName(const std::string& name) {
   if (!IsValidRefName(name)) return Status::InvalidArgument("invalid workspace name '" + name + "'");
   const size_t encoded = EncodeName(name).size();
@@ -196,29 +181,30 @@ Status Workspace::Create(Store& store, const std::string& name, const std::optio
   }
   const std::string root = WorkspacesDir(store);
   const std::string final_dir = root + "/" + EncodeName(name);
-  STRATA_RETURN_IF_ERROR(MakeDir(root));
+  Env* env = store.env();
+  STRATA_RETURN_IF_ERROR(env->CreateDir(root));
   STRATA_RETURN_IF_ERROR(CheckTrustedDirInside(store.path(), "workspaces", "workspaces directory"));
-  if (::access(final_dir.c_str(), F_OK) == 0) return Status::AlreadyExists("workspace '" + name + "' exists");
+  if (env->Exists(final_dir)) return Status::AlreadyExists("workspace '" + name + "' exists");
   // Built under a temporary name and renamed into place, so a crash never
   // leaves a half-created workspace under its real name.
   const std::string tmp = root + "/.new-" + EncodeName(name) + "-" + std::to_string(::getpid());
   std::error_code ec;
   std::filesystem::remove_all(tmp, ec);
-  STRATA_RETURN_IF_ERROR(MakeDir(tmp));
-  Status s = MakeDir(tmp + "/data");
+  STRATA_RETURN_IF_ERROR(env->CreateDir(tmp));
+  Status s = env->CreateDir(tmp + "/data");
   if (s.ok()) {
     auto db = NamespaceDb::Open(tmp + "/workspace.db", true);
     s = db.ok() ? InitDatabase(store, **db, name, base, branch) : db.status();
   }
   // The database is closed here: SQLite checkpoints the WAL into the main file.
-  if (s.ok()) s = SyncPath(tmp + "/workspace.db", false);
-  if (s.ok()) s = SyncPath(tmp + "/data", true);
-  if (s.ok()) s = SyncPath(tmp, true);
+  if (s.ok()) s = env->SyncFile(tmp + "/workspace.db");
+  if (s.ok()) s = env->SyncDir(tmp + "/data");
+  if (s.ok()) s = env->SyncDir(tmp);
   if (s.ok() && ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_NOREPLACE) != 0) {
     s = errno == EEXIST || errno == ENOTEMPTY ? Status::AlreadyExists("workspace '" + name + "' exists")
                                               : Status::IOError("renaming " + tmp, errno);
   }
-  if (s.ok()) s = SyncPath(root, true);
+  if (s.ok()) s = env->SyncDir(root);
   if (!s.ok()) std::filesystem::remove_all(tmp, ec);
   return s;
 }
@@ -226,29 +212,19 @@ Status Workspace::Create(Store& store, const std::string& name, const std::optio
 Result<std::unique_ptr<Workspace>> Workspace::Open(Store& store, const std::string& name) {
   STRATA_RETURN_IF_ERROR(CheckWorkspaceName(name));
   const std::string dir = WorkspacesDir(store) + "/" + EncodeName(name);
-  if (::access((dir + "/workspace.db").c_str(), F_OK) != 0)
+  if (!store.env()->Exists(dir + "/workspace.db"))
     return Status::NotFound("workspace '" + name + "' does not exist");
   STRATA_RETURN_IF_ERROR(CheckStateDir(store, name));
   // Two daemons on one workspace would corrupt each other's data files.
-  int lock_fd = ::open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (lock_fd < 0) return Status::IOError("opening " + dir + "/lock", errno);
-  if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    int err = errno;
-    ::close(lock_fd);
-    if (err == EWOULDBLOCK) return Status::IOError("workspace '" + name + "' is open elsewhere", EBUSY);
-    return Status::IOError("locking " + dir + "/lock", err);
+  auto lock = store.env()->LockFile(dir + "/lock", LockMode::kExclusive, false);
+  if (!lock.ok()) {
+    if (lock.status().code() == Status::Code::kConflict)
+      return Status::IOError("workspace '" + name + "' is open elsewhere", EBUSY);
+    return lock.status();
   }
-  auto db = NamespaceDb::Open(dir + "/workspace.db", false);
-  if (!db.ok()) {
-    ::close(lock_fd);
-    return db.status();
-  }
-  auto meta = ReadMeta(**db);
-  if (!meta.ok()) {
-    ::close(lock_fd);
-    return meta.status();
-  }
-  auto ws = std::make_unique<SqliteWorkspace>(store, dir, meta->info, meta->base_root, std::move(*db), lock_fd);
+  STRATA_ASSIGN_OR_RETURN(auto db, NamespaceDb::Open(dir + "/workspace.db", false));
+  STRATA_ASSIGN_OR_RETURN(MetaInfo meta, ReadMeta(*db));
+  auto ws = std::make_unique<SqliteWorkspace>(store, dir, meta.info, meta.base_root, std::move(db), std::move(*lock));
   STRATA_RETURN_IF_ERROR(ws->Recover());
   return std::unique_ptr<Workspace>(std::move(ws));
 }
@@ -311,7 +287,7 @@ Result<std::vector<std::string>> CheckWorkspaceDataFiles(Store& store, const std
   // Since a restart, short files may be a power cut's: the next open fills them in.
   if (!last_boot || *last_boot != boot) return problems;
   Status opened;
-  UniqueFd data = FileData::OpenDirectory(dir + "/data", &opened);
+  std::unique_ptr<Directory> data = FileData::OpenDirectory(store.env(), dir + "/data", &opened);
   if (!opened.ok()) return std::vector<std::string>{opened.message()};
   STRATA_ASSIGN_OR_RETURN(auto lengths, db->DataFileLengths());
   for (const auto& [ino, length] : lengths) {
@@ -324,17 +300,16 @@ Result<std::vector<std::string>> CheckWorkspaceDataFiles(Store& store, const std
 Status Workspace::Remove(Store& store, const std::string& name) {
   STRATA_RETURN_IF_ERROR(CheckWorkspaceName(name));
   const std::string dir = WorkspacesDir(store) + "/" + EncodeName(name);
-  if (::access(dir.c_str(), F_OK) != 0) return Status::NotFound("workspace '" + name + "' does not exist");
-  int lock_fd = ::open((dir + "/lock").c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (lock_fd >= 0) {
-    bool busy = ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0;
-    ::close(lock_fd);
-    if (busy) return Status::IOError("workspace '" + name + "' is open", EBUSY);
-  }
+  if (!store.env()->Exists(dir)) return Status::NotFound("workspace '" + name + "' does not exist");
+  // Held until the workspace is gone from its name: an Open between the
+  // check and the rename would otherwise have its files deleted under it.
+  auto lock = store.env()->LockFile(dir + "/lock", LockMode::kExclusive, false);
+  if (!lock.ok() && lock.status().code() == Status::Code::kConflict)
+    return Status::IOError("workspace '" + name + "' is open", EBUSY);
   // Renamed away first so that a crash in the middle of the deletion never
   // leaves a half-deleted workspace under its name.
   const std::string doomed = WorkspacesDir(store) + "/.removing-" + EncodeName(name) + "-" + std::to_string(::getpid());
-  if (::rename(dir.c_str(), doomed.c_str()) != 0) return Status::IOError("renaming " + dir, errno);
+  if (Status s = store.env()->Rename(dir, doomed); !s.ok()) return Status::IOError("renaming " + dir, s.errno_value());
   std::error_code ec;
   std::filesystem::remove_all(doomed, ec);
   if (ec) return Status::IOError("removing " + doomed, ec.value());
@@ -344,15 +319,15 @@ Status Workspace::Remove(Store& store, const std::string& name) {
 namespace workspace_internal {
 
 SqliteWorkspace::SqliteWorkspace(Store& store, std::string dir, WorkspaceInfo info, std::optional<Hash> base_root,
-                                 std::unique_ptr<NamespaceDb> db, int lock_fd)
+                                 std::unique_ptr<NamespaceDb> db, std::unique_ptr<FileLock> lock)
     : store_(store),
       dir_(std::move(dir)),
       info_(std::move(info)),
       base_root_(base_root),
       db_(std::move(db)),
-      files_(dir_ + "/data", store, ChunkCache::Shared()),
-      reserve_(dir_ + "/reserve"),
-      lock_fd_(lock_fd) {
+      files_(store.env(), dir_ + "/data", store, ChunkCache::Shared()),
+      reserve_(store.env(), dir_ + "/reserve"),
+      lock_(std::move(lock)) {
   // Best effort: on a disk already full, RoomForData keeps the room instead,
   // and each operation commits before it answers (space_reserve.h).
   db_->SetCommitEachOperation(!reserve_.Take());
@@ -380,8 +355,8 @@ SqliteWorkspace::~SqliteWorkspace() {
     if (Status s = CommitPending(); !s.ok())
       std::fprintf(stderr, "strata: workspace %s: last commit failed: %s\n", info_.name.c_str(), s.message().c_str());
   }
-  db_.reset();        // close the database before letting another process in
-  ::close(lock_fd_);  // releases the flock
+  db_.reset();    // close the database before letting another process in
+  lock_.reset();  // releases the flock
 }
 
 void SqliteWorkspace::CommitLoop() {

@@ -18,8 +18,8 @@
 #include <set>
 #include <thread>
 
-#include "store/test_util.h"
-#include "workspace/workspace_test_util.h"
+#include "testing/store_test_util.h"
+#include "testing/workspace_test_util.h"
 
 namespace strata {
 namespace {

@@ -60,6 +60,11 @@ class GatedEnv : public Env {
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, LockMode mode, bool wait) override {
     return base_->LockFile(path, mode, wait);
   }
+  Result<std::unique_ptr<Directory>> OpenDirectory(const std::string& path) override {
+    return base_->OpenDirectory(path);
+  }
+  Status SyncFile(const std::string& path) override { return base_->SyncFile(path); }
+  Result<uint64_t> FreeSpace(const std::string& path) override { return base_->FreeSpace(path); }
 
  private:
   class GatedFile : public RandomAccessFile {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "store/test_util.h"
-#include "store/tree_test_util.h"
+#include "testing/store_test_util.h"
+#include "testing/tree_test_util.h"
 #include "workspace/workspace.h"
 
 namespace strata::workspace_testing {

@@ -1,4 +1,4 @@
-#include "store/sqlite_test_vfs.h"
+#include "testing/sqlite_test_vfs.h"
 
 #include <unistd.h>
 

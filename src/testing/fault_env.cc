@@ -1,4 +1,4 @@
-#include "env/fault_env.h"
+#include "testing/fault_env.h"
 
 #include <unistd.h>
 
@@ -23,6 +23,7 @@ class FaultWritableFile : public WritableFile {
   }
   Status Sync() override {
     STRATA_RETURN_IF_ERROR(env_->Check("sync of ", path_));
+    if (env_->unplugged()) return Status::IOError("power cut: sync of " + path_, EIO);
     STRATA_RETURN_IF_ERROR(base_->Sync());
     env_->Synced(path_, base_->Size());
     return Status::Ok();
@@ -115,6 +116,7 @@ Status FaultEnv::Rename(const std::string& from, const std::string& to) {
 
 Status FaultEnv::SyncDir(const std::string& path) {
   STRATA_RETURN_IF_ERROR(Check("sync of directory ", path));
+  if (unplugged()) return Status::IOError("power cut: sync of directory " + path, EIO);
   STRATA_RETURN_IF_ERROR(base_->SyncDir(path));
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = created_undurable_.begin(); it != created_undurable_.end();)
@@ -127,6 +129,7 @@ Status FaultEnv::SyncDir(const std::string& path) {
 
 Status FaultEnv::PowerCut() {
   std::lock_guard<std::mutex> lock(mu_);
+  STRATA_RETURN_IF_ERROR(RestoreInPlaceLocked());
   // Newest first: each undo sees the state its rename left.
   for (auto r = renames_.rbegin(); r != renames_.rend(); ++r) {
     if (::rename(r->to.c_str(), r->from.c_str()) != 0 && errno != ENOENT)
