@@ -11,7 +11,7 @@
 #include <filesystem>
 
 #include "store/store.h"
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 
 namespace strata {
 namespace {

@@ -5,7 +5,7 @@
 #include <sys/sysmacros.h>
 
 #include "workspace/workspace.h"
-#include "workspace/workspace_test_util.h"
+#include "testing/workspace_test_util.h"
 
 namespace strata {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "store/test_util.h"
+#include "testing/store_test_util.h"
 #include "workspace/workspace.h"
 
 namespace strata {
