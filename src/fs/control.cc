@@ -10,6 +10,8 @@
 #include <cstring>
 #include <optional>
 
+#include "util/hex.h"
+
 namespace strata::fs {
 namespace {
 
@@ -340,39 +342,9 @@ nlohmann::ordered_json RebaseReplyJson(const Hash& onto, const RebaseOutcome& ou
           {"differs", outcome.differs}};
 }
 
-namespace {
-
-std::string BytesToHex(std::string_view bytes) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += kDigits[c >> 4];
-    out += kDigits[c & 15];
-  }
-  return out;
-}
-
-std::optional<std::string> HexToBytes(std::string_view hex) {
-  auto digit = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-  };
-  if (hex.size() % 2 != 0) return std::nullopt;
-  std::string out;
-  for (size_t i = 0; i < hex.size(); i += 2) {
-    int hi = digit(hex[i]), lo = digit(hex[i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out += static_cast<char>(hi * 16 + lo);
-  }
-  return out;
-}
-
-}  // namespace
-
 nlohmann::ordered_json SnapshotReplyJson(const WorkspaceSnapshot& snap) {
   nlohmann::ordered_json xattrs = nlohmann::ordered_json::array();
-  for (const auto& [name, value] : snap.root_meta.xattrs) xattrs.push_back({BytesToHex(name), BytesToHex(value)});
+  for (const auto& [name, value] : snap.root_meta.xattrs) xattrs.push_back({HexEncode(name), HexEncode(value)});
   const RootMeta& m = snap.root_meta;
   return {{"base", snap.base ? nlohmann::ordered_json(snap.base->ToHex()) : nlohmann::ordered_json()},
           {"root", snap.root.ToHex()},
@@ -417,8 +389,8 @@ Result<WorkspaceSnapshot> SnapshotFromJson(const nlohmann::ordered_json& j) {
     if (!m.at("xattrs").is_array() || !j.at("differs").is_boolean()) return bad;
     for (const auto& x : m.at("xattrs")) {
       if (!x.is_array() || x.size() != 2) return bad;
-      auto name = HexToBytes(x.at(0).get<std::string>());
-      auto value = HexToBytes(x.at(1).get<std::string>());
+      auto name = HexDecode(x.at(0).get<std::string>());
+      auto value = HexDecode(x.at(1).get<std::string>());
       if (!name || !value) return bad;
       snap.root_meta.xattrs.emplace_back(*name, *value);
     }

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include "util/coding.h"
+#include "util/time_ns.h"
 
 namespace strata {
 namespace {
@@ -10,8 +11,6 @@ namespace {
 const char* kSchema =
     "CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, dev INTEGER, ino INTEGER, size INTEGER,"
     " mtime_ns INTEGER, ctime_ns INTEGER, chunks BLOB) WITHOUT ROWID";
-
-int64_t Nanos(int64_t sec, uint32_t nsec) { return sec * 1000000000 + nsec; }
 
 std::string EncodeChunks(const std::vector<ChunkRef>& chunks) {
   std::string out;
@@ -85,10 +84,11 @@ Status ImportCache::Load(const std::string& root) {
     e.st.ino = static_cast<ino_t>(sqlite3_column_int64(st, 2));
     e.st.size = static_cast<uint64_t>(sqlite3_column_int64(st, 3));
     int64_t m = sqlite3_column_int64(st, 4), c = sqlite3_column_int64(st, 5);
-    e.st.mtime_sec = m / 1000000000;
-    e.st.mtime_nsec = static_cast<uint32_t>(m % 1000000000);
-    e.st.ctime_sec = c / 1000000000;
-    e.st.ctime_nsec = static_cast<uint32_t>(c % 1000000000);
+    const SplitTime mtime = SplitNs(m), ctime = SplitNs(c);
+    e.st.mtime_sec = mtime.sec;
+    e.st.mtime_nsec = mtime.nsec;
+    e.st.ctime_sec = ctime.sec;
+    e.st.ctime_nsec = ctime.nsec;
     std::string_view blob(static_cast<const char*>(sqlite3_column_blob(st, 6)),
                           static_cast<size_t>(sqlite3_column_bytes(st, 6)));
     // A row that does not decode is simply not used: the file is read again.
@@ -111,7 +111,7 @@ const std::vector<ChunkRef>* ImportCache::Find(const std::string& path, const Fi
 }
 
 void ImportCache::Record(const std::string& path, const FileStat& st, const std::vector<ChunkRef>& chunks) {
-  if (Nanos(st.ctime_sec, st.ctime_nsec) >= racy_after_ns_ || Nanos(st.mtime_sec, st.mtime_nsec) >= racy_after_ns_)
+  if (JoinNs(st.ctime_sec, st.ctime_nsec) >= racy_after_ns_ || JoinNs(st.mtime_sec, st.mtime_nsec) >= racy_after_ns_)
     return;
   recorded_.emplace_back(path, Entry{st, chunks});
 }
@@ -137,8 +137,8 @@ Status ImportCache::Save() {
     sqlite3_bind_int64(ins, 2, static_cast<int64_t>(e.st.dev));
     sqlite3_bind_int64(ins, 3, static_cast<int64_t>(e.st.ino));
     sqlite3_bind_int64(ins, 4, static_cast<int64_t>(e.st.size));
-    sqlite3_bind_int64(ins, 5, Nanos(e.st.mtime_sec, e.st.mtime_nsec));
-    sqlite3_bind_int64(ins, 6, Nanos(e.st.ctime_sec, e.st.ctime_nsec));
+    sqlite3_bind_int64(ins, 5, JoinNs(e.st.mtime_sec, e.st.mtime_nsec));
+    sqlite3_bind_int64(ins, 6, JoinNs(e.st.ctime_sec, e.st.ctime_nsec));
     sqlite3_bind_blob(ins, 7, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
     ok = sqlite3_step(ins) == SQLITE_DONE;
   }
