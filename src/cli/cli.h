@@ -8,10 +8,18 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli/mount_source.h"
+#include "daemon/mount_source.h"
 #include "store/store.h"
 
 namespace strata::cli {
+
+// The mount source and what /proc/mounts says live with the daemon; the
+// commands name them as their own.
+using daemon::FormatMountSource;
+using daemon::MountSource;
+using daemon::MountSourceOf;
+using daemon::ParseMountSource;
+using daemon::StrataMountSource;
 
 // Exit codes, documented in the README.
 constexpr int kExitOk = 0;
@@ -58,12 +66,6 @@ struct MountedWorkspace {
   std::string mountpoint;
 };
 std::optional<MountedWorkspace> FindMountedWorkspace(Store& store, const std::string& mountpoint_or_name);
-// The source /proc/mounts shows for the strata mount on top at path (see
-// cli/mount_source.h); nullopt when there is none.
-std::optional<std::string> StrataMountSource(const std::string& path);
-// The parsed source of the strata mount at path (any path naming it); nullopt
-// when path is no strata mountpoint.
-std::optional<MountSource> MountSourceOf(const std::string& path);
 
 // Each family of commands registers its subcommands on the app. The callback
 // of a subcommand stores its exit code in *exit_code.
@@ -76,5 +78,8 @@ void RegisterGcCommands(CLI::App& app, Globals& g, int* exit_code);        // gc
 void RegisterRemoteCommands(CLI::App& app, Globals& g, int* exit_code);    // remote, push, pull
 // `strata stats MOUNTPOINT`: the counters of the daemon serving a mount.
 int RunMountStats(Globals& g, const std::string& mountpoint);
+// The counters of the daemon serving workspace `name`, from its control
+// socket: {"operations", "workspace", "request_loop"} (control/protocol.h).
+Result<nlohmann::ordered_json> DaemonCounters(const Store& store, const std::string& name);
 
 }  // namespace strata::cli

@@ -13,7 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/workspace_target.h"
-#include "fs/control.h"
+#include "control/protocol.h"
 #include "util/progress.h"
 #include "workspace/workspace.h"
 
@@ -29,8 +29,8 @@ Result<nlohmann::ordered_json> CommitWorkspace(Store& store, const CommitArgs& a
   if (target.mounted) {
     if (IsReadOnlyMount(target.name))
       return Status::InvalidArgument(target.mounted->mountpoint + " is a read-only mount: there is nothing to commit");
-    fs::DaemonRequest req;
-    req.op = fs::DaemonRequest::Op::kCommit;
+    control::DaemonRequest req;
+    req.op = control::DaemonRequest::Op::kCommit;
     req.commit = request;
     auto reply = AskDaemon(store, target, req, /*sync=*/true);
     if (!reply.ok() && reply.status().code() == Status::Code::kUnavailable) {
@@ -47,7 +47,7 @@ Result<nlohmann::ordered_json> CommitWorkspace(Store& store, const CommitArgs& a
   auto ws = Workspace::Open(store, target.name);
   if (!ws.ok()) return ws.status();
   STRATA_ASSIGN_OR_RETURN(CommitOutcome outcome, (*ws)->Commit(request));
-  return fs::CommitReplyJson(outcome);
+  return control::CommitReplyJson(outcome);
 }
 
 int RunCommit(Globals& g, const CommitArgs& a) {

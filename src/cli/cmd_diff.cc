@@ -14,6 +14,7 @@
 #include "cli/workspace_target.h"
 #include "store/revision.h"
 #include "store/tree_diff.h"
+#include "util/time_ns.h"
 
 namespace strata::cli {
 namespace {
@@ -327,7 +328,8 @@ int RunShow(Globals& g, const std::string& rev) {
     fmt::print("Merge:  {}\n", fmt::join(hex, " "));
   }
   fmt::print("Author: {}\n", c->author);
-  fmt::print("Date:   {}\n\n", FormatTime(c->time_ns / 1000000000, static_cast<uint32_t>(c->time_ns % 1000000000)));
+  const SplitTime when = SplitNs(c->time_ns);
+  fmt::print("Date:   {}\n\n", FormatTime(when.sec, when.nsec));
   std::string_view msg = c->message;
   while (!msg.empty()) {
     size_t nl = msg.find('\n');

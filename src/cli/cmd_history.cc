@@ -9,6 +9,7 @@
 
 #include "cli/history.h"
 #include "store/revision.h"
+#include "util/time_ns.h"
 
 namespace strata::cli {
 namespace {
@@ -105,7 +106,8 @@ int RunLog(Globals& g, const LogArgs& a) {
     if (names.count(id)) branches = fmt::format(" ({})", fmt::join(names[id], ", "));
     fmt::print("commit {}{}\n", id.ToHex(), branches);
     fmt::print("Author: {}\n", c.author);
-    fmt::print("Date:   {}\n\n", FormatTime(c.time_ns / 1000000000, static_cast<uint32_t>(c.time_ns % 1000000000)));
+    const SplitTime when = SplitNs(c.time_ns);
+    fmt::print("Date:   {}\n\n", FormatTime(when.sec, when.nsec));
     fmt::print("    {}\n\n", c.message);
   }
   return kExitOk;

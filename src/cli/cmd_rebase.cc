@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/workspace_target.h"
-#include "fs/control.h"
+#include "control/protocol.h"
 #include "store/revision.h"
 
 namespace strata::cli {
@@ -61,7 +61,7 @@ Result<nlohmann::ordered_json> RebaseWorkspace(Store& store, const RebaseArgs& a
     return Status::InvalidArgument("'" + a.target + "' serves a read-only mount: it has no changes to rebase");
   STRATA_ASSIGN_OR_RETURN(Hash onto, RebaseTarget(store, a, target));
   if (target.mounted) {
-    auto reply = AskDaemon(store, target, fs::DaemonRequest{.op = fs::DaemonRequest::Op::kRebase, .target = onto},
+    auto reply = AskDaemon(store, target, control::DaemonRequest{.op = control::DaemonRequest::Op::kRebase, .target = onto},
                            /*sync=*/true);
     if (!reply.ok() && reply.status().code() == Status::Code::kUnavailable)
       return DaemonStoppedInRebase(store, target, onto, reply.status());
@@ -69,7 +69,7 @@ Result<nlohmann::ordered_json> RebaseWorkspace(Store& store, const RebaseArgs& a
   }
   STRATA_ASSIGN_OR_RETURN(auto ws, Workspace::Open(store, target.name));
   STRATA_ASSIGN_OR_RETURN(RebaseOutcome out, ws->RebaseOnto(onto));
-  return fs::RebaseReplyJson(onto, out);
+  return control::RebaseReplyJson(onto, out);
 }
 
 int RunRebase(Globals& g, const RebaseArgs& a) {

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/workspace_target.h"
-#include "fs/control.h"
+#include "control/protocol.h"
 #include "store/revision.h"
 
 namespace strata::cli {
@@ -44,7 +44,7 @@ Result<nlohmann::ordered_json> ResetWorkspace(Store& store, const ResetArgs& a, 
   if (target.mounted) {
     // Without --hard the content is kept: dirty pages must reach it first.
     auto reply = AskDaemon(store, target,
-                           fs::DaemonRequest{.op = fs::DaemonRequest::Op::kReset, .target = commit, .hard = a.hard},
+                           control::DaemonRequest{.op = control::DaemonRequest::Op::kReset, .target = commit, .hard = a.hard},
                            /*sync=*/!a.hard);
     if (!reply.ok() && reply.status().code() == Status::Code::kUnavailable)
       return DaemonStoppedInReset(store, target, a, commit, reply.status());

@@ -12,7 +12,6 @@
 #include <filesystem>
 
 #include "cli/cli.h"
-#include "cli/mount_source.h"
 #include "remote/remote.h"
 
 namespace strata::cli {
@@ -39,21 +38,6 @@ std::string StorePath(const Globals& g) {
 Result<std::unique_ptr<Store>> OpenStore(const Globals& g) {
   if (!g.remote.empty()) return OpenRemoteStore(StorePath(g), g.remote);
   return Store::Open(StorePath(g));
-}
-
-std::optional<MountSource> MountSourceOf(const std::string& path) {
-  if (path.empty()) return std::nullopt;
-  std::error_code ec;
-  std::string canonical = std::filesystem::canonical(path, ec).string();
-  if (ec) {
-    // A mount whose daemon has stopped answers ENOTCONN to the stat that
-    // canonical() makes: it is still found by its path as written.
-    canonical = std::filesystem::absolute(path, ec).lexically_normal().string();
-    if (ec) return std::nullopt;
-    if (canonical.size() > 1 && canonical.back() == '/') canonical.pop_back();
-  }
-  auto text = StrataMountSource(canonical);
-  return text ? ParseMountSource(*text) : std::nullopt;
 }
 
 Result<std::unique_ptr<Store>> OpenStoreFor(const Globals& g, const std::string& mountpoint_or_name) {

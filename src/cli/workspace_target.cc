@@ -5,11 +5,12 @@
 
 #include <filesystem>
 
-#include "fs/control.h"
+#include "control/socket.h"
+#include "daemon/mount_record.h"
 
 namespace strata::cli {
 
-bool IsReadOnlyMount(const std::string& name) { return name.starts_with("read-only/"); }
+bool IsReadOnlyMount(const std::string& name) { return daemon::IsReadOnlyName(name); }
 
 bool WorkspaceExists(Store& store, const std::string& name) {
   return IsValidRefName(name) && ::access((Workspace::StateDir(store, name) + "/workspace.db").c_str(), F_OK) == 0;
@@ -39,7 +40,7 @@ Status SyncMount(const std::string& mountpoint) {
 }
 
 Result<nlohmann::ordered_json> AskDaemon(Store& store, const WorkspaceTarget& target,
-                                         const fs::DaemonRequest& request, bool sync) {
+                                         const control::DaemonRequest& request, bool sync) {
   const Status stopped_before = Status::Unavailable("the daemon serving " + target.mounted->mountpoint +
                                                     " (workspace '" + target.name + "') has stopped");
   if (sync) {
@@ -47,14 +48,14 @@ Result<nlohmann::ordered_json> AskDaemon(Store& store, const WorkspaceTarget& ta
     if (s.code() == Status::Code::kUnavailable) return stopped_before;
     STRATA_RETURN_IF_ERROR(s);
   }
-  auto reply = fs::ControlRequest(ControlSocketPath(store, target), request);
+  auto reply = control::ControlRequest(ControlSocketPath(store, target), request);
   if (!reply.ok() && reply.status().code() == Status::Code::kUnavailable && !DaemonStoppedDuringRequest(reply.status()))
     return stopped_before;
   return reply;
 }
 
 bool DaemonStoppedDuringRequest(const Status& status) {
-  return status.code() == Status::Code::kUnavailable && status.message() == fs::kDaemonStoppedMessage;
+  return status.code() == Status::Code::kUnavailable && status.message() == control::kDaemonStoppedMessage;
 }
 
 Result<WorkspaceInfo> StateAfterDaemonStopped(Store& store, const WorkspaceTarget& target) {
@@ -115,9 +116,9 @@ std::string ControlSocketPath(Store& store, const WorkspaceTarget& target) {
 
 Result<WorkspaceSnapshot> SnapshotWorkspace(Store& store, const WorkspaceTarget& target) {
   if (target.mounted) {
-    STRATA_ASSIGN_OR_RETURN(auto reply, AskDaemon(store, target, fs::DaemonRequest{.op = fs::DaemonRequest::Op::kSnapshot},
+    STRATA_ASSIGN_OR_RETURN(auto reply, AskDaemon(store, target, control::DaemonRequest{.op = control::DaemonRequest::Op::kSnapshot},
                                                   /*sync=*/true));
-    return fs::SnapshotFromJson(reply);
+    return control::SnapshotFromJson(reply);
   }
   STRATA_ASSIGN_OR_RETURN(auto ws, Workspace::Open(store, target.name));
   return ws->Snapshot();

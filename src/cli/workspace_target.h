@@ -2,7 +2,7 @@
 //
 // A workspace is named by its name or by the mountpoint of its mount. While
 // it is mounted only its daemon may open it, so requests go through the
-// daemon's control socket (fs/control.h), after a syncfs of the mount that
+// daemon's control socket (control/protocol.h), after a syncfs of the mount that
 // pushes the kernel's dirty pages to it; otherwise the workspace is opened in
 // this process.
 #pragma once
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "cli/cli.h"
-#include "fs/control.h"
+#include "control/protocol.h"
 #include "workspace/workspace.h"
 
 namespace strata::cli {
@@ -47,7 +47,7 @@ Status SyncMount(const std::string& mountpoint);
 // stopped while serving the request (which may then have happened or not),
 // with another message when it had stopped before (nothing happened).
 Result<nlohmann::ordered_json> AskDaemon(Store& store, const WorkspaceTarget& target,
-                                         const fs::DaemonRequest& request, bool sync);
+                                         const control::DaemonRequest& request, bool sync);
 // Whether status says the daemon stopped while it served the request.
 bool DaemonStoppedDuringRequest(const Status& status);
 

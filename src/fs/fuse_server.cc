@@ -10,7 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fs/control.h"
 #include "fs/fs_context.h"
 #include "fs/in_flight.h"
 #include "fs/request_loop.h"
@@ -114,43 +113,6 @@ nlohmann::ordered_json FuseServer::StatsJson() const {
   return j;
 }
 
-nlohmann::ordered_json FuseServer::Control(const fs::DaemonRequest& request) {
-  using Op = fs::DaemonRequest::Op;
-  switch (request.op) {
-    case Op::kStats:
-      return StatsJson();
-    case Op::kCommit: {
-      FlushKernelPages();
-      auto outcome = state_->context.ws->Commit(request.commit);
-      if (!outcome.ok()) return fs::ErrorReplyJson(outcome.status());
-      return fs::CommitReplyJson(*outcome);
-    }
-    case Op::kReset: {
-      if (!request.hard) FlushKernelPages();  // a mixed reset keeps the content: all of it
-      auto outcome = state_->context.ws->Reset(ResetRequest{request.target, request.hard});
-      if (!outcome.ok()) return fs::ErrorReplyJson(outcome.status());
-      InvalidateAfterSwap(outcome->stale);
-      return {{"base", request.target.ToHex()},
-              {"content_replaced", outcome->content_replaced},
-              {"differs", outcome->differs}};
-    }
-    case Op::kRebase: {
-      FlushKernelPages();
-      auto outcome = state_->context.ws->RebaseOnto(request.target);
-      if (!outcome.ok()) return fs::ErrorReplyJson(outcome.status());
-      InvalidateAfterSwap(outcome->stale);  // empty unless the content was replaced
-      return fs::RebaseReplyJson(request.target, *outcome);
-    }
-    case Op::kSnapshot: {
-      FlushKernelPages();
-      auto snap = state_->context.ws->Snapshot();
-      if (!snap.ok()) return fs::ErrorReplyJson(snap.status());
-      return fs::SnapshotReplyJson(*snap);
-    }
-  }
-  return fs::ErrorReplyJson(Status::InvalidArgument("unknown request"));
-}
-
 void FuseServer::FlushKernelPages() {
   // Data written through a shared mapping (or with the writeback cache) sits
   // in the kernel's dirty pages until it writes them back. The CLI's syncfs
@@ -193,16 +155,8 @@ void FuseServer::InvalidateAfterSwap(const StaleCaches& stale) {
   Invalidate(stale);
 }
 
-Status FuseServer::Run() {
+Status FuseServer::Run(const std::function<void()>& before_unmount) {
   if (fuse_set_signal_handlers(session_) != 0) return Status::IOError("cannot install signal handlers", EIO);
-  std::unique_ptr<fs::ControlSocket> control;
-  if (!state_->context.options.state_dir.empty()) {
-    control = std::make_unique<fs::ControlSocket>(state_->context.options.state_dir + "/control.sock",
-                                                  [this](const fs::DaemonRequest& r) { return Control(r); });
-    if (Status s = control->Start(); !s.ok())
-      std::fprintf(stderr, "strata: no control socket, so stats, commit, reset and rebase of this mount fail: %s\n",
-                   s.message().c_str());
-  }
   fs::RequestLoopOptions loop_options;
   loop_options.workers = state_->context.options.max_threads;
   loop_options.spin = std::chrono::microseconds(state_->context.options.poll_us);
@@ -211,7 +165,7 @@ Status FuseServer::Run() {
   loop_options.in_flight = &state_->in_flight;
   int rc = fs::RunRequestLoop(session_, loop_options, state_->loop);
   fuse_remove_signal_handlers(session_);
-  control.reset();
+  if (before_unmount) before_unmount();
   fuse_session_unmount(session_);
   mounted_ = false;
   if (rc != 0 && rc != -EINTR && rc != SIGINT && rc != SIGTERM && rc != SIGHUP)

@@ -10,11 +10,11 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "fs/control.h"
 #include "util/status.h"
 #include "workspace/workspace.h"
 
@@ -65,18 +65,15 @@ class FuseServer {
   FuseServer& operator=(const FuseServer&) = delete;
 
   // Serves requests until the file system is unmounted or SIGINT/SIGTERM/SIGHUP
-  // arrives. Meanwhile the control socket <state_dir>/control.sock answers
-  // `strata stats`, `strata commit`, snapshots for `strata diff`, and
-  // `strata reset` (control.h).
-  Status Run();
+  // arrives; then calls before_unmount (if any) and unmounts. The daemon
+  // serves its control socket meanwhile (daemon/daemon.h), which uses the
+  // calls below from the socket's thread.
+  Status Run(const std::function<void()>& before_unmount = nullptr);
 
   // {"operations": counters per FUSE operation (op_stats.h),
-  //  "workspace": the workspace's own counters (WorkspaceCounters)}.
+  //  "workspace": the workspace's own counters (WorkspaceCounters),
+  //  "request_loop": the request loop's counters}.
   nlohmann::ordered_json StatsJson() const;
-
- private:
-  FuseServer() = default;
-  nlohmann::ordered_json Control(const fs::DaemonRequest& request);  // a control socket request
   // Tells the kernel to drop what a reset made stale (names, attributes, the
   // root's cached listing). Never from inside a request handler.
   void Invalidate(const StaleCaches& stale);
@@ -87,10 +84,20 @@ class FuseServer {
   // it holds, so that a cut taken next holds every write made before it was
   // asked for (shared mappings included). Never from inside a request handler.
   void FlushKernelPages();
+
+ private:
+  FuseServer() = default;
   struct State;
   std::unique_ptr<State> state_;
   fuse_session* session_ = nullptr;
   bool mounted_ = false;
 };
+
+namespace fs {
+class OpStats;
+// The stats reply without the request loop's counters: {"operations":
+// ops.ToJson(), "workspace": the counters} (read_path_json.cc).
+nlohmann::ordered_json StatsReplyJson(const OpStats& ops, const WorkspaceCounters& c);
+}  // namespace fs
 
 }  // namespace strata

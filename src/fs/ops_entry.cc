@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "fs/fs_context.h"
+#include "util/time_ns.h"
 
 namespace strata::fs {
 
@@ -38,9 +39,10 @@ void FillStat(const Attr& a, struct stat* st) {
   st->st_rdev = a.rdev;
   st->st_blksize = 4096;
   st->st_blocks = static_cast<blkcnt_t>(a.blocks);
-  st->st_atim = {a.atime_ns / 1000000000, a.atime_ns % 1000000000};
-  st->st_mtim = {a.mtime_ns / 1000000000, a.mtime_ns % 1000000000};
-  st->st_ctim = {a.ctime_ns / 1000000000, a.ctime_ns % 1000000000};
+  // Rounded down: a time before 1970 keeps tv_nsec in [0, 1e9).
+  st->st_atim = ToTimespec(a.atime_ns);
+  st->st_mtim = ToTimespec(a.mtime_ns);
+  st->st_ctim = ToTimespec(a.ctime_ns);
 }
 
 void ReplyEntry(fuse_req_t req, const Attr& a) {
@@ -69,12 +71,6 @@ bool Failed(fuse_req_t req, const Result<T>& r) {
 Credentials Caller(fuse_req_t req) {
   const fuse_ctx* c = fuse_req_ctx(req);
   return {c->uid, c->gid, c->umask};  // the umask is ours to apply (FUSE_CAP_DONT_MASK)
-}
-
-int64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 }  // namespace
 
@@ -163,9 +159,9 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fu
   if (to_set & FUSE_SET_ATTR_SIZE) r.size = static_cast<uint64_t>(attr->st_size);
   const int64_t now = NowNs();
   if (to_set & FUSE_SET_ATTR_ATIME_NOW) r.atime_ns = now;
-  else if (to_set & FUSE_SET_ATTR_ATIME) r.atime_ns = attr->st_atim.tv_sec * 1000000000LL + attr->st_atim.tv_nsec;
+  else if (to_set & FUSE_SET_ATTR_ATIME) r.atime_ns = JoinNs(attr->st_atim.tv_sec, attr->st_atim.tv_nsec);
   if (to_set & FUSE_SET_ATTR_MTIME_NOW) r.mtime_ns = now;
-  else if (to_set & FUSE_SET_ATTR_MTIME) r.mtime_ns = attr->st_mtim.tv_sec * 1000000000LL + attr->st_mtim.tv_nsec;
+  else if (to_set & FUSE_SET_ATTR_MTIME) r.mtime_ns = JoinNs(attr->st_mtim.tv_sec, attr->st_mtim.tv_nsec);
   auto a = Ctx(req).ws->SetAttr(ino, r);
   if (Failed(req, a)) return;
   struct stat st;

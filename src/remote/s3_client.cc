@@ -23,6 +23,7 @@
 
 #include "remote/s3_request.h"
 #include "remote/s3_xml.h"
+#include "util/hex.h"
 #include "util/unique_fd.h"
 
 namespace strata {
@@ -37,13 +38,8 @@ constexpr int64_t kAbandonedProbeAge = 24 * 3600;  // seconds
 
 std::string RandomHex(size_t bytes) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  for (size_t i = 0; i < bytes; ++i) {
-    auto b = static_cast<unsigned>(rng() & 0xff);
-    out.push_back(kHex[b >> 4]);
-    out.push_back(kHex[b & 15]);
-  }
+  for (size_t i = 0; i < bytes; ++i) AppendHexByte(&out, static_cast<uint8_t>(rng() & 0xff));
   return out;
 }
 

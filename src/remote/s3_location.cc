@@ -12,6 +12,7 @@
 #include <string>
 
 #include "remote/s3_client.h"
+#include "util/hex.h"
 #include "util/unique_fd.h"
 
 namespace strata {
@@ -36,14 +37,12 @@ bool HasControl(std::string_view s) {
 // For messages: a value as typed, with control characters shown as \xNN so
 // that a newline in it cannot start a line of its own.
 std::string Printable(std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
   std::string out = "'";
   for (char c : s) {
     auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u == 0x7f) {
       out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
+      AppendHexByte(&out, u);
     } else {
       out += c;
     }

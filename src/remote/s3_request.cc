@@ -11,6 +11,8 @@
 #include <memory>
 #include <mutex>
 
+#include "util/hex.h"
+
 namespace strata::s3 {
 namespace {
 
@@ -251,7 +253,6 @@ HttpResponse Perform(const HttpConfig& config, const HttpRequest& request) {
 }
 
 std::string PercentEncode(std::string_view s, bool keep_slash) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
   out.reserve(s.size());
   for (unsigned char c : s) {
@@ -261,8 +262,7 @@ std::string PercentEncode(std::string_view s, bool keep_slash) {
       out.push_back(static_cast<char>(c));
     } else {
       out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
+      AppendHexByte(&out, c, HexCase::kUpper);
     }
   }
   return out;

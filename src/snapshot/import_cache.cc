@@ -3,6 +3,8 @@
 #include <sqlite3.h>
 
 #include "util/coding.h"
+#include "util/sqlite_statement.h"
+#include "util/time_ns.h"
 
 namespace strata {
 namespace {
@@ -10,8 +12,6 @@ namespace {
 const char* kSchema =
     "CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, dev INTEGER, ino INTEGER, size INTEGER,"
     " mtime_ns INTEGER, ctime_ns INTEGER, chunks BLOB) WITHOUT ROWID";
-
-int64_t Nanos(int64_t sec, uint32_t nsec) { return sec * 1000000000 + nsec; }
 
 std::string EncodeChunks(const std::vector<ChunkRef>& chunks) {
   std::string out;
@@ -70,33 +70,25 @@ Result<std::unique_ptr<ImportCache>> ImportCache::Open(const std::string& db_pat
 Status ImportCache::Load(const std::string& root) {
   root_ = root;
   auto [lo, hi] = PrefixRange(root);
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db_,
-                         "SELECT path, dev, ino, size, mtime_ns, ctime_ns, chunks FROM files"
-                         " WHERE path >= ? AND path < ?",
-                         -1, &st, nullptr) != SQLITE_OK)
-    return SqlError(db_, "loading");
-  sqlite3_bind_text(st, 1, lo.data(), static_cast<int>(lo.size()), SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 2, hi.data(), static_cast<int>(hi.size()), SQLITE_TRANSIENT);
+  SqliteStatement st(db_, "SELECT path, dev, ino, size, mtime_ns, ctime_ns, chunks FROM files"
+                          " WHERE path >= ? AND path < ?");
+  if (!st.prepared()) return SqlError(db_, "loading");
+  st.BindText(1, lo).BindText(2, hi);
   int rc;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+  while ((rc = st.Step()) == SQLITE_ROW) {
     Entry e;
-    e.st.dev = static_cast<dev_t>(sqlite3_column_int64(st, 1));
-    e.st.ino = static_cast<ino_t>(sqlite3_column_int64(st, 2));
-    e.st.size = static_cast<uint64_t>(sqlite3_column_int64(st, 3));
-    int64_t m = sqlite3_column_int64(st, 4), c = sqlite3_column_int64(st, 5);
-    e.st.mtime_sec = m / 1000000000;
-    e.st.mtime_nsec = static_cast<uint32_t>(m % 1000000000);
-    e.st.ctime_sec = c / 1000000000;
-    e.st.ctime_nsec = static_cast<uint32_t>(c % 1000000000);
-    std::string_view blob(static_cast<const char*>(sqlite3_column_blob(st, 6)),
-                          static_cast<size_t>(sqlite3_column_bytes(st, 6)));
+    e.st.dev = static_cast<dev_t>(st.ColInt(1));
+    e.st.ino = static_cast<ino_t>(st.ColInt(2));
+    e.st.size = static_cast<uint64_t>(st.ColInt(3));
+    const SplitTime mtime = SplitNs(st.ColInt(4)), ctime = SplitNs(st.ColInt(5));
+    e.st.mtime_sec = mtime.sec;
+    e.st.mtime_nsec = mtime.nsec;
+    e.st.ctime_sec = ctime.sec;
+    e.st.ctime_nsec = ctime.nsec;
     // A row that does not decode is simply not used: the file is read again.
-    if (!DecodeChunks(blob, &e.chunks)) continue;
-    const char* path = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-    loaded_.emplace(std::string(path, static_cast<size_t>(sqlite3_column_bytes(st, 0))), std::move(e));
+    if (!DecodeChunks(st.ColBlob(6), &e.chunks)) continue;
+    loaded_.emplace(st.ColText(0), std::move(e));
   }
-  sqlite3_finalize(st);
   if (rc != SQLITE_DONE) return SqlError(db_, "loading");
   return Status::Ok();
 }
@@ -111,7 +103,7 @@ const std::vector<ChunkRef>* ImportCache::Find(const std::string& path, const Fi
 }
 
 void ImportCache::Record(const std::string& path, const FileStat& st, const std::vector<ChunkRef>& chunks) {
-  if (Nanos(st.ctime_sec, st.ctime_nsec) >= racy_after_ns_ || Nanos(st.mtime_sec, st.mtime_nsec) >= racy_after_ns_)
+  if (JoinNs(st.ctime_sec, st.ctime_nsec) >= racy_after_ns_ || JoinNs(st.mtime_sec, st.mtime_nsec) >= racy_after_ns_)
     return;
   recorded_.emplace_back(path, Entry{st, chunks});
 }
@@ -119,31 +111,24 @@ void ImportCache::Record(const std::string& path, const FileStat& st, const std:
 Status ImportCache::Save() {
   if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK) return SqlError(db_, "saving");
   auto [lo, hi] = PrefixRange(root_);
-  sqlite3_stmt* del = nullptr;
-  sqlite3_stmt* ins = nullptr;
-  bool ok = sqlite3_prepare_v2(db_, "DELETE FROM files WHERE path >= ? AND path < ?", -1, &del, nullptr) == SQLITE_OK &&
-            sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?, ?, ?, ?)", -1, &ins, nullptr) ==
-                SQLITE_OK;
-  if (ok) {
-    sqlite3_bind_text(del, 1, lo.data(), static_cast<int>(lo.size()), SQLITE_TRANSIENT);
-    sqlite3_bind_text(del, 2, hi.data(), static_cast<int>(hi.size()), SQLITE_TRANSIENT);
-    ok = sqlite3_step(del) == SQLITE_DONE;
+  bool ok;
+  {  // both finalized before the COMMIT
+    SqliteStatement del(db_, "DELETE FROM files WHERE path >= ? AND path < ?");
+    SqliteStatement ins(db_, "INSERT OR REPLACE INTO files VALUES(?, ?, ?, ?, ?, ?, ?)");
+    ok = del.prepared() && ins.prepared() && del.BindText(1, lo).BindText(2, hi).Step() == SQLITE_DONE;
+    for (size_t i = 0; ok && i < recorded_.size(); i++) {
+      const auto& [path, e] = recorded_[i];
+      ins.Reset();
+      ins.BindText(1, path)
+          .BindInt(2, static_cast<int64_t>(e.st.dev))
+          .BindInt(3, static_cast<int64_t>(e.st.ino))
+          .BindInt(4, static_cast<int64_t>(e.st.size))
+          .BindInt(5, JoinNs(e.st.mtime_sec, e.st.mtime_nsec))
+          .BindInt(6, JoinNs(e.st.ctime_sec, e.st.ctime_nsec))
+          .BindBlob(7, EncodeChunks(e.chunks));
+      ok = ins.Step() == SQLITE_DONE;
+    }
   }
-  for (size_t i = 0; ok && i < recorded_.size(); i++) {
-    const auto& [path, e] = recorded_[i];
-    std::string blob = EncodeChunks(e.chunks);
-    sqlite3_reset(ins);
-    sqlite3_bind_text(ins, 1, path.data(), static_cast<int>(path.size()), SQLITE_TRANSIENT);
-    sqlite3_bind_int64(ins, 2, static_cast<int64_t>(e.st.dev));
-    sqlite3_bind_int64(ins, 3, static_cast<int64_t>(e.st.ino));
-    sqlite3_bind_int64(ins, 4, static_cast<int64_t>(e.st.size));
-    sqlite3_bind_int64(ins, 5, Nanos(e.st.mtime_sec, e.st.mtime_nsec));
-    sqlite3_bind_int64(ins, 6, Nanos(e.st.ctime_sec, e.st.ctime_nsec));
-    sqlite3_bind_blob(ins, 7, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
-    ok = sqlite3_step(ins) == SQLITE_DONE;
-  }
-  sqlite3_finalize(del);
-  sqlite3_finalize(ins);
   if (!ok || sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
     Status s = SqlError(db_, "saving");
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);

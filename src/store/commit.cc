@@ -1,6 +1,7 @@
 #include "store/commit.h"
 
 #include "util/coding.h"
+#include "util/time_ns.h"
 
 namespace strata {
 namespace {
@@ -45,7 +46,7 @@ Result<Commit> DecodeCommit(std::string_view data) {
   if (!d.GetVarint(&mode) || !d.GetVarint(&uid) || !d.GetVarint(&gid) || !d.GetFixed64(&sec) ||
       !d.GetVarint(&nsec) || !d.GetVarint(&nx))
     return bad("truncated root metadata");
-  if (mode > 07777 || uid > UINT32_MAX || gid > UINT32_MAX || nsec >= 1000000000 || nx > 4096)
+  if (mode > 07777 || uid > UINT32_MAX || gid > UINT32_MAX || nsec >= kNanosPerSecond || nx > 4096)
     return bad("root metadata out of range");
   c.root_meta.mode = static_cast<uint32_t>(mode);
   c.root_meta.uid = static_cast<uint32_t>(uid);

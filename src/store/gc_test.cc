@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <thread>
+#include <utility>
 
+#include "env/fault_env.h"
 #include "store/fsck.h"
 #include "store/index.h"
 #include "testing/store_test_util.h"
@@ -218,6 +221,57 @@ TEST_F(GcTest, RewritesMostlyDeadPacksAndReadersFollow) {
   EXPECT_EQ(ReadHistory(**reader, alone), expected);  // through stale pack handles and moved objects
   EXPECT_EQ(ReadHistory(*store_, alone), expected);
   ExpectFsckClean();
+}
+
+// An Env that runs `hook` once, just before the first pack is opened for
+// reading through it: the moment between a read's index lookup and its read.
+class BeforeFirstPackOpen : public FaultEnv {
+ public:
+  BeforeFirstPackOpen() : FaultEnv(Env::Default()) {}
+  std::function<void(const std::string& pack_path)> hook;
+  Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& path) override {
+    if (hook && path.find("/packs/") != std::string::npos) std::exchange(hook, nullptr)(path);
+    return FaultEnv::NewRandomAccessFile(path);
+  }
+};
+
+// GetStored (what push and pull copy with) reads the object where the index
+// now places it when gc moved it between the lookup and the read, as Get does.
+TEST_F(GcTest, AStoredReadFollowsAnObjectGcMovedAfterItsLookup) {
+  std::map<std::string, std::string> live, both;
+  for (int i = 0; i < 20; i++) {
+    live["l" + std::to_string(i)] = Data(100 + i, 4000);
+    both["d" + std::to_string(i)] = Data(200 + i, 150000);
+  }
+  both.insert(live.begin(), live.end());
+  Hash mixed = CommitOnBranch("main", both);
+  Hash alone;
+  {
+    auto session = store_->BeginWrite();
+    alone = MakeCommit(*store_, live, std::nullopt);
+    ASSERT_TRUE(store_->CompareAndSwapRef("main", mixed, alone).ok());
+  }
+  auto root = store_->GetTree(store_->GetCommit(alone)->root);
+  ASSERT_TRUE(root.ok());
+  auto dir = store_->GetTree(root->entries.at(0).subtree);
+  ASSERT_TRUE(dir.ok());
+  const Hash chunk = dir->entries.at(0).chunks.at(0).id;
+
+  BeforeFirstPackOpen env;
+  auto reader = Store::Open(path_, &env);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  std::string first_pack;
+  env.hook = [&](const std::string& pack_path) {
+    first_pack = pack_path;
+    auto report = CollectGarbage(*store_, GcOptions());
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+  };
+  auto stored = (*reader)->GetStored(chunk);
+  ASSERT_FALSE(first_pack.empty()) << "the read opened no pack";
+  ASSERT_FALSE(Env::Default()->Exists(first_pack)) << "gc left the chunk's pack: nothing moved, nothing tested";
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ(stored->type, ObjectType::kChunk);
+  EXPECT_EQ(stored->raw_len, live.begin()->second.size() / 2);
 }
 
 TEST_F(GcTest, RefusesASecondGcAndAnUnreadableGraph) {

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "store/store.h"
+#include "util/sqlite_statement.h"
 
 namespace strata {
 
@@ -66,59 +67,36 @@ namespace {
 
 constexpr int kSchemaVersion = 1;
 
-// A prepared statement, finalized on scope exit.
-class Stmt {
+// A prepared statement (SqliteStatement), finalized on scope exit, with binds
+// chosen by the C++ type of the index's columns: integers, names as text, ids
+// as blobs.
+class Stmt : public SqliteStatement {
  public:
-  Stmt(sqlite3* db, const char* sql) : db_(db) { rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
-  ~Stmt() { sqlite3_finalize(stmt_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
+  Stmt(sqlite3* db, const char* sql) : SqliteStatement(db, sql) {}
 
-  bool ok() const { return rc_ == SQLITE_OK; }
+  bool ok() const { return prepared(); }
   Stmt& Bind(int i, int64_t v) {
-    sqlite3_bind_int64(stmt_, i, v);
+    BindInt(i, v);
     return *this;
   }
   Stmt& Bind(int i, const std::string& v) {
-    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    BindText(i, v);
     return *this;
   }
-  Stmt& Bind(int i, const Hash& h) { return BindBlob(i, h.bytes.data(), Hash::kSize); }
-  Stmt& BindBlob(int i, const void* p, size_t n) {
-    sqlite3_bind_blob(stmt_, i, p, static_cast<int>(n), SQLITE_TRANSIENT);
+  Stmt& Bind(int i, const Hash& h) {
+    BindBlob(i, h);
     return *this;
   }
-  // SQLITE_ROW, SQLITE_DONE or an error code.
-  int Step() { return sqlite3_step(stmt_); }
-  void Reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  int64_t Int(int col) { return sqlite3_column_int64(stmt_, col); }
-  std::string Text(int col) {
-    auto p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
-    return p ? std::string(p, sqlite3_column_bytes(stmt_, col)) : std::string();
-  }
-  std::string Blob(int col) {
-    auto p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
-    return p ? std::string(p, sqlite3_column_bytes(stmt_, col)) : std::string();
+  Stmt& Bind(int i, std::string_view blob) {
+    BindBlob(i, blob);
+    return *this;
   }
   // Columns oid, offset, stored_len, raw_len, type, codec from `first` on.
   IndexObjectRow ObjectRow(int first) {
-    return IndexObjectRow{Blob(first), Int(first + 1), Int(first + 2), Int(first + 3), Int(first + 4), Int(first + 5)};
+    return IndexObjectRow{ColBlob(first),     ColInt(first + 1), ColInt(first + 2),
+                          ColInt(first + 3), ColInt(first + 4), ColInt(first + 5)};
   }
-  std::optional<Hash> HashCol(int col) {
-    if (sqlite3_column_bytes(stmt_, col) != static_cast<int>(Hash::kSize)) return std::nullopt;
-    return Hash::FromBytes(sqlite3_column_blob(stmt_, col));
-  }
-  Status Error(const std::string& what) const {
-    return Status::IOError("index " + what + ": " + sqlite3_errmsg(db_), EIO);
-  }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
-  int rc_;
+  Status Error(const std::string& what) const { return Status::IOError("index " + what + ": " + ErrorMessage(), EIO); }
 };
 
 // BEGIN IMMEDIATE ... COMMIT; rolls back unless Commit() succeeded.
@@ -191,8 +169,8 @@ Result<std::unique_ptr<Index>> Index::Open(const std::string& path, bool create)
   }
   Stmt st(db, "SELECT value FROM meta WHERE key = 'schema_version'");
   if (!st.ok() || st.Step() != SQLITE_ROW) return Status::Corruption("index " + path + " has no schema version");
-  if (st.Text(0) != std::to_string(kSchemaVersion))
-    return Status::Unsupported("index " + path + " has schema version " + st.Text(0) + "; this strata reads " +
+  if (st.ColText(0) != std::to_string(kSchemaVersion))
+    return Status::Unsupported("index " + path + " has schema version " + st.ColText(0) + "; this strata reads " +
                                std::to_string(kSchemaVersion));
   return index;
 }
@@ -257,7 +235,7 @@ Status Index::AddPack(const std::string& name, uint64_t size, const std::vector<
   if (!obj.ok()) return PrepareError(db_);
   for (const PackEntry& e : entries) {
     const IndexObjectRow row = EncodeIndexObjectRow(e);
-    obj.BindBlob(1, row.oid.data(), row.oid.size()).Bind(2, pack_id).Bind(3, row.offset);
+    obj.Bind(1, std::string_view(row.oid)).Bind(2, pack_id).Bind(3, row.offset);
     obj.Bind(4, row.stored_len).Bind(5, row.raw_len).Bind(6, row.type).Bind(7, row.codec);
     if (obj.Step() != SQLITE_DONE) return obj.Error("adding objects of pack " + name);
     obj.Reset();
@@ -272,7 +250,7 @@ Result<std::map<std::string, uint64_t>> Index::ListPacks() {
   std::map<std::string, uint64_t> packs;
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) {
-    STRATA_ASSIGN_OR_RETURN(IndexPackRow pack, DecodeIndexPackRow(st.Text(0), st.Int(1)));
+    STRATA_ASSIGN_OR_RETURN(IndexPackRow pack, DecodeIndexPackRow(st.ColText(0), st.ColInt(1)));
     packs[pack.name] = pack.size;
   }
   if (rc != SQLITE_DONE) return st.Error("listing packs");
@@ -283,7 +261,7 @@ Result<uint64_t> Index::PackCount() {
   std::lock_guard<std::mutex> lock(mu_);
   Stmt st(db_, "SELECT count(*) FROM packs");
   if (!st.ok() || st.Step() != SQLITE_ROW) return PrepareError(db_);
-  return static_cast<uint64_t>(st.Int(0));
+  return static_cast<uint64_t>(st.ColInt(0));
 }
 
 Result<std::vector<PackEntry>> Index::ObjectsInPack(const std::string& pack) {
@@ -317,7 +295,7 @@ Result<std::vector<Hash>> Index::FindByPrefix(ObjectType type, const std::string
   std::vector<Hash> out;
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW)
-    if (auto h = st.HashCol(0)) out.push_back(*h);
+    if (auto h = st.ColHash(0)) out.push_back(*h);
   if (rc != SQLITE_DONE) return st.Error("prefix search");
   return out;
 }
@@ -329,8 +307,8 @@ Result<std::map<int, TypeTotals>> Index::TotalsByType() {
   std::map<int, TypeTotals> out;
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW)
-    out[static_cast<int>(st.Int(0))] = {static_cast<uint64_t>(st.Int(1)), static_cast<uint64_t>(st.Int(2)),
-                                        static_cast<uint64_t>(st.Int(3))};
+    out[static_cast<int>(st.ColInt(0))] = {static_cast<uint64_t>(st.ColInt(1)), static_cast<uint64_t>(st.ColInt(2)),
+                                        static_cast<uint64_t>(st.ColInt(3))};
   if (rc != SQLITE_DONE) return st.Error("totals");
   return out;
 }
@@ -342,10 +320,10 @@ Result<std::vector<std::pair<Hash, uint64_t>>> Index::ListObjects() {
   std::vector<std::pair<Hash, uint64_t>> out;
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) {
-    auto h = st.HashCol(0);
+    auto h = st.ColHash(0);
     if (!h) return Status::Corruption("index row with a malformed object id");
-    if (st.Int(1) < 0) return Status::Corruption("index row of object " + h->ToHex() + " has a negative size");
-    out.emplace_back(*h, static_cast<uint64_t>(st.Int(1)));
+    if (st.ColInt(1) < 0) return Status::Corruption("index row of object " + h->ToHex() + " has a negative size");
+    out.emplace_back(*h, static_cast<uint64_t>(st.ColInt(1)));
   }
   if (rc != SQLITE_DONE) return st.Error("listing objects");
   return out;
@@ -373,9 +351,9 @@ Result<std::vector<PackUsage>> Index::ListPackUsage() {
   std::vector<PackUsage> out;
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) {
-    STRATA_ASSIGN_OR_RETURN(IndexPackRow pack, DecodeIndexPackRow(st.Text(0), st.Int(1)));
-    if (st.Int(2) < 0 || st.Int(3) < 0) return Status::Corruption("index: negative usage of pack " + pack.name);
-    out.push_back({pack.name, pack.size, static_cast<uint64_t>(st.Int(2)), static_cast<uint64_t>(st.Int(3))});
+    STRATA_ASSIGN_OR_RETURN(IndexPackRow pack, DecodeIndexPackRow(st.ColText(0), st.ColInt(1)));
+    if (st.ColInt(2) < 0 || st.ColInt(3) < 0) return Status::Corruption("index: negative usage of pack " + pack.name);
+    out.push_back({pack.name, pack.size, static_cast<uint64_t>(st.ColInt(2)), static_cast<uint64_t>(st.ColInt(3))});
   }
   if (rc != SQLITE_DONE) return st.Error("pack usage");
   return out;
@@ -396,7 +374,7 @@ Status Index::ReplacePacks(const std::optional<NewPack>& added, const std::vecto
     if (!obj.ok()) return PrepareError(db_);
     for (const PackEntry& e : added->entries) {
       const IndexObjectRow row = EncodeIndexObjectRow(e);
-      obj.BindBlob(1, row.oid.data(), row.oid.size()).Bind(2, row.offset).Bind(3, row.stored_len);
+      obj.Bind(1, std::string_view(row.oid)).Bind(2, row.offset).Bind(3, row.stored_len);
       obj.Bind(4, row.raw_len).Bind(5, row.type).Bind(6, row.codec).Bind(7, added->name);
       if (obj.Step() != SQLITE_DONE) return obj.Error("moving objects to pack " + added->name);
       obj.Reset();
@@ -425,7 +403,7 @@ Result<std::optional<Hash>> Index::GetRef(const std::string& name) {
   int rc = st.Bind(1, name).Step();
   if (rc == SQLITE_DONE) return std::optional<Hash>();
   if (rc != SQLITE_ROW) return st.Error("reading ref " + name);
-  STRATA_ASSIGN_OR_RETURN(Hash h, DecodeIndexRefRow(name, st.Blob(0)));
+  STRATA_ASSIGN_OR_RETURN(Hash h, DecodeIndexRefRow(name, st.ColBlob(0)));
   return std::optional<Hash>(h);
 }
 
@@ -436,8 +414,8 @@ Result<std::map<std::string, Hash>> Index::ListRefs() {
   std::map<std::string, Hash> out;
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) {
-    const std::string name = st.Text(0);
-    STRATA_ASSIGN_OR_RETURN(Hash h, DecodeIndexRefRow(name, st.Blob(1)));
+    const std::string name = st.ColText(0);
+    STRATA_ASSIGN_OR_RETURN(Hash h, DecodeIndexRefRow(name, st.ColBlob(1)));
     out[name] = h;
   }
   if (rc != SQLITE_DONE) return st.Error("listing refs");
@@ -449,7 +427,7 @@ Status Index::CheckRef(const std::string& name, const std::optional<Hash>& expec
   if (!get.ok()) return PrepareError(db_);
   int rc = get.Bind(1, name).Step();
   std::optional<Hash> current;
-  if (rc == SQLITE_ROW) current = get.HashCol(0);
+  if (rc == SQLITE_ROW) current = get.ColHash(0);
   else if (rc != SQLITE_DONE) return get.Error("reading ref " + name);
   if (current == expected) return Status::Ok();
   return Status::Conflict("head moved: branch '" + name + "' is at " +
@@ -494,7 +472,7 @@ Result<uint64_t> Index::GetCounter(const std::string& name) {
   int rc = st.Bind(1, name).Step();
   if (rc == SQLITE_DONE) return uint64_t{0};
   if (rc != SQLITE_ROW) return st.Error("reading counter " + name);
-  return static_cast<uint64_t>(st.Int(0));
+  return static_cast<uint64_t>(st.ColInt(0));
 }
 
 }  // namespace strata

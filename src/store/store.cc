@@ -409,7 +409,7 @@ Result<Buffer> Store::GetBuffer(const Hash& id, ObjectType expected) {
 }
 
 template <typename T, typename ReadFn>
-Result<T> Store::ReadObject(const Hash& id, ObjectType expected, ReadFn read) {
+Result<T> Store::ReadObject(const Hash& id, std::optional<ObjectType> expected, ReadFn read) {
   STRATA_RETURN_IF_ERROR(FlushIfUnsealed(id));
   // Counted to show that reads run in parallel (the index lookup is the one
   // step that is serialised, on its connection's mutex).
@@ -432,10 +432,12 @@ Result<T> Store::ReadObject(const Hash& id, ObjectType expected, ReadFn read) {
     STRATA_RETURN_IF_ERROR(RefreshAfterMiss());
     STRATA_ASSIGN_OR_RETURN(loc, index_->Lookup(id));
   }
-  if (!loc) return Status::NotFound(std::string(ObjectTypeName(expected)) + " " + id.ToHex() + " is not in the store");
-  if (loc->entry.type != expected)
+  if (!loc)
+    return Status::NotFound(std::string(expected ? ObjectTypeName(*expected) : "object") + " " + id.ToHex() +
+                            " is not in the store");
+  if (expected && loc->entry.type != *expected)
     return Status::Corruption("object " + id.ToHex() + " is a " + ObjectTypeName(loc->entry.type) + ", expected a " +
-                              ObjectTypeName(expected));
+                              ObjectTypeName(*expected));
   DropRemovedPackHandles();
   Result<T> data = read(loc->pack, loc->entry);
   if (data.ok()) return data;
@@ -461,17 +463,11 @@ Status Store::RefreshAfterMiss() {
 }
 
 Result<StoredObject> Store::GetStored(const Hash& id) {
-  if (Status s = FlushIfUnsealed(id); !s.ok()) return s;
-  STRATA_ASSIGN_OR_RETURN(auto loc, index_->Lookup(id));
-  if (!loc && backend_->Shared()) {
-    STRATA_RETURN_IF_ERROR(RefreshAfterMiss());
-    STRATA_ASSIGN_OR_RETURN(loc, index_->Lookup(id));
-  }
-  if (!loc) return Status::NotFound("object " + id.ToHex() + " is not in the store");
-  DropRemovedPackHandles();
-  auto bytes = packs_->ReadStored(loc->pack, loc->entry);
-  if (!bytes.ok()) return bytes.status();
-  return StoredObject{loc->entry.type, loc->entry.codec, loc->entry.raw_len, std::move(bytes).value()};
+  return ReadObject<StoredObject>(id, std::nullopt, [this](const std::string& pack, const PackEntry& entry) {
+    auto bytes = packs_->ReadStored(pack, entry);
+    if (!bytes.ok()) return Result<StoredObject>(bytes.status());
+    return Result<StoredObject>(StoredObject{entry.type, entry.codec, entry.raw_len, std::move(bytes).value()});
+  });
 }
 
 StoreReadCounters Store::ReadCounters() const {

@@ -214,11 +214,12 @@ class Store {
   Status RefreshAfterMiss();
   void EndWrite();
   void ForgetKnownIds();
-  // Get and GetBuffer: finds id in the index (asking a shared backend again
-  // on a miss), checks its type and reads it with read(pack, entry), once more
-  // where the index says gc moved it meanwhile.
+  // Get, GetBuffer and GetStored: finds id in the index (asking a shared
+  // backend again on a miss), checks its type (unless nullopt: any type) and
+  // reads it with read(pack, entry), once more where the index says gc moved
+  // it meanwhile.
   template <typename T, typename ReadFn>
-  Result<T> ReadObject(const Hash& id, ObjectType expected, ReadFn read);
+  Result<T> ReadObject(const Hash& id, std::optional<ObjectType> expected, ReadFn read);
   // Closes pack handles once gc removed packs, so their space is freed even in
   // a long-running mount; checks the index at most once a second.
   void DropRemovedPackHandles();

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "util/coding.h"
+#include "util/time_ns.h"
 
 namespace strata {
 namespace {
@@ -136,7 +137,7 @@ Result<Tree> DecodeTree(std::string_view data) {
     if (!IsValidEntryName(name)) return bad("invalid entry name");
     if (!tree.entries.empty() && !(tree.entries.back().name < name)) return bad("entries not sorted or duplicated");
     if (kind < 1 || kind > 8) return bad("unknown entry kind " + std::to_string(kind));
-    if (mode > 07777 || !Fits32(uid) || !Fits32(gid) || nsec >= 1000000000 || nx > kMaxXattrs)
+    if (mode > 07777 || !Fits32(uid) || !Fits32(gid) || nsec >= kNanosPerSecond || nx > kMaxXattrs)
       return bad("field out of range");
     e.name.assign(name);
     e.kind = static_cast<EntryKind>(kind);

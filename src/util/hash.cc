@@ -5,33 +5,17 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "util/hex.h"
+
 namespace strata {
 
-namespace {
-constexpr char kHexDigits[] = "0123456789abcdef";
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-}  // namespace
-
-std::string Hash::ToHex() const {
-  std::string out(kSize * 2, '0');
-  for (size_t i = 0; i < kSize; i++) {
-    out[2 * i] = kHexDigits[bytes[i] >> 4];
-    out[2 * i + 1] = kHexDigits[bytes[i] & 0xf];
-  }
-  return out;
-}
+std::string Hash::ToHex() const { return HexEncode(bytes.data(), kSize); }
 
 std::optional<Hash> Hash::FromHex(std::string_view hex) {
   if (hex.size() != kSize * 2) return std::nullopt;
   Hash h;
   for (size_t i = 0; i < kSize; i++) {
-    int hi = HexValue(hex[2 * i]), lo = HexValue(hex[2 * i + 1]);
+    int hi = HexDigitValue(hex[2 * i]), lo = HexDigitValue(hex[2 * i + 1]);
     if (hi < 0 || lo < 0) return std::nullopt;
     h.bytes[i] = static_cast<uint8_t>(hi << 4 | lo);
   }

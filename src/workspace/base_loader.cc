@@ -121,7 +121,7 @@ Status SqliteWorkspace::InsertBaseEntry(const TreeEntry& e, const std::string& p
   row.mode = type | (e.mode & 07777);
   row.uid = e.uid;
   row.gid = e.gid;
-  row.mtime_ns = e.mtime_sec * 1000000000 + e.mtime_nsec;
+  row.mtime_ns = JoinNs(e.mtime_sec, e.mtime_nsec);
   row.atime_ns = row.ctime_ns = row.mtime_ns;  // the base records only mtime
   row.rdev = e.rdev;
   std::string chunks;

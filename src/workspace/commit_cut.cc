@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "util/time_ns.h"
 #include "workspace/commit_plan.h"
 
 namespace strata::workspace_internal {
@@ -102,12 +103,9 @@ Status SqliteWorkspace::TakeCut(CommitPlan& plan) {
       e.entry.mode = row.mode & 07777;
       e.entry.uid = row.uid;
       e.entry.gid = row.gid;
-      e.entry.mtime_sec = row.mtime_ns / 1000000000;
-      e.entry.mtime_nsec = static_cast<uint32_t>(row.mtime_ns % 1000000000);
-      if (row.mtime_ns < 0 && e.entry.mtime_nsec != 0) {  // floor, not truncation, before 1970
-        e.entry.mtime_sec--;
-        e.entry.mtime_nsec = static_cast<uint32_t>(row.mtime_ns % 1000000000 + 1000000000);
-      }
+      const SplitTime mtime = SplitNs(row.mtime_ns);
+      e.entry.mtime_sec = mtime.sec;
+      e.entry.mtime_nsec = mtime.nsec;
       STRATA_ASSIGN_OR_RETURN(auto names, db_->ListXattrs(row.ino));
       std::sort(names.begin(), names.end());
       for (const std::string& n : names) {
@@ -213,8 +211,9 @@ Status SqliteWorkspace::TakeCut(CommitPlan& plan) {
   plan.root_meta.mode = root.mode & 07777;
   plan.root_meta.uid = root.uid;
   plan.root_meta.gid = root.gid;
-  plan.root_meta.mtime_sec = root.mtime_ns / 1000000000;
-  plan.root_meta.mtime_nsec = static_cast<uint32_t>(root.mtime_ns % 1000000000);
+  const SplitTime root_mtime = SplitNs(root.mtime_ns);
+  plan.root_meta.mtime_sec = root_mtime.sec;
+  plan.root_meta.mtime_nsec = root_mtime.nsec;
   STRATA_ASSIGN_OR_RETURN(auto root_xattrs, db_->ListXattrs(kRootInode));
   std::sort(root_xattrs.begin(), root_xattrs.end());
   for (const std::string& n : root_xattrs) {

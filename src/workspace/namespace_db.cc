@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "store/store.h"
+#include "util/sqlite_statement.h"
 
 namespace strata::workspace_internal {
 
@@ -162,53 +163,35 @@ UPDATE meta SET value = '2' WHERE key = 'schema_version';
 
 // A cached statement in use; reset (and its bindings cleared) when it goes away,
 // so a statement is never left half-stepped.
-class Query {
+class Query : public SqliteStatement {
  public:
-  Query(NamespaceDb& db, const char* sql) : db_(db), st_(db.Prepare(sql)) {}
-  ~Query() {
-    if (st_ != nullptr) {
-      sqlite3_reset(st_);
-      sqlite3_clear_bindings(st_);
-    }
-  }
-  Query(const Query&) = delete;
-  Query& operator=(const Query&) = delete;
+  Query(NamespaceDb& db, const char* sql) : SqliteStatement(Borrow(db.db_, db.Prepare(sql))), db_(db) {}
 
   Query& Int(int i, int64_t v) {
-    if (st_) sqlite3_bind_int64(st_, i, v);
+    BindInt(i, v);
     return *this;
   }
   Query& Blob(int i, std::string_view v) {
-    // A zero-length blob must still be a blob, not NULL.
-    if (st_) sqlite3_bind_blob(st_, i, v.empty() ? "" : v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    BindBlob(i, v);
     return *this;
   }
   Query& Text(int i, std::string_view v) {
-    if (st_) sqlite3_bind_text(st_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    BindText(i, v);
     return *this;
   }
   Query& Null(int i) {
-    if (st_) sqlite3_bind_null(st_, i);
+    BindNull(i);
     return *this;
   }
-  // SQLITE_ROW, SQLITE_DONE or an error code.
-  int Step() { return st_ ? sqlite3_step(st_) : SQLITE_ERROR; }
   // Runs a statement that returns no rows.
   Status Run(const char* what) {
     if (Step() != SQLITE_DONE) return db_.Error(what);
     return Status::Ok();
   }
-  int64_t ColInt(int c) { return sqlite3_column_int64(st_, c); }
-  bool ColNull(int c) { return sqlite3_column_type(st_, c) == SQLITE_NULL; }
-  std::string ColBlob(int c) {
-    auto p = static_cast<const char*>(sqlite3_column_blob(st_, c));
-    return p ? std::string(p, sqlite3_column_bytes(st_, c)) : std::string();
-  }
   Status Error(const char* what) { return db_.Error(what); }
 
  private:
   NamespaceDb& db_;
-  sqlite3_stmt* st_;
 };
 
 Result<std::unique_ptr<NamespaceDb>> NamespaceDb::Open(const std::string& path, bool create) {

@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <set>
 
+#include "util/time_ns.h"
 #include "workspace/commit_plan.h"
 
 namespace strata::workspace_internal {
@@ -155,7 +156,7 @@ Status SqliteWorkspace::ReplaceContent(const Hash& root, const RootMeta& meta, c
   top.mode = S_IFDIR | (meta.mode & 07777);
   top.uid = meta.uid;
   top.gid = meta.gid;
-  top.mtime_ns = top.atime_ns = meta.mtime_sec * 1000000000 + meta.mtime_nsec;
+  top.mtime_ns = top.atime_ns = JoinNs(meta.mtime_sec, meta.mtime_nsec);
   top.ctime_ns = NowNs();
   top.nlink = 1;  // not known until loaded (base_loader.cc)
   top.base_tree = root;

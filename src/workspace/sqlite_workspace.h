@@ -37,6 +37,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "util/time_ns.h"
 #include "workspace/file_data.h"
 #include "workspace/space_reserve.h"
 #include "workspace/namespace_db.h"
@@ -44,8 +45,6 @@
 
 namespace strata::workspace_internal {
 
-// The current time in nanoseconds since the epoch (CLOCK_REALTIME).
-int64_t NowNs();
 // User-caused error carrying errno err.
 inline Status Errno(int err, const std::string& what) { return Status::IOError(what, err); }
 // Store or database failure: keeps the message, always EIO.

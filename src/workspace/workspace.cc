@@ -22,11 +22,6 @@ using namespace workspace_internal;
 
 namespace workspace_internal {
 
-int64_t NowNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 Status AsEio(const Status& s, const std::string& context) {
   // Damage stays damage (the file system answers it with EIO all the same),
@@ -116,7 +111,7 @@ Status InitDatabase(Store& store, NamespaceDb& db, const std::string& name, cons
     root.mode = S_IFDIR | (m.mode & 07777);
     root.uid = m.uid;
     root.gid = m.gid;
-    root.mtime_ns = root.atime_ns = root.ctime_ns = m.mtime_sec * 1000000000 + m.mtime_nsec;
+    root.mtime_ns = root.atime_ns = root.ctime_ns = JoinNs(m.mtime_sec, m.mtime_nsec);
     root.nlink = 1;  // not known until loaded (see base_loader.cc)
     root.base_tree = commit.root;
     origin = "";  // base paths are relative to the root

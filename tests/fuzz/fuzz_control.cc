@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "fs/control.h"
+#include "control/protocol.h"
 
 namespace {
 
@@ -31,27 +31,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t selector = data[0] % 6;
   std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
   if (selector == 0) {
-    auto request = fs::DecodeDaemonRequest(in);
+    auto request = control::DecodeDaemonRequest(in);
     if (!request.ok()) return 0;
-    const std::string line = fs::EncodeDaemonRequest(*request);
+    const std::string line = control::EncodeDaemonRequest(*request);
     if (line.find('\n') != std::string::npos) Fail("an encoded request spans lines");
-    auto again = fs::DecodeDaemonRequest(line);
+    auto again = control::DecodeDaemonRequest(line);
     if (!again.ok()) Fail("an encoded request is refused");
     // JSON text is UTF-8, so nothing was replaced on the way out.
     if (!(*again == *request)) Fail("a request does not survive encoding");
     return 0;
   }
-  using Op = fs::DaemonRequest::Op;
+  using Op = control::DaemonRequest::Op;
   static constexpr Op kOps[] = {Op::kStats, Op::kCommit, Op::kSnapshot, Op::kReset, Op::kRebase};
   const Op op = kOps[selector - 1];
-  auto reply = fs::DecodeControlReply(op, in);
+  auto reply = control::DecodeControlReply(op, in);
   if (!reply.ok()) return 0;
-  auto again = fs::DecodeControlReply(op, reply->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  auto again = control::DecodeControlReply(op, reply->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   if (!again.ok()) Fail("an accepted reply is refused once dumped again");
   if (op == Op::kSnapshot) {
-    auto snap = fs::SnapshotFromJson(*reply);
+    auto snap = control::SnapshotFromJson(*reply);
     if (!snap.ok()) Fail("an accepted snapshot reply does not read as a snapshot");
-    auto back = fs::SnapshotFromJson(fs::SnapshotReplyJson(*snap));
+    auto back = control::SnapshotFromJson(control::SnapshotReplyJson(*snap));
     if (!back.ok() || !Same(*back, *snap)) Fail("a snapshot does not survive encoding");
   }
   return 0;

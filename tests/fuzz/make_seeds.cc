@@ -8,7 +8,8 @@
 #include <fstream>
 #include <string>
 
-#include "fs/control.h"
+#include "control/protocol.h"
+#include "fs/fuse_server.h"
 #include "fs/op_stats.h"
 #include "fuzz_input.h"
 #include "remote/remote.h"
@@ -153,18 +154,18 @@ void WorkspaceRowSeeds(const std::string& dir) {
 
 void ControlSeeds(const std::string& dir) {
   namespace fs = strata::fs;
-  using Op = fs::DaemonRequest::Op;
+  using Op = control::DaemonRequest::Op;
   const strata::Hash id = strata::Sha256::Of("c", 1);
-  fs::DaemonRequest commit{.op = Op::kCommit};
+  control::DaemonRequest commit{.op = Op::kCommit};
   commit.commit = {"a message\nof two lines", "someone@host", "main"};
-  const std::pair<const char*, fs::DaemonRequest> requests[] = {
-      {"stats", fs::DaemonRequest{}},
+  const std::pair<const char*, control::DaemonRequest> requests[] = {
+      {"stats", control::DaemonRequest{}},
       {"commit", commit},
-      {"snapshot", fs::DaemonRequest{.op = Op::kSnapshot}},
-      {"reset", fs::DaemonRequest{.op = Op::kReset, .target = id, .hard = true}},
-      {"rebase", fs::DaemonRequest{.op = Op::kRebase, .target = id}}};
+      {"snapshot", control::DaemonRequest{.op = Op::kSnapshot}},
+      {"reset", control::DaemonRequest{.op = Op::kReset, .target = id, .hard = true}},
+      {"rebase", control::DaemonRequest{.op = Op::kRebase, .target = id}}};
   for (const auto& [name, r] : requests)
-    Write(dir, std::string("request-") + name, FuzzInputWriter(0).Rest(fs::EncodeDaemonRequest(r)).bytes());
+    Write(dir, std::string("request-") + name, FuzzInputWriter(0).Rest(control::EncodeDaemonRequest(r)).bytes());
   // Replies: selector 1 + the op's place in stats, commit, snapshot, reset, rebase.
   auto reply = [&](uint8_t selector, const char* name, const nlohmann::ordered_json& j) {
     Write(dir, std::string("reply-") + name, FuzzInputWriter(selector).Rest(j.dump()).bytes());
@@ -179,18 +180,18 @@ void ControlSeeds(const std::string& dir) {
   reply(1, "stats", fs::StatsReplyJson(ops, counters));
   strata::CommitOutcome outcome{id, "main", {}};
   outcome.stats.cut_ms = 1.5;
-  reply(2, "commit", fs::CommitReplyJson(outcome));
-  reply(2, "commit-nothing", fs::CommitReplyJson(strata::CommitOutcome{}));
+  reply(2, "commit", control::CommitReplyJson(outcome));
+  reply(2, "commit-nothing", control::CommitReplyJson(strata::CommitOutcome{}));
   strata::WorkspaceSnapshot snap;
   snap.base = id;
   snap.root = strata::Sha256::Of("r", 1);
   snap.root_meta.xattrs = {{"user.a", std::string("\0\xff", 2)}};
-  reply(3, "snapshot", fs::SnapshotReplyJson(snap));
+  reply(3, "snapshot", control::SnapshotReplyJson(snap));
   reply(4, "reset", nlohmann::ordered_json{{"base", id.ToHex()}, {"content_replaced", true}, {"differs", false}});
   strata::RebaseOutcome rebase;
   rebase.conflicts = {{"a/b", "changed on both sides"}};
-  reply(5, "rebase", fs::RebaseReplyJson(id, rebase));
-  reply(2, "error", fs::ErrorReplyJson(strata::Status::Conflict("head moved")));
+  reply(5, "rebase", control::RebaseReplyJson(id, rebase));
+  reply(2, "error", control::ErrorReplyJson(strata::Status::Conflict("head moved")));
 }
 
 void RemoteSeeds(const std::string& dir) {

@@ -1,8 +1,10 @@
-// The control socket: how strata commands talk to the daemon serving a mount.
+// The control protocol: what strata commands ask the daemon serving a mount,
+// and what it answers, encoded and decoded here only (the socket that carries
+// it is control/socket.h).
 //
-// A Unix stream socket at <state_dir>/control.sock (mode 0600). A client
-// connects, sends one request as a JSON object on one line, and reads one JSON
-// reply until the daemon closes the connection:
+// A client connects to the daemon's Unix socket, sends one request as a JSON
+// object on one line, and reads one JSON reply until the daemon closes the
+// connection:
 //   {"op": "stats"}                         → {"operations": ..., "workspace": ...}
 //   {"op": "commit", "message": M, "author": A, "branch": B}
 //                                           → CommitReplyJson(...)
@@ -19,16 +21,14 @@
 // Requests are served one at a time, in the order they arrive.
 #pragma once
 
-#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-#include <thread>
 
 #include "util/status.h"
 #include "workspace/workspace.h"
 
-namespace strata::fs {
+namespace strata::control {
 
 // A request, decoded. Bytes from the socket reach the daemon only through
 // DecodeDaemonRequest: anything else is an "invalid" error reply, never an
@@ -54,44 +54,13 @@ Result<DaemonRequest> DecodeDaemonRequest(std::string_view line);
 // reply comes back as a Status (Conflict for "conflict", InvalidArgument for
 // "invalid").
 Result<nlohmann::ordered_json> DecodeControlReply(DaemonRequest::Op op, std::string_view reply);
-// What ControlRequest does with the bytes it read until the daemon closed the
+// What ControlRequest (socket.h) does with the bytes it read until the daemon closed the
 // connection: a reply is complete only with its final newline. Without it
 // (nothing at all, or a part) the daemon stopped while serving the request:
 // Unavailable with kDaemonStoppedMessage, whatever the request may have done
 // before. Otherwise DecodeControlReply of the line.
 Result<nlohmann::ordered_json> DecodeControlReplyOrStop(DaemonRequest::Op op, std::string_view reply);
 inline constexpr const char* kDaemonStoppedMessage = "the daemon stopped before it answered";
-
-class ControlSocket {
- public:
-  using Handler = std::function<nlohmann::ordered_json(const DaemonRequest& request)>;
-  ControlSocket(std::string path, Handler handler) : path_(std::move(path)), handler_(std::move(handler)) {}
-  ~ControlSocket() { Stop(); }
-  ControlSocket(const ControlSocket&) = delete;
-  ControlSocket& operator=(const ControlSocket&) = delete;
-
-  Status Start();  // binds and serves on a thread of its own
-  void Stop();     // waits for the request being served
-
- private:
-  void Serve();
-  std::string path_;
-  Handler handler_;
-  int fd_ = -1;
-  std::thread thread_;
-};
-
-// Client side: sends request to the daemon at socket_path and returns its
-// reply; a reply carrying "error" comes back as a Status (Conflict for "conflict").
-// Unavailable when no daemon listens there any more, or when the daemon
-// stopped before its reply was complete (DecodeControlReplyOrStop): the caller
-// then says what the request may have done.
-Result<nlohmann::ordered_json> ControlRequest(const std::string& socket_path, const DaemonRequest& request);
-
-class OpStats;
-// The reply to a stats request: {"operations": ops.ToJson(), "workspace":
-// the counters} (read_path_json.cc).
-nlohmann::ordered_json StatsReplyJson(const OpStats& ops, const WorkspaceCounters& c);
 
 // The reply to a commit, also printed by `strata commit --json`.
 nlohmann::ordered_json CommitReplyJson(const CommitOutcome& outcome);
@@ -106,7 +75,9 @@ Result<WorkspaceSnapshot> SnapshotFromJson(const nlohmann::ordered_json& j);
 // "root": hex | null (the merged tree, when the rebase happened), "differs": bool}.
 // Conflicts are a result, not an error: the workspace is unchanged.
 nlohmann::ordered_json RebaseReplyJson(const Hash& onto, const RebaseOutcome& outcome);
+// The reply to a reset to `commit`: {"base": hex, "content_replaced": bool, "differs": bool}.
+nlohmann::ordered_json ResetReplyJson(const Hash& commit, const ResetOutcome& outcome);
 // The error reply for a failed request.
 nlohmann::ordered_json ErrorReplyJson(const Status& s);
 
-}  // namespace strata::fs
+}  // namespace strata::control

@@ -1,7 +1,7 @@
 // The client side of the control socket when the daemon stops mid-request:
 // a reply cut short (a daemon killed while it served the request) or a socket
 // nobody listens on any more is "the daemon stopped", never damaged data.
-#include "fs/control.h"
+#include "control/socket.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -13,7 +13,7 @@
 
 #include "testing/store_test_util.h"
 
-namespace strata::fs {
+namespace strata::control {
 namespace {
 
 const char kCommitReply[] =
@@ -84,4 +84,4 @@ TEST(ControlRequestTest, ADaemonThatClosesWithoutAnsweringHasStopped) {
 }
 
 }  // namespace
-}  // namespace strata::fs
+}  // namespace strata::control

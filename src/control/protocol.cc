@@ -1,146 +1,10 @@
-#include "fs/control.h"
+#include "control/protocol.h"
 
-#include <fcntl.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <optional>
 
-namespace strata::fs {
-namespace {
+#include "util/hex.h"
 
-bool SendAll(int fd, const std::string& data) {
-  for (size_t done = 0; done < data.size();) {
-    ssize_t n = ::send(fd, data.data() + done, data.size() - done, MSG_NOSIGNAL);
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// Reads up to the first newline (or the end); false on error or oversize.
-bool ReadLine(int fd, std::string* out) {
-  char c;
-  while (out->size() < (1 << 20)) {
-    ssize_t n = ::read(fd, &c, 1);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return !out->empty();
-    if (c == '\n') return true;
-    out->push_back(c);
-  }
-  return false;
-}
-
-// The address of the socket file at path. An address holds at most 107
-// bytes of path, and a store may live deeper than that: a longer path is
-// reached through its directory, opened here and kept open while the address
-// is used, as /proc/self/fd/N/NAME.
-class SocketAddress {
- public:
-  explicit SocketAddress(const std::string& path) {
-    addr_.sun_family = AF_UNIX;
-    std::string name = path;
-    if (path.size() >= sizeof(addr_.sun_path)) {
-      const size_t slash = path.rfind('/');
-      const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-      dir_fd_ = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-      if (dir_fd_ < 0) {
-        error_ = errno;
-        return;
-      }
-      name = "/proc/self/fd/" + std::to_string(dir_fd_) + "/" + path.substr(slash + 1);
-      if (name.size() >= sizeof(addr_.sun_path)) {
-        error_ = ENAMETOOLONG;
-        return;
-      }
-    }
-    std::memcpy(addr_.sun_path, name.c_str(), name.size() + 1);
-  }
-  ~SocketAddress() {
-    if (dir_fd_ >= 0) ::close(dir_fd_);
-  }
-  SocketAddress(const SocketAddress&) = delete;
-  SocketAddress& operator=(const SocketAddress&) = delete;
-
-  int error() const { return error_; }  // 0 when usable
-  const sockaddr* get() const { return reinterpret_cast<const sockaddr*>(&addr_); }
-  socklen_t size() const { return sizeof(addr_); }
-
- private:
-  sockaddr_un addr_{};
-  int dir_fd_ = -1;
-  int error_ = 0;
-};
-
-}  // namespace
-
-Status ControlSocket::Start() {
-  SocketAddress addr(path_);
-  if (addr.error() != 0) return Status::IOError("control socket " + path_, addr.error());
-  fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd_ < 0) return Status::IOError("control socket", errno);
-  ::unlink(path_.c_str());
-  if (::bind(fd_, addr.get(), addr.size()) != 0 || ::fchmodat(AT_FDCWD, path_.c_str(), 0600, AT_SYMLINK_NOFOLLOW) != 0 || ::listen(fd_, 8) != 0)
-    return Status::IOError("control socket " + path_, errno);
-  thread_ = std::thread([this] { Serve(); });
-  return Status::Ok();
-}
-
-void ControlSocket::Stop() {
-  if (fd_ < 0) return;
-  ::shutdown(fd_, SHUT_RDWR);  // wakes accept()
-  if (thread_.joinable()) thread_.join();
-  ::close(fd_);
-  ::unlink(path_.c_str());
-  fd_ = -1;
-}
-
-void ControlSocket::Serve() {
-  for (;;) {
-    int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (c < 0) {
-      if (errno == EINTR) continue;
-      return;  // shut down
-    }
-    std::string line;
-    nlohmann::ordered_json reply;
-    if (!ReadLine(c, &line)) {
-      reply = ErrorReplyJson(Status::InvalidArgument("no request"));
-    } else {
-      auto request = DecodeDaemonRequest(line);
-      reply = request.ok() ? handler_(*request) : ErrorReplyJson(request.status());
-    }
-    (void)SendAll(c, reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    ::close(c);
-  }
-}
-
-Result<nlohmann::ordered_json> ControlRequest(const std::string& socket_path, const DaemonRequest& request) {
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Status::IOError("socket", errno);
-  SocketAddress addr(socket_path);
-  if (addr.error() != 0 || ::connect(fd, addr.get(), addr.size()) != 0) {
-    int err = addr.error() != 0 ? addr.error() : errno;
-    ::close(fd);
-    // A socket file nobody listens on is what a killed daemon leaves.
-    if (err == ECONNREFUSED || err == ENOENT)
-      return Status::Unavailable("no daemon answers on " + socket_path + " (it has stopped)");
-    return Status::IOError("reaching the daemon (" + socket_path + ")", err);
-  }
-  std::string reply;
-  if (SendAll(fd, EncodeDaemonRequest(request) + "\n")) {
-    char buf[4096];
-    ssize_t n;
-    while ((n = ::read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
-      if (n > 0) reply.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return DecodeControlReplyOrStop(request.op, reply);
-}
+namespace strata::control {
 
 Result<nlohmann::ordered_json> DecodeControlReplyOrStop(DaemonRequest::Op op, std::string_view reply) {
   // The daemon ends every reply with a newline before it closes the
@@ -340,39 +204,13 @@ nlohmann::ordered_json RebaseReplyJson(const Hash& onto, const RebaseOutcome& ou
           {"differs", outcome.differs}};
 }
 
-namespace {
-
-std::string BytesToHex(std::string_view bytes) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += kDigits[c >> 4];
-    out += kDigits[c & 15];
-  }
-  return out;
+nlohmann::ordered_json ResetReplyJson(const Hash& commit, const ResetOutcome& outcome) {
+  return {{"base", commit.ToHex()}, {"content_replaced", outcome.content_replaced}, {"differs", outcome.differs}};
 }
-
-std::optional<std::string> HexToBytes(std::string_view hex) {
-  auto digit = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-  };
-  if (hex.size() % 2 != 0) return std::nullopt;
-  std::string out;
-  for (size_t i = 0; i < hex.size(); i += 2) {
-    int hi = digit(hex[i]), lo = digit(hex[i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out += static_cast<char>(hi * 16 + lo);
-  }
-  return out;
-}
-
-}  // namespace
 
 nlohmann::ordered_json SnapshotReplyJson(const WorkspaceSnapshot& snap) {
   nlohmann::ordered_json xattrs = nlohmann::ordered_json::array();
-  for (const auto& [name, value] : snap.root_meta.xattrs) xattrs.push_back({BytesToHex(name), BytesToHex(value)});
+  for (const auto& [name, value] : snap.root_meta.xattrs) xattrs.push_back({HexEncode(name), HexEncode(value)});
   const RootMeta& m = snap.root_meta;
   return {{"base", snap.base ? nlohmann::ordered_json(snap.base->ToHex()) : nlohmann::ordered_json()},
           {"root", snap.root.ToHex()},
@@ -417,8 +255,8 @@ Result<WorkspaceSnapshot> SnapshotFromJson(const nlohmann::ordered_json& j) {
     if (!m.at("xattrs").is_array() || !j.at("differs").is_boolean()) return bad;
     for (const auto& x : m.at("xattrs")) {
       if (!x.is_array() || x.size() != 2) return bad;
-      auto name = HexToBytes(x.at(0).get<std::string>());
-      auto value = HexToBytes(x.at(1).get<std::string>());
+      auto name = HexDecode(x.at(0).get<std::string>());
+      auto value = HexDecode(x.at(1).get<std::string>());
       if (!name || !value) return bad;
       snap.root_meta.xattrs.emplace_back(*name, *value);
     }
@@ -437,4 +275,4 @@ nlohmann::ordered_json ErrorReplyJson(const Status& s) {
   return {{"error", s.message()}, {"code", code}};
 }
 
-}  // namespace strata::fs
+}  // namespace strata::control

@@ -1,8 +1,8 @@
-#include "cli/mount_source.h"
+#include "daemon/mount_source.h"
 
 #include <gtest/gtest.h>
 
-namespace strata::cli {
+namespace strata::daemon {
 namespace {
 
 TEST(MountSourceTest, LocalStoreRoundTrips) {
@@ -49,4 +49,4 @@ TEST(MountSourceTest, UnescapesProcMountsFields) {
 }
 
 }  // namespace
-}  // namespace strata::cli
+}  // namespace strata::daemon

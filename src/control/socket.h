@@ -1,0 +1,49 @@
+// The control socket: how strata commands reach the daemon serving a mount.
+//
+// A Unix stream socket at <state_dir>/control.sock (mode 0600) that carries
+// one request and one reply per connection (control/protocol.h). The daemon
+// serves it on a thread of its own, requests one at a time in the order they
+// arrive; a client connects, asks and reads the reply.
+// Thread-safety: a ControlSocket is started and stopped by one thread; its
+// handler runs on the socket's thread. ControlRequest may be called from any.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "control/protocol.h"
+#include "util/status.h"
+
+namespace strata::control {
+
+class ControlSocket {
+ public:
+  // handler answers each decoded request; bytes that decode to none get an
+  // "invalid" error reply without reaching it.
+  using Handler = std::function<nlohmann::ordered_json(const DaemonRequest& request)>;
+  ControlSocket(std::string path, Handler handler) : path_(std::move(path)), handler_(std::move(handler)) {}
+  ~ControlSocket() { Stop(); }
+  ControlSocket(const ControlSocket&) = delete;
+  ControlSocket& operator=(const ControlSocket&) = delete;
+
+  Status Start();  // binds and serves on a thread of its own
+  void Stop();     // waits for the request being served; may be called again
+
+ private:
+  void Serve();
+  std::string path_;
+  Handler handler_;
+  int fd_ = -1;
+  std::thread thread_;
+};
+
+// Client side: sends request to the daemon at socket_path and returns its
+// reply; a reply carrying "error" comes back as a Status (Conflict for "conflict").
+// Unavailable when no daemon listens there any more, or when the daemon
+// stopped before its reply was complete (DecodeControlReplyOrStop): the caller
+// then says what the request may have done.
+Result<nlohmann::ordered_json> ControlRequest(const std::string& socket_path, const DaemonRequest& request);
+
+}  // namespace strata::control

@@ -1,0 +1,116 @@
+#include "daemon/mount_source.h"
+
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+
+namespace strata::daemon {
+namespace {
+constexpr std::string_view kPrefix = "strata";
+bool IsOctal(char c) { return c >= '0' && c <= '7'; }
+}  // namespace
+
+std::string FormatMountSource(const MountSource& source) {
+  std::string out(kPrefix);
+  if (!source.remote.empty()) out += "+" + source.remote;
+  out += ":" + source.workspace;
+  if (!source.store.empty()) out += ":" + source.store;
+  return out;
+}
+
+std::optional<MountSource> ParseMountSource(std::string_view text) {
+  if (!text.starts_with(kPrefix)) return std::nullopt;
+  text.remove_prefix(kPrefix.size());
+  const size_t colon = text.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  MountSource out;
+  if (colon > 0) {
+    if (text[0] != '+' || colon == 1) return std::nullopt;
+    out.remote = std::string(text.substr(1, colon - 1));
+  }
+  text.remove_prefix(colon + 1);
+  const size_t next = text.find(':');
+  out.workspace = std::string(text.substr(0, next));
+  if (out.workspace.empty()) return std::nullopt;
+  if (next != std::string_view::npos) {
+    out.store = std::string(text.substr(next + 1));
+    if (!out.store.starts_with('/')) return std::nullopt;
+  }
+  return out;
+}
+
+std::string UnescapeMountField(std::string_view field) {
+  std::string out;
+  out.reserve(field.size());
+  for (size_t i = 0; i < field.size(); i++) {
+    if (field[i] == '\\' && i + 3 < field.size() && IsOctal(field[i + 1]) && IsOctal(field[i + 2]) &&
+        IsOctal(field[i + 3])) {
+      out.push_back(static_cast<char>((field[i + 1] - '0') * 64 + (field[i + 2] - '0') * 8 + (field[i + 3] - '0')));
+      i += 3;
+    } else {
+      out.push_back(field[i]);
+    }
+  }
+  return out;
+}
+
+std::optional<std::string> StrataMountSource(const std::string& path) {
+  std::ifstream in("/proc/mounts");
+  std::string fsname, dir, type, rest;
+  std::optional<std::string> found;
+  // The last mount listed at path is the one on top, the one path reaches.
+  while (in >> fsname >> dir >> type && std::getline(in, rest)) {
+    if (type == "fuse.strata" && UnescapeMountField(dir) == path) found = UnescapeMountField(fsname);
+  }
+  return found;
+}
+
+std::optional<MountSource> MountSourceOf(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  std::error_code ec;
+  std::string canonical = std::filesystem::canonical(path, ec).string();
+  if (ec) {
+    // A mount whose daemon has stopped answers ENOTCONN to the stat that
+    // canonical() makes: it is still found by its path as written.
+    canonical = std::filesystem::absolute(path, ec).lexically_normal().string();
+    if (ec) return std::nullopt;
+    if (canonical.size() > 1 && canonical.back() == '/') canonical.pop_back();
+  }
+  auto text = StrataMountSource(canonical);
+  return text ? ParseMountSource(*text) : std::nullopt;
+}
+
+// statfs is never served from a cache, unlike stat: it reaches the daemon, or
+// the kernel answers ENOTCONN once the daemon's connection is aborted. A
+// daemon that was killed and whose process is still exiting answers nothing,
+// so the statfs waits until the process has closed its /dev/fuse, and then
+// fails with ECONNABORTED: the answer is "dead" or "alive", never "not yet"
+// (a check of ENOTCONN alone took a daemon killed an instant before for a
+// live one).
+bool IsDeadMount(const std::string& path) {
+  struct statfs st;
+  int rc;
+  while ((rc = ::statfs(path.c_str(), &st)) != 0 && errno == EINTR) {
+  }
+  return rc != 0 && (errno == ENOTCONN || errno == ECONNABORTED);
+}
+
+bool RunFusermount(const std::string& mountpoint, bool lazy) {
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (lazy)
+      ::execlp("fusermount3", "fusermount3", "-u", "-z", "-q", mountpoint.c_str(), static_cast<char*>(nullptr));
+    else
+      ::execlp("fusermount3", "fusermount3", "-u", "-q", mountpoint.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+}  // namespace strata::daemon
