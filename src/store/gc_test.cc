@@ -8,9 +8,9 @@
 #include <thread>
 #include <utility>
 
-#include "env/fault_env.h"
 #include "store/fsck.h"
 #include "store/index.h"
+#include "testing/fault_env.h"
 #include "testing/store_test_util.h"
 
 namespace strata {
