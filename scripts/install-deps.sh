@@ -13,6 +13,8 @@ packages=(
   clang
   # used by the tests (xattrs, POSIX ACLs, fifos, sockets, devices)
   attr acl fuse3 python3 stress-ng git curl
+  # VM images written with cache=none (qemu-io) in the mount tests
+  qemu-utils
   # installation: the Debian package (dpkg-shlibdeps), man pages, zsh completion
   dpkg-dev man-db zsh
   # the remote store's tests run against a real single-node Ceph cluster (S3 through radosgw)
