@@ -201,12 +201,14 @@ last colon is a revision, mounted read\-only (\fBstrata mount \-\-read\-only\fR)
 Options of \fBmount\fR(8) and \fB/etc/fstab\fR that concern the mount table or
 boot order only (\fBdefaults\fR, \fBrw\fR, \fBauto\fR, \fBnoauto\fR, \fBnofail\fR,
 \fB_netdev\fR, \fBuser\fR, \fBusers\fR, \fBnosuid\fR, \fBnodev\fR, \fBx\-*\fR,
-\fBcomment=\fR...) are accepted and ignored; strata mounts are always
-\fBnosuid,nodev\fR. Every other option \fIname\fR or \fIname\fR\fB=\fR\fIvalue\fR is
+\fBcomment=\fR...) are accepted and ignored; strata mounts are
+\fBnosuid,nodev\fR by default. \fBnoatime\fR, \fBrelatime\fR and \fBstrictatime\fR
+become \fB\-\-atime\fR, and \fBsuid\fR and \fBdev\fR become \fB\-\-suid\fR and \fB\-\-dev\fR
+(root only). Every other option \fIname\fR or \fIname\fR\fB=\fR\fIvalue\fR is
 passed to \fBstrata mount\fR as \fB\-\-\fR\fIname\fR [\fIvalue\fR], so the options of
 \fBstrata\-mount\fR(1) are the options here, e.g. \fBchunk\-cache\-mib=64\fR,
 \fBwriteback_cache\fR (\fB_\fR is read as \fB\-\fR); an unknown one is refused with its error.
-\fBsuid\fR, \fBdev\fR, \fBnoexec\fR, \fBsync\fR, \fBdirsync\fR and \fBmand\fR cannot be
+\fBnoexec\fR, \fBsync\fR, \fBdirsync\fR and \fBmand\fR cannot be
 honoured and are refused rather than dropped.
 .SH EXIT STATUS
 1 for a wrong invocation or a refused option, 32 when the workspace does not

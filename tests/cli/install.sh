@@ -171,6 +171,11 @@ refused() {
 refused "has no workspace 'nosuch'" mount -t fuse.strata "$store:nosuch" "$work/mp"
 refused "bogus" mount -t fuse.strata "$store:build" "$work/mp" -o bogus_option=1
 refused "'noexec' is not supported" mount -t fuse.strata "$store:build" "$work/mp" -o noexec
+# mount(8)'s atime, suid and dev options become strata mount's (the helper's
+# own -f says what it would run).
+"$prefix/sbin/mount.fuse.strata" "$store:build" "$work/mp" -f -o relatime,suid,dev,nosuid_x=1 2>"$work/err" || true
+grep -q -- "mount --workspace build --atime relatime --suid --dev --nosuid-x 1 $work/mp" "$work/err" ||
+  fail "the helper did not turn relatime,suid,dev into strata mount's options: $(cat "$work/err")"
 refused "not STORE:WORKSPACE" mount -t fuse.strata "$store" "$work/mp"
 refused "not an absolute path" mount -t fuse.strata "relative/store:build" "$work/mp"
 echo "inner checks passed"
