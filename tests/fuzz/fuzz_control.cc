@@ -13,7 +13,7 @@
 
 namespace {
 
-namespace fs = strata::fs;
+namespace control = strata::control;
 
 [[noreturn]] void Fail(const char* what) {
   std::fprintf(stderr, "%s\n", what);

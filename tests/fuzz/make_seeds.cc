@@ -29,6 +29,8 @@
 
 namespace {
 
+namespace control = strata::control;
+
 void Write(const std::string& dir, const std::string& name, const std::string& bytes) {
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/" + name, std::ios::binary) << bytes;
