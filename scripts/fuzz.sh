@@ -32,8 +32,12 @@ done
 
 "$root/scripts/install-deps.sh"
 names=$(printf 'fuzz_%s ' "${targets[@]}")
+# A new build directory gets no tests; one that has them (scripts/test.sh runs
+# the unit tests under ASan in the same instrumented build) keeps them.
+tests_off=()
+[[ -f $build/CMakeCache.txt ]] || tests_off=(-DSTRATA_TESTS=OFF)
 CC=clang CXX=clang++ STRATA_TARGETS="$names fuzz_make_seeds" \
-  "$root/scripts/build.sh" "$build" -DSTRATA_FUZZ=ON -DSTRATA_TESTS=OFF -DSTRATA_WERROR=ON
+  "$root/scripts/build.sh" "$build" -DSTRATA_FUZZ=ON "${tests_off[@]}" -DSTRATA_WERROR=ON
 
 corpus="$root/tests/fuzz/corpus"
 if ((seeds)); then
