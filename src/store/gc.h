@@ -1,5 +1,6 @@
 // Garbage collection: deletes the objects that no branch, no workspace and no
-// pinned commit reaches, and rewrites the packs that became mostly garbage,
+// pinned commit reaches (the trees of forgotten commits are not followed,
+// forget.h), and rewrites the packs that became mostly garbage,
 // while mounts, reads and commits keep using the store.
 //
 // Phases (docs/format/store.md has the protocol):

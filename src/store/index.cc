@@ -133,6 +133,7 @@ CREATE TABLE IF NOT EXISTS objects(oid BLOB PRIMARY KEY, pack INTEGER NOT NULL, 
 CREATE INDEX IF NOT EXISTS objects_by_pack ON objects(pack);
 CREATE TABLE IF NOT EXISTS refs(name TEXT PRIMARY KEY, oid BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS forgotten(oid BLOB PRIMARY KEY, forgotten_ns INTEGER NOT NULL) WITHOUT ROWID;
 )sql";
 
 }  // namespace
@@ -473,6 +474,45 @@ Result<uint64_t> Index::GetCounter(const std::string& name) {
   if (rc == SQLITE_DONE) return uint64_t{0};
   if (rc != SQLITE_ROW) return st.Error("reading counter " + name);
   return static_cast<uint64_t>(st.ColInt(0));
+}
+
+Status Index::AddForgotten(const std::vector<Hash>& commits, int64_t when_ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction txn(db_);
+  if (!txn.ok()) return PrepareError(db_);
+  // A commit forgotten twice keeps the time it was first forgotten.
+  Stmt put(db_, "INSERT OR IGNORE INTO forgotten(oid, forgotten_ns) VALUES(?, ?)");
+  if (!put.ok()) return PrepareError(db_);
+  for (const Hash& id : commits) {
+    if (put.Bind(1, id).Bind(2, when_ns).Step() != SQLITE_DONE) return put.Error("recording forgotten commit " + id.ToHex());
+    put.Reset();
+  }
+  return txn.Commit();
+}
+
+Result<std::unordered_set<Hash>> Index::ListForgotten() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st(db_, "SELECT oid FROM forgotten");
+  if (!st.ok()) return PrepareError(db_);
+  std::unordered_set<Hash> out;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    auto id = st.ColHash(0);
+    if (!id) return Status::Corruption("index holds a forgotten commit with a malformed id");
+    out.insert(*id);
+  }
+  if (rc != SQLITE_DONE) return st.Error("listing forgotten commits");
+  return out;
+}
+
+Result<bool> Index::IsForgotten(const Hash& commit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stmt st(db_, "SELECT 1 FROM forgotten WHERE oid = ?");
+  if (!st.ok()) return PrepareError(db_);
+  int rc = st.Bind(1, commit).Step();
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return st.Error("reading the forgotten commits");
 }
 
 }  // namespace strata

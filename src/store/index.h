@@ -5,6 +5,7 @@
 //   objects(oid, pack, offset, ...)      where each object lives; rebuildable from pack footers
 //   refs(name, oid)                      branches; the only state that is not derivable
 //   counters(name, value)                cumulative counters (logical bytes ingested)
+//   forgotten(oid, forgotten_ns)         commits `strata forget` let go of; not derivable either
 //   meta(key, value)                     schema version
 //
 // WAL mode with synchronous=FULL: a ref update that returned is durable.
@@ -20,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "store/pack_format.h"
@@ -120,6 +122,12 @@ class Index {
   Status CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected, const Hash& target);
   // Removes name if it still points at expected; Conflict otherwise.
   Status DeleteRef(const std::string& name, const Hash& expected);
+
+  // ---- commits `strata forget` let go of: their trees are no longer kept
+  // (docs/format/store.md). The set only grows; adding is one transaction.
+  Status AddForgotten(const std::vector<Hash>& commits, int64_t when_ns);
+  Result<std::unordered_set<Hash>> ListForgotten();
+  Result<bool> IsForgotten(const Hash& commit);
 
   Status AddCounter(const std::string& name, uint64_t delta);
   Result<uint64_t> GetCounter(const std::string& name);
