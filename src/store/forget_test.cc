@@ -198,8 +198,9 @@ TEST_F(ForgetTest, RecordLeavesOutWhatBecameAHeadOrABaseSinceThePlan) {
   EXPECT_EQ(plan->forget.size(), 4u);
   // Meanwhile: a branch made at day 2, a workspace on day 1.
   ASSERT_TRUE(store_->CompareAndSwapRef("fix", std::nullopt, day[2]).ok());
-  auto recorded =
-      RecordForget(*store_, *plan, [&]() -> Result<ProtectedCommits> { return ProtectedCommits{{day[1], "base of workspace late"}}; });
+  auto recorded = RecordForget(*store_, *plan, [&]() -> Result<ProtectedCommits> {
+    return ProtectedCommits{{day[1], "base of workspace late"}};
+  });
   ASSERT_TRUE(recorded.ok()) << recorded.status().ToString();
   EXPECT_EQ(*recorded, 2u);
   EXPECT_EQ(Forgotten(*plan), (std::set<Hash>{day[0], day[3]}));

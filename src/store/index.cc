@@ -484,7 +484,8 @@ Status Index::AddForgotten(const std::vector<Hash>& commits, int64_t when_ns) {
   Stmt put(db_, "INSERT OR IGNORE INTO forgotten(oid, forgotten_ns) VALUES(?, ?)");
   if (!put.ok()) return PrepareError(db_);
   for (const Hash& id : commits) {
-    if (put.Bind(1, id).Bind(2, when_ns).Step() != SQLITE_DONE) return put.Error("recording forgotten commit " + id.ToHex());
+    if (put.Bind(1, id).Bind(2, when_ns).Step() != SQLITE_DONE)
+      return put.Error("recording forgotten commit " + id.ToHex());
     put.Reset();
   }
   return txn.Commit();

@@ -126,8 +126,11 @@ Result<std::vector<RetentionDecision>> ApplyRetention(const std::vector<Retentio
   const bool utc = policy.utc;
   std::vector<Bucket> buckets = {
       {"hourly", policy.hourly,
-       [](const std::tm& t) { return (t.tm_year + 1900) * 1'000'000LL + (t.tm_mon + 1) * 10'000 + t.tm_mday * 100 + t.tm_hour; }},
-      {"daily", policy.daily, [](const std::tm& t) { return (t.tm_year + 1900) * 10'000LL + (t.tm_mon + 1) * 100 + t.tm_mday; }},
+       [](const std::tm& t) {
+         return (t.tm_year + 1900) * 1'000'000LL + (t.tm_mon + 1) * 10'000 + t.tm_mday * 100 + t.tm_hour;
+       }},
+      {"daily", policy.daily,
+       [](const std::tm& t) { return (t.tm_year + 1900) * 10'000LL + (t.tm_mon + 1) * 100 + t.tm_mday; }},
       {"weekly", policy.weekly, IsoWeek},
       {"monthly", policy.monthly, [](const std::tm& t) { return (t.tm_year + 1900) * 100LL + t.tm_mon + 1; }},
       {"yearly", policy.yearly, [](const std::tm& t) { return int64_t{t.tm_year} + 1900; }},
