@@ -108,7 +108,9 @@ int RunForget(Globals& g, ForgetArgs& a) {
 
   std::optional<GcReport> gc;
   if (a.prune) {
-    auto report = CollectGarbageWithProgress(**store, a.dry_run, 0.5);
+    // A dry run recorded nothing: its gc counts the planned commits as forgotten.
+    auto report = CollectGarbageWithProgress(**store, a.dry_run, 0.5,
+                                             a.dry_run ? plan->forget : std::vector<Hash>{});
     if (!report.ok()) return Fail(report.status().WithContext("forget recorded " + std::to_string(forgotten) +
                                                               " commits, then gc failed"));
     gc = *report;
@@ -136,17 +138,25 @@ int RunForget(Globals& g, ForgetArgs& a) {
 void RegisterForgetCommands(CLI::App& app, Globals& g, int* exit_code) {
   static ForgetArgs a;  // option storage must outlive parsing
   auto* f = app.add_subcommand("forget", "let go of old commits of branches by a retention policy (restic's meaning)");
-  f->add_option("-b,--branch", a.branches, "the branch whose history is thinned (repeatable)");
+  f->add_option("-b,--branch", a.branches, "the branch whose history is thinned (repeatable)")->type_name("BRANCH");
   f->add_flag("--all", a.all, "every branch");
-  f->add_option("--keep-last", a.policy.last, "keep the N newest commits");
-  f->add_option("--keep-hourly", a.policy.hourly, "keep the newest commit of each of the last N hours with commits");
-  f->add_option("--keep-daily", a.policy.daily, "keep the newest commit of each of the last N days with commits");
-  f->add_option("--keep-weekly", a.policy.weekly,
-                "keep the newest commit of each of the last N ISO weeks with commits");
-  f->add_option("--keep-monthly", a.policy.monthly, "keep the newest commit of each of the last N months with commits");
-  f->add_option("--keep-yearly", a.policy.yearly, "keep the newest commit of each of the last N years with commits");
+  f->add_option("--keep-last", a.policy.last, "keep the N newest commits")->type_name("N");
+  // The N newest periods of each kind that hold a commit (retention.h).
+  struct Period {
+    const char *option, *period;
+    uint32_t* count;
+  };
+  for (const Period& p : {Period{"--keep-hourly", "hour", &a.policy.hourly},
+                          Period{"--keep-daily", "day", &a.policy.daily},
+                          Period{"--keep-weekly", "ISO week", &a.policy.weekly},
+                          Period{"--keep-monthly", "month", &a.policy.monthly},
+                          Period{"--keep-yearly", "year", &a.policy.yearly}})
+    f->add_option(p.option, *p.count,
+                  fmt::format("keep the newest commit of each of the last N {}s with commits", p.period))
+        ->type_name("N");
   f->add_option("--keep-within", a.within,
-                "keep every commit newer than the newest minus DURATION (e.g. 2y5m7d3h: years, months, days, hours)");
+                "keep every commit newer than the newest minus DURATION (e.g. 2y5m7d3h: years, months, days, hours)")
+      ->type_name("DURATION");
   f->add_flag("--utc", a.policy.utc, "count hours, days, weeks, months and years in UTC instead of local time");
   f->add_flag("--dry-run", a.dry_run, "show what would be kept and forgotten; change nothing");
   f->add_flag("--prune", a.prune, "run gc afterwards, freeing what only the forgotten commits held");

@@ -23,10 +23,12 @@ Result<std::vector<RootSet>> WorkspaceRoots(Store& store) {
   return roots;
 }
 
-Result<GcReport> CollectGarbageWithProgress(Store& store, bool dry_run, double repack_threshold) {
+Result<GcReport> CollectGarbageWithProgress(Store& store, bool dry_run, double repack_threshold,
+                                            const std::vector<Hash>& also_forgotten) {
   Progress progress(dry_run ? "gc (dry run)" : "gc", 0, 0);
   GcOptions options;
   options.dry_run = dry_run;
+  options.also_forgotten = also_forgotten;
   options.repack_threshold = repack_threshold;
   options.extra_roots = [&] { return WorkspaceRoots(store); };
   options.progress = &progress;

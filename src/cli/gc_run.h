@@ -14,8 +14,10 @@ namespace strata::cli {
 // What every workspace still reads or will reuse: its base commit, the trees
 // and base chunks its rows name.
 Result<std::vector<RootSet>> WorkspaceRoots(Store& store);
-// gc with every workspace as a root, a progress bar and notes on a terminal.
-Result<GcReport> CollectGarbageWithProgress(Store& store, bool dry_run, double repack_threshold);
+// gc with every workspace as a root, a progress bar and notes on a terminal;
+// also_forgotten: see GcOptions.
+Result<GcReport> CollectGarbageWithProgress(Store& store, bool dry_run, double repack_threshold,
+                                            const std::vector<Hash>& also_forgotten = {});
 nlohmann::ordered_json GcReportJson(const GcReport& report, bool dry_run);
 void PrintGcReport(const GcReport& report, bool dry_run);
 

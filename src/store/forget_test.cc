@@ -4,6 +4,7 @@
 #include "store/forget.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <set>
 
@@ -231,6 +232,34 @@ TEST_F(ForgetTest, AForgottenCommitThatIsARootKeepsItsTree) {
   ASSERT_TRUE(gc.ok());
   EXPECT_EQ(gc->objects_deleted, 2u);
   EXPECT_FALSE(*store_->Contains(ChunkOf(DayBytes(1))));
+}
+
+TEST_F(ForgetTest, AStoreMadeBeforeTheForgottenTableWorksAndGainsIt) {
+  std::vector<Hash> day;
+  for (int i = 0; i < 3; i++) day.push_back(CommitDay("main", i));
+  store_.reset();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((path_ + "/index.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "DROP TABLE IF EXISTS forgotten", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto s = Store::Open(path_);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  store_ = std::move(s).value();
+
+  EXPECT_TRUE(CheckNotForgotten(*store_, day[0]).ok());
+  auto listed = ForgottenCommits(*store_);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_TRUE(listed->empty());
+  auto gc = CollectGarbage(*store_, GcOptions());
+  ASSERT_TRUE(gc.ok()) << gc.status().ToString();
+  RetentionPolicy policy;
+  policy.last = 1;
+  auto plan = PlanForget(*store_, {"main"}, policy, {});
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  auto recorded = RecordForget(*store_, *plan, nullptr);
+  ASSERT_TRUE(recorded.ok()) << recorded.status().ToString();
+  EXPECT_EQ(*recorded, 2u);
+  EXPECT_FALSE(CheckNotForgotten(*store_, day[0]).ok());
 }
 
 TEST_F(ForgetTest, BadRequestsChangeNothing) {

@@ -40,6 +40,7 @@ class Collector {
     Note("marking reachable objects");
     // Commits forgotten later than this are still marked whole: keeping more is safe.
     STRATA_ASSIGN_OR_RETURN(forgotten_, ForgottenCommits(store_));
+    forgotten_.insert(options_.also_forgotten.begin(), options_.also_forgotten.end());
     STRATA_ASSIGN_OR_RETURN(auto candidates, store_.index()->ListObjects());
     report_.objects_before = candidates.size();
     STRATA_RETURN_IF_ERROR(MarkRoots());

@@ -5,7 +5,8 @@
 //   objects(oid, pack, offset, ...)      where each object lives; rebuildable from pack footers
 //   refs(name, oid)                      branches; the only state that is not derivable
 //   counters(name, value)                cumulative counters (logical bytes ingested)
-//   forgotten(oid, forgotten_ns)         commits `strata forget` let go of; not derivable either
+//   forgotten(oid, forgotten_ns)         commits `strata forget` let go of; not derivable either;
+//                                        made by the first forget (older stores lack it)
 //   meta(key, value)                     schema version
 //
 // WAL mode with synchronous=FULL: a ref update that returned is durable.
@@ -136,6 +137,9 @@ class Index {
   // Conflict ("head moved") unless ref name points at expected (nullopt: absent).
   // REQUIRES: mu_ held, inside a transaction.
   Status CheckRef(const std::string& name, const std::optional<Hash>& expected);
+  // Whether the forgotten table exists (stores made before it have none
+  // until their first forget). REQUIRES: mu_ held.
+  Result<bool> HasForgottenTable();
   explicit Index(sqlite3* db) : db_(db) {}
   Status Exec(const char* sql);
 

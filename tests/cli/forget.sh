@@ -70,6 +70,12 @@ expect_output_matches "keep +${commit[7]:0:12} +2024-01-07 12:00:00 \+0000 +week
 expect_ok strata log --json
 json_true 'not any(c["forgotten"] for c in d)'
 
+# What --prune would free, before anything is forgotten: the same 18 objects.
+expect_ok strata forget --branch main --keep-daily 3 --keep-weekly 2 --utc --dry-run --prune --json
+json_true 'd["dry_run"] and d["gc"]["dry_run"] and d["gc"]["objects_deleted"] == 18'
+expect_ok strata fsck --json
+json_true 'd["ok"] and d["unreachable"] == 0'
+
 step "forget --prune: the forgotten commits' own data goes, nothing else"
 expect_ok strata fsck --json
 json_true 'd["ok"] and d["unreachable"] == 0'
