@@ -106,13 +106,23 @@ int RunForget(Globals& g, ForgetArgs& a) {
   }
   const uint64_t forgotten = a.dry_run ? plan->forget.size() : recorded;
 
+  // The plan is printed before gc runs, so that a failing gc leaves it said.
+  if (!g.json) {
+    PrintPlan(*plan, a.policy);
+    fmt::print("{} {} commit{} on {} branch{}{}\n", a.dry_run ? "would forget" : "forgot", forgotten,
+               forgotten == 1 ? "" : "s", plan->branches.size(), plan->branches.size() == 1 ? "" : "es",
+               a.dry_run ? " (dry run: nothing changed)" : "");
+    std::fflush(stdout);
+  }
   std::optional<GcReport> gc;
   if (a.prune) {
     // A dry run recorded nothing: its gc counts the planned commits as forgotten.
     auto report = CollectGarbageWithProgress(**store, a.dry_run, 0.5,
                                              a.dry_run ? plan->forget : std::vector<Hash>{});
-    if (!report.ok()) return Fail(report.status().WithContext("forget recorded " + std::to_string(forgotten) +
-                                                              " commits, then gc failed"));
+    if (!report.ok())
+      return Fail(report.status().WithContext(
+          a.dry_run ? std::string("gc's dry run failed")
+                    : "forget recorded " + std::to_string(forgotten) + " commits, then gc failed"));
     gc = *report;
   }
 
@@ -122,14 +132,11 @@ int RunForget(Globals& g, ForgetArgs& a) {
     j["commits_forgotten"] = forgotten;
     if (gc) j["gc"] = GcReportJson(*gc, a.dry_run);
     PrintJson(j);
-    return kExitOk;
+  } else if (gc) {
+    PrintGcReport(*gc, a.dry_run);
+  } else if (!a.dry_run && forgotten > 0) {
+    fmt::print("run 'strata gc' (or forget --prune) to free their data\n");
   }
-  PrintPlan(*plan, a.policy);
-  fmt::print("{} {} commit{} on {} branch{}{}\n", a.dry_run ? "would forget" : "forgot", forgotten,
-             forgotten == 1 ? "" : "s", plan->branches.size(), plan->branches.size() == 1 ? "" : "es",
-             a.dry_run ? " (dry run: nothing changed)" : "");
-  if (gc) PrintGcReport(*gc, a.dry_run);
-  else if (!a.dry_run && forgotten > 0) fmt::print("run 'strata gc' (or forget --prune) to free their data\n");
   return kExitOk;
 }
 
