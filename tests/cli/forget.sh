@@ -109,6 +109,12 @@ expect_fail strata mount --read-only "${commit[4]}" "$MP"
 expect_stderr_matches 'was forgotten by strata forget'
 expect_fail strata fork old --from "${commit[4]}"
 expect_stderr_matches 'was forgotten by strata forget'
+for cmd in "ls ${commit[5]}" "cat ${commit[5]}:today.bin" "diff ${commit[5]} ${commit[14]}" \
+           "branch create old ${commit[5]}"; do
+  # shellcheck disable=SC2086 # the words of each command
+  expect_fail strata $cmd
+  expect_stderr_matches 'was forgotten by strata forget'
+done
 expect_fail strata show "${commit[7]}"   # kept, but its parent (day 6) is gone
 expect_stderr_matches 'parent.*was forgotten by strata forget'
 expect_ok strata ls "${commit[3]}"        # the workspace's base
