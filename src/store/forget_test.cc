@@ -80,6 +80,15 @@ class ForgetTest : public ::testing::Test {
     return out;
   }
 
+  // gc's options with a workspace whose base is `base` (as the CLI gives them).
+  static GcOptions WithWorkspaceOn(const Hash& base) {
+    GcOptions options;
+    options.extra_roots = [base]() -> Result<std::vector<RootSet>> {
+      return std::vector<RootSet>{{"workspace w", base, {}, {}}};
+    };
+    return options;
+  }
+
   static std::set<Hash> Forgotten(const ForgetPlan& plan) { return {plan.forget.begin(), plan.forget.end()}; }
 
   testing::TempDir dir_;
@@ -120,11 +129,7 @@ TEST_F(ForgetTest, GcAfterForgetFreesOnlyWhatTheForgottenCommitsHeld) {
   ASSERT_TRUE(listed.ok());
   EXPECT_EQ(std::set<Hash>(listed->begin(), listed->end()), gone);
 
-  GcOptions options;
-  options.extra_roots = [&]() -> Result<std::vector<RootSet>> {
-    return std::vector<RootSet>{{"workspace w", day[4], {}, {}}};
-  };
-  auto gc = CollectGarbage(*store_, options);
+  auto gc = CollectGarbage(*store_, WithWorkspaceOn(day[4]));
   ASSERT_TRUE(gc.ok()) << gc.status().ToString();
   // Each forgotten commit held one chunk and one tree of its own.
   EXPECT_EQ(gc->objects_deleted, 8u);
@@ -216,10 +221,7 @@ TEST_F(ForgetTest, AForgottenCommitThatIsARootKeepsItsTree) {
   for (int i = 0; i < 3; i++) day.push_back(CommitDay("main", i));
   ASSERT_TRUE(store_->index()->AddForgotten({day[1]}, 0).ok());
   // Reached first through main's parent link, then as a workspace's base.
-  GcOptions options;
-  options.extra_roots = [&]() -> Result<std::vector<RootSet>> {
-    return std::vector<RootSet>{{"workspace old", day[1], {}, {}}};
-  };
+  GcOptions options = WithWorkspaceOn(day[1]);
   auto gc = CollectGarbage(*store_, options);
   ASSERT_TRUE(gc.ok()) << gc.status().ToString();
   EXPECT_EQ(gc->objects_deleted, 0u);
