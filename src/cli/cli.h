@@ -75,6 +75,7 @@ void RegisterHistoryCommands(CLI::App& app, Globals& g, int* exit_code);   // lo
 void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code);     // mount, umount, workspace
 void RegisterCommitCommands(CLI::App& app, Globals& g, int* exit_code);    // commit
 void RegisterGcCommands(CLI::App& app, Globals& g, int* exit_code);        // gc, fsck
+void RegisterForgetCommands(CLI::App& app, Globals& g, int* exit_code);    // forget
 void RegisterRemoteCommands(CLI::App& app, Globals& g, int* exit_code);    // remote, push, pull
 // `strata stats MOUNTPOINT`: the counters of the daemon serving a mount.
 int RunMountStats(Globals& g, const std::string& mountpoint);

@@ -27,7 +27,7 @@ int CreateBranch(Globals& g, const std::string& name, const std::string& rev) {
   auto current = (*store)->GetRef(name);
   if (!current.ok()) return Fail(current.status());
   if (*current) return Fail(Status::AlreadyExists("branch '" + name + "' exists"));
-  auto id = ResolveRevision(**store, rev);
+  auto id = ResolveContentRevision(**store, rev);
   if (!id.ok()) return Fail(id.status());
   Status s = (*store)->CompareAndSwapRef(name, std::nullopt, *id);
   // Created by someone else between the check and the swap.

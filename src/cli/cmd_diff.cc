@@ -12,6 +12,7 @@
 
 #include "cli/history.h"
 #include "cli/workspace_target.h"
+#include "store/forget.h"
 #include "store/revision.h"
 #include "store/tree_diff.h"
 #include "util/time_ns.h"
@@ -138,7 +139,7 @@ struct Side {
 
 Result<Side> CommitSide(Store& store, const std::string& spec) {
   RevPath rp = SplitRevPath(spec);
-  STRATA_ASSIGN_OR_RETURN(Hash id, ResolveRevision(store, rp.rev));
+  STRATA_ASSIGN_OR_RETURN(Hash id, ResolveContentRevision(store, rp.rev));
   STRATA_ASSIGN_OR_RETURN(Commit c, store.GetCommit(id));
   return Side{std::move(c), rp.path, id.ToHex()};
 }
@@ -281,7 +282,7 @@ int RunDiff(Globals& g, const DiffArgs& a) {
 int RunShow(Globals& g, const std::string& rev) {
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(store.status());
-  auto id = ResolveRevision(**store, rev);
+  auto id = ResolveContentRevision(**store, rev);
   if (!id.ok()) return Fail(id.status());
   auto c = (*store)->GetCommit(*id);
   if (!c.ok()) return Fail(c.status());
@@ -293,6 +294,9 @@ int RunShow(Globals& g, const std::string& rev) {
     });
     if (!s.ok()) return Fail(s);
   } else {
+    // A kept commit whose parent was forgotten cannot be compared with it.
+    if (Status s = CheckNotForgotten(**store, c->parents[0]); !s.ok())
+      return Fail(s.WithContext("show " + id->ToHex().substr(0, 12) + " compares it with its parent"));
     auto parent = (*store)->GetCommit(c->parents[0]);
     if (!parent.ok()) return Fail(parent.status());
     TreeEntry before = RootEntry(*parent), after = RootEntry(*c);

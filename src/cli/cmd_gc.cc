@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.h"
+#include "cli/gc_run.h"
 #include "store/fsck.h"
 #include "store/gc.h"
 #include "util/progress.h"
@@ -11,15 +12,7 @@
 #include "workspace/workspace_fsck.h"
 
 namespace strata::cli {
-namespace {
 
-struct GcArgs {
-  bool dry_run = false;
-  double repack_threshold = 0.5;
-};
-
-// What every workspace still reads or will reuse: its base commit, the trees
-// and base chunks its rows name.
 Result<std::vector<RootSet>> WorkspaceRoots(Store& store) {
   STRATA_ASSIGN_OR_RETURN(auto workspaces, Workspace::List(store));
   std::vector<RootSet> roots;
@@ -30,52 +23,50 @@ Result<std::vector<RootSet>> WorkspaceRoots(Store& store) {
   return roots;
 }
 
-int RunGc(Globals& g, const GcArgs& a) {
-  // Other machines may be writing to a remote store, and gc's lock is a local
-  // file: it would protect only this machine's commits.
-  if (!g.remote.empty())
-    return Fail(Status::Unsupported("gc of a remote store is not supported (other machines may be writing to it)"));
-  auto store = OpenStore(g);
-  if (!store.ok()) return Fail(store.status());
-  Progress progress(a.dry_run ? "gc (dry run)" : "gc", 0, 0);
+Result<GcReport> CollectGarbageWithProgress(Store& store, bool dry_run, double repack_threshold,
+                                            const std::vector<Hash>& also_forgotten) {
+  Progress progress(dry_run ? "gc (dry run)" : "gc", 0, 0);
   GcOptions options;
-  options.dry_run = a.dry_run;
-  options.repack_threshold = a.repack_threshold;
-  options.extra_roots = [&] { return WorkspaceRoots(**store); };
+  options.dry_run = dry_run;
+  options.also_forgotten = also_forgotten;
+  options.repack_threshold = repack_threshold;
+  options.extra_roots = [&] { return WorkspaceRoots(store); };
   options.progress = &progress;
   if (Progress::StderrIsTerminal())
     options.note = [](std::string_view what) { fmt::print(stderr, "\r\033[Kgc: {}\n", what); };
-  auto report = CollectGarbage(**store, options);
+  auto report = CollectGarbage(store, options);
   progress.Finish();
-  if (!report.ok()) return Fail(report.status());
-  const GcReport& r = *report;
-  if (g.json) {
-    nlohmann::ordered_json j;
-    j["dry_run"] = a.dry_run;
-    j["roots"] = r.roots;
-    j["objects_before"] = r.objects_before;
-    j["objects_deleted"] = r.objects_deleted;
-    j["bytes_deleted"] = r.bytes_deleted;
-    j["packs_before"] = r.packs_before;
-    j["packs_after"] = r.packs_after;
-    j["packs_removed"] = r.packs_removed;
-    j["packs_rewritten"] = r.packs_rewritten;
-    j["packs_written"] = r.packs_written;
-    j["bytes_copied"] = r.bytes_copied;
-    j["pack_bytes_before"] = r.pack_bytes_before;
-    j["pack_bytes_after"] = r.pack_bytes_after;
-    j["pack_bytes_removed"] = r.pack_bytes_removed;
-    j["pack_bytes_written"] = r.pack_bytes_written;
-    j["bytes_reclaimed"] = r.reclaimed();
-    j["trees_read"] = r.trees_read;
-    j["ms"] = {{"mark", r.mark_ms}, {"delete", r.delete_ms}, {"repack", r.repack_ms}, {"locked", r.locked_ms}};
-    PrintJson(j);
-    return kExitOk;
-  }
-  if (a.dry_run) {
+  return report;
+}
+
+nlohmann::ordered_json GcReportJson(const GcReport& r, bool dry_run) {
+  nlohmann::ordered_json j;
+  j["dry_run"] = dry_run;
+  j["roots"] = r.roots;
+  j["objects_before"] = r.objects_before;
+  j["objects_deleted"] = r.objects_deleted;
+  j["bytes_deleted"] = r.bytes_deleted;
+  j["packs_before"] = r.packs_before;
+  j["packs_after"] = r.packs_after;
+  j["packs_removed"] = r.packs_removed;
+  j["packs_rewritten"] = r.packs_rewritten;
+  j["packs_written"] = r.packs_written;
+  j["bytes_copied"] = r.bytes_copied;
+  j["pack_bytes_before"] = r.pack_bytes_before;
+  j["pack_bytes_after"] = r.pack_bytes_after;
+  j["pack_bytes_removed"] = r.pack_bytes_removed;
+  j["pack_bytes_written"] = r.pack_bytes_written;
+  j["bytes_reclaimed"] = r.reclaimed();
+  j["trees_read"] = r.trees_read;
+  j["ms"] = {{"mark", r.mark_ms}, {"delete", r.delete_ms}, {"repack", r.repack_ms}, {"locked", r.locked_ms}};
+  return j;
+}
+
+void PrintGcReport(const GcReport& r, bool dry_run) {
+  if (dry_run) {
     fmt::print("would delete {} of {} objects ({} stored) reachable from none of {} roots\n", r.objects_deleted,
                r.objects_before, HumanBytes(r.bytes_deleted), r.roots);
-    return kExitOk;
+    return;
   }
   fmt::print("deleted {} of {} objects ({} stored) reachable from none of {} roots\n", r.objects_deleted,
              r.objects_before, HumanBytes(r.bytes_deleted), r.roots);
@@ -90,6 +81,29 @@ int RunGc(Globals& g, const GcArgs& a) {
              (r.mark_ms + r.delete_ms + r.repack_ms) / 1000, r.locked_ms);
   fmt::print("packs on disk: {} -> {}{}\n", HumanBytes(r.pack_bytes_before), HumanBytes(r.pack_bytes_after),
              others > 0 ? fmt::format(" ({} written by other commands while gc ran)", HumanBytes(others)) : "");
+}
+
+namespace {
+
+struct GcArgs {
+  bool dry_run = false;
+  double repack_threshold = 0.5;
+};
+
+int RunGc(Globals& g, const GcArgs& a) {
+  // Other machines may be writing to a remote store, and gc's lock is a local
+  // file: it would protect only this machine's commits.
+  if (!g.remote.empty())
+    return Fail(Status::Unsupported("gc of a remote store is not supported (other machines may be writing to it)"));
+  auto store = OpenStore(g);
+  if (!store.ok()) return Fail(store.status());
+  auto report = CollectGarbageWithProgress(**store, a.dry_run, a.repack_threshold);
+  if (!report.ok()) return Fail(report.status());
+  if (g.json) {
+    PrintJson(GcReportJson(*report, a.dry_run));
+    return kExitOk;
+  }
+  PrintGcReport(*report, a.dry_run);
   return kExitOk;
 }
 

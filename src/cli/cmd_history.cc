@@ -8,6 +8,7 @@
 #include <set>
 
 #include "cli/history.h"
+#include "store/forget.h"
 #include "store/revision.h"
 #include "util/time_ns.h"
 
@@ -23,7 +24,7 @@ struct LogArgs {
 // (git's --topo-order): a commit is shown once all its children are; of those
 // ready, the one that became ready last goes first, tips newest first.
 void PrintGraph(const std::vector<std::pair<Hash, Commit>>& commits,
-                std::map<Hash, std::vector<std::string>>& names) {
+                std::map<Hash, std::vector<std::string>>& names, const std::unordered_set<Hash>& forgotten) {
   std::map<Hash, const Commit*> by_id;
   std::map<Hash, int> children;
   for (const auto& [id, c] : commits) by_id[id] = &c;
@@ -41,7 +42,8 @@ void PrintGraph(const std::vector<std::pair<Hash, Commit>>& commits,
     LogGraph::Row row = graph.Add(id, c.parents);
     std::string branches;
     if (names.count(id)) branches = fmt::format(" ({})", fmt::join(names[id], ", "));
-    fmt::print("{}{}{} {}\n", row.prefix, ShortId(id), branches, Subject(c.message));
+    fmt::print("{}{}{}{} {}\n", row.prefix, ShortId(id), branches, forgotten.count(id) ? " [forgotten]" : "",
+               Subject(c.message));
     for (const std::string& line : row.after) fmt::print("{}\n", line);
     for (const Hash& p : c.parents)
       if (--children[p] == 0) ready.push_back(p);
@@ -58,6 +60,9 @@ int RunLog(Globals& g, const LogArgs& a) {
   if (!refs.ok()) return Fail(refs.status());
   std::map<Hash, std::vector<std::string>> names;  // commit -> branches pointing at it
   for (const auto& [name, id] : *refs) names[id].push_back(name);
+  // Forgotten commits stay in the history; their files are gone after gc.
+  auto forgotten = ForgottenCommits(**store);
+  if (!forgotten.ok()) return Fail(forgotten.status());
 
   std::deque<Hash> todo;
   if (!a.rev.empty()) {
@@ -81,7 +86,7 @@ int RunLog(Globals& g, const LogArgs& a) {
   std::stable_sort(commits.begin(), commits.end(),
                    [](const auto& x, const auto& y) { return x.second.time_ns > y.second.time_ns; });
   if (a.graph) {
-    PrintGraph(commits, names);
+    PrintGraph(commits, names, *forgotten);
     return kExitOk;
   }
 
@@ -96,7 +101,8 @@ int RunLog(Globals& g, const LogArgs& a) {
                    {"author", c.author},
                    {"time", c.time_ns},
                    {"message", c.message},
-                   {"branches", names.count(id) ? names[id] : std::vector<std::string>{}}});
+                   {"branches", names.count(id) ? names[id] : std::vector<std::string>{}},
+                   {"forgotten", forgotten->count(id) > 0}});
     }
     PrintJson(j);
     return kExitOk;
@@ -104,7 +110,8 @@ int RunLog(Globals& g, const LogArgs& a) {
   for (const auto& [id, c] : commits) {
     std::string branches;
     if (names.count(id)) branches = fmt::format(" ({})", fmt::join(names[id], ", "));
-    fmt::print("commit {}{}\n", id.ToHex(), branches);
+    fmt::print("commit {}{}{}\n", id.ToHex(), branches,
+               forgotten->count(id) ? " [forgotten by strata forget: its files are no longer kept]" : "");
     fmt::print("Author: {}\n", c.author);
     const SplitTime when = SplitNs(c.time_ns);
     fmt::print("Date:   {}\n\n", FormatTime(when.sec, when.nsec));
@@ -140,7 +147,7 @@ struct Located {
 };
 Result<Located> Locate(Store& store, const std::string& spec) {
   RevPath rp = SplitRevPath(spec);
-  STRATA_ASSIGN_OR_RETURN(Hash id, ResolveRevision(store, rp.rev));
+  STRATA_ASSIGN_OR_RETURN(Hash id, ResolveContentRevision(store, rp.rev));
   STRATA_ASSIGN_OR_RETURN(Commit c, store.GetCommit(id));
   STRATA_ASSIGN_OR_RETURN(TreeEntry e, LookupPath(store, c.root, rp.path));
   // A hard link shows what it links to (the first path of the inode).

@@ -151,7 +151,7 @@ int MountIn(Globals& g, const MountArgs& a) {
     if (!a.workspace.empty()) {
       name = a.workspace;
     } else if (!a.read_only.empty()) {
-      auto commit = ResolveRevision(**store, a.read_only);
+      auto commit = ResolveContentRevision(**store, a.read_only);
       if (!commit.ok()) return Fail(commit.status());
       name = daemon::ReadOnlyWorkspaceName();
       if (Status s = Workspace::Create(**store, name, *commit, ""); !s.ok()) return Fail(s);

@@ -23,7 +23,7 @@ struct RebaseArgs {
 
 // REV, or the head of the branch the workspace tracks.
 Result<Hash> RebaseTarget(Store& store, const RebaseArgs& a, const WorkspaceTarget& target) {
-  if (!a.rev.empty()) return ResolveRevision(store, a.rev);
+  if (!a.rev.empty()) return ResolveContentRevision(store, a.rev);
   STRATA_ASSIGN_OR_RETURN(auto list, Workspace::List(store));
   for (const WorkspaceInfo& info : list) {
     if (info.name != target.name) continue;

@@ -59,7 +59,7 @@ Result<nlohmann::ordered_json> ResetWorkspace(Store& store, const ResetArgs& a, 
 int RunReset(Globals& g, const ResetArgs& a) {
   auto store = OpenStoreFor(g, a.target);
   if (!store.ok()) return Fail(store.status());
-  auto commit = ResolveRevision(**store, a.rev);
+  auto commit = ResolveContentRevision(**store, a.rev);
   if (!commit.ok()) return Fail(commit.status());
   auto reply = ResetWorkspace(**store, a, *commit);
   if (!reply.ok()) return Fail(reply.status());

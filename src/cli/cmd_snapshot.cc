@@ -2,7 +2,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 
 #include "cli/cli.h"
@@ -14,7 +16,7 @@ namespace strata::cli {
 namespace {
 
 struct ImportArgs {
-  std::string dir, branch, message;
+  std::string dir, branch, message, date;
   bool no_cache = false;
   size_t threads = 0;
 };
@@ -40,10 +42,36 @@ Result<std::string> ImportCachePath(const Store& store) {
   return dir + "/import-" + Sha256::Of(canonical.data(), canonical.size()).ToHex().substr(0, 16) + ".db";
 }
 
+// --date: "@SECONDS" (since the epoch) or "YYYY-MM-DDTHH:MM:SSZ" (UTC).
+Result<int64_t> ParseCommitDate(const std::string& text) {
+  auto bad = [&] {
+    return Status::InvalidArgument("invalid --date '" + text + "': expected @SECONDS or YYYY-MM-DDTHH:MM:SSZ (UTC)");
+  };
+  if (text.starts_with("@")) {
+    int64_t sec = 0;
+    const char* end = text.data() + text.size();
+    auto [p, ec] = std::from_chars(text.data() + 1, end, sec);
+    // Within what nanoseconds in 64 bits hold (years 1678 to 2262).
+    if (ec != std::errc() || p != end || text.size() == 1 || sec > 9'000'000'000 || sec < -9'000'000'000) return bad();
+    return sec * 1'000'000'000;
+  }
+  std::tm tm{};
+  const char* end = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  if (!end || *end != '\0') return bad();
+  const int64_t sec = ::timegm(&tm);
+  if (tm.tm_year + 1900 < 1678 || tm.tm_year + 1900 > 2261) return bad();
+  return sec * 1'000'000'000;
+}
+
 int RunImport(Globals& g, const ImportArgs& a) {
+  ImportOptions options;
+  if (!a.date.empty()) {
+    auto when = ParseCommitDate(a.date);
+    if (!when.ok()) return Fail(when.status());
+    options.time_ns = *when;
+  }
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(store.status());
-  ImportOptions options;
   options.branch = a.branch;
   options.message = a.message.empty() ? "import " + a.dir : a.message;
   options.author = DefaultAuthor();
@@ -93,7 +121,7 @@ int RunImport(Globals& g, const ImportArgs& a) {
 int RunExport(Globals& g, const ExportArgs& a) {
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(store.status());
-  auto id = ResolveRevision(**store, a.rev);
+  auto id = ResolveContentRevision(**store, a.rev);
   if (!id.ok()) return Fail(id.status());
   auto commit = (*store)->GetCommit(*id);
   if (!commit.ok()) return Fail(commit.status());
@@ -119,6 +147,8 @@ void RegisterSnapshotCommands(CLI::App& app, Globals& g, int* exit_code) {
   import->add_option("DIR", imp.dir, "the directory to import")->required();
   import->add_option("-b,--branch", imp.branch, "branch to commit on (created if missing)")->required();
   import->add_option("-m,--message", imp.message, "commit message");
+  import->add_option("--date", imp.date,
+                     "the commit's time instead of now, for a tree as it was then: @SECONDS or YYYY-MM-DDTHH:MM:SSZ");
   import->add_flag("--no-cache", imp.no_cache, "read every file, even those unchanged since the last import");
   import->add_option("--threads", imp.threads, "worker threads reading and compressing files (default: 4 per core)")
       ->check(CLI::Range(1, 256));

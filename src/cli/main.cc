@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   RegisterMountCommands(app, globals, &exit_code);
   RegisterCommitCommands(app, globals, &exit_code);
   RegisterGcCommands(app, globals, &exit_code);
+  RegisterForgetCommands(app, globals, &exit_code);
   RegisterRemoteCommands(app, globals, &exit_code);
   if (argc == 2 && std::string_view(argv[1]) == kCliReferenceFlag) {
     PrintJson(CliReference(app));  // for the build: man pages, completions

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "store/forget.h"
 #include "util/thread_pool.h"
 
 namespace strata {
@@ -94,6 +95,12 @@ Result<TransferStats> CopyHistory(Store& from, Store& to, const Hash& head, cons
     std::string data = std::move(got).value();
     auto commit = DecodeCommit(data);
     if (!commit.ok()) return commit.status().WithContext("commit " + id.ToHex());
+    // Its tree may be gone by gc, and the other store has no forgotten set
+    // that would say why: refused, rather than reported as damage.
+    if (Status s = CheckNotForgotten(from, id); !s.ok())
+      return s.IsNotFound() ? Status::Unsupported("cannot copy this history: " + s.message() +
+                                                  "; copying forgotten commits to another store is not supported yet")
+                            : s;
     level.push_back(commit->root);
     parents[id] = commit->parents;
     for (const Hash& p : commit->parents) todo.push_back(p);

@@ -90,9 +90,10 @@ class Importer {
                         root.entry.xattrs};
     if (head) commit.parents.push_back(*head);
     commit.author = options_.author;
-    commit.time_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
+    commit.time_ns = options_.time_ns ? *options_.time_ns
+                                      : std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                            .count();
     commit.message = options_.message;
     STRATA_ASSIGN_OR_RETURN(PutResult put, store_.Put(ObjectType::kCommit, EncodeCommit(commit)));
     store_.AddLogicalBytes(stats_.bytes);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "store/store.h"
@@ -24,6 +25,9 @@ struct ImportOptions {
   // is read. The cache reuses the chunk lists of files unchanged since the
   // last import of the same directory into the same store.
   std::string cache_path;
+  // The commit's time (ns since the epoch); none: now. For importing a tree
+  // as it was at an earlier date (an old backup).
+  std::optional<int64_t> time_ns;
 };
 
 struct ImportStats {

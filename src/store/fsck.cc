@@ -2,6 +2,7 @@
 
 #include <unordered_set>
 
+#include "store/forget.h"
 #include "store/index.h"
 
 namespace strata {
@@ -21,7 +22,9 @@ Result<FsckReport> CheckStore(Store& store, const std::vector<RootSet>& extra_ro
   for (const auto& [name, id] : refs) roots.push_back({"branch " + name, id, {}, {}});
   report.roots = roots.size();
 
-  Reachability walk(store, &stored);
+  // A forgotten commit's tree may be gone (gc): it is not looked for.
+  STRATA_ASSIGN_OR_RETURN(auto forgotten, ForgottenCommits(store));
+  Reachability walk(store, &stored, nullptr, &forgotten);
   for (const RootSet& root : roots) walk.Add(root);
   report.missing = walk.problems();
   for (const auto& [id, stored_len] : objects) (walk.Marked(id) ? report.reachable : report.unreachable)++;

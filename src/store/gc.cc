@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "store/backend.h"
+#include "store/forget.h"
 #include "store/index.h"
 #include "store/pack_reader.h"
 #include "store/pack_writer.h"
@@ -20,7 +21,7 @@ double MsSince(Clock::time_point start) {
 class Collector {
  public:
   Collector(Store& store, const GcOptions& options)
-      : store_(store), options_(options), walk_(store, nullptr, options.progress) {}
+      : store_(store), options_(options), walk_(store, nullptr, options.progress, &forgotten_) {}
 
   Result<GcReport> Run() {
     auto run_lock = store_.env()->LockFile(store_.path() + "/gc-run.lock", LockMode::kExclusive, /*wait=*/false);
@@ -37,6 +38,9 @@ class Collector {
 
     auto start = Clock::now();
     Note("marking reachable objects");
+    // Commits forgotten later than this are still marked whole: keeping more is safe.
+    STRATA_ASSIGN_OR_RETURN(forgotten_, ForgottenCommits(store_));
+    forgotten_.insert(options_.also_forgotten.begin(), options_.also_forgotten.end());
     STRATA_ASSIGN_OR_RETURN(auto candidates, store_.index()->ListObjects());
     report_.objects_before = candidates.size();
     STRATA_RETURN_IF_ERROR(MarkRoots());
@@ -190,6 +194,7 @@ class Collector {
 
   Store& store_;
   const GcOptions& options_;
+  std::unordered_set<Hash> forgotten_;  // whose trees the walk leaves out (forget.h)
   Reachability walk_;
   GcReport report_;
 };

@@ -1,5 +1,6 @@
 // Garbage collection: deletes the objects that no branch, no workspace and no
-// pinned commit reaches, and rewrites the packs that became mostly garbage,
+// pinned commit reaches (the trees of forgotten commits are not followed,
+// forget.h), and rewrites the packs that became mostly garbage,
 // while mounts, reads and commits keep using the store.
 //
 // Phases (docs/format/store.md has the protocol):
@@ -40,6 +41,9 @@ struct GcOptions {
   // Packs whose live share of bytes is below this are rewritten (0 disables).
   double repack_threshold = 0.5;
   bool dry_run = false;  // report what would go; change nothing
+  // Commits treated as forgotten besides those recorded (forget.h): what a
+  // dry run of `forget --prune` would free.
+  std::vector<Hash> also_forgotten;
   // Roots other than the refs (workspace bases, pins). Called once per
   // phase 1 and once under the lock of phase 2, so it must read them afresh.
   std::function<Result<std::vector<RootSet>>()> extra_roots;

@@ -67,6 +67,11 @@ namespace {
 
 constexpr int kSchemaVersion = 1;
 
+// Came after the first stores of schema version 1, which do not have it: it
+// is made by the first forget, and a store without it has forgotten nothing.
+constexpr const char* kForgottenTable =
+    "CREATE TABLE IF NOT EXISTS forgotten(oid BLOB PRIMARY KEY, forgotten_ns INTEGER NOT NULL) WITHOUT ROWID";
+
 // A prepared statement (SqliteStatement), finalized on scope exit, with binds
 // chosen by the C++ type of the index's columns: integers, names as text, ids
 // as blobs.
@@ -473,6 +478,60 @@ Result<uint64_t> Index::GetCounter(const std::string& name) {
   if (rc == SQLITE_DONE) return uint64_t{0};
   if (rc != SQLITE_ROW) return st.Error("reading counter " + name);
   return static_cast<uint64_t>(st.ColInt(0));
+}
+
+Result<bool> Index::HasForgottenTable() {
+  Stmt st(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'forgotten'");
+  if (!st.ok()) return PrepareError(db_);
+  int rc = st.Step();
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return st.Error("looking for the forgotten table");
+}
+
+Status Index::AddForgotten(const std::vector<Hash>& commits, int64_t when_ns) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction txn(db_);
+  if (!txn.ok()) return PrepareError(db_);
+  STRATA_RETURN_IF_ERROR(Exec(kForgottenTable));
+  // A commit forgotten twice keeps the time it was first forgotten.
+  Stmt put(db_, "INSERT OR IGNORE INTO forgotten(oid, forgotten_ns) VALUES(?, ?)");
+  if (!put.ok()) return PrepareError(db_);
+  for (const Hash& id : commits) {
+    if (put.Bind(1, id).Bind(2, when_ns).Step() != SQLITE_DONE)
+      return put.Error("recording forgotten commit " + id.ToHex());
+    put.Reset();
+  }
+  return txn.Commit();
+}
+
+Result<std::unordered_set<Hash>> Index::ListForgotten() {
+  std::lock_guard<std::mutex> lock(mu_);
+  STRATA_ASSIGN_OR_RETURN(bool exists, HasForgottenTable());
+  if (!exists) return std::unordered_set<Hash>();
+  Stmt st(db_, "SELECT oid FROM forgotten");
+  if (!st.ok()) return PrepareError(db_);
+  std::unordered_set<Hash> out;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    auto id = st.ColHash(0);
+    if (!id) return Status::Corruption("index holds a forgotten commit with a malformed id");
+    out.insert(*id);
+  }
+  if (rc != SQLITE_DONE) return st.Error("listing forgotten commits");
+  return out;
+}
+
+Result<bool> Index::IsForgotten(const Hash& commit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  STRATA_ASSIGN_OR_RETURN(bool exists, HasForgottenTable());
+  if (!exists) return false;
+  Stmt st(db_, "SELECT 1 FROM forgotten WHERE oid = ?");
+  if (!st.ok()) return PrepareError(db_);
+  int rc = st.Bind(1, commit).Step();
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return st.Error("reading the forgotten commits");
 }
 
 }  // namespace strata

@@ -5,6 +5,8 @@
 //   objects(oid, pack, offset, ...)      where each object lives; rebuildable from pack footers
 //   refs(name, oid)                      branches; the only state that is not derivable
 //   counters(name, value)                cumulative counters (logical bytes ingested)
+//   forgotten(oid, forgotten_ns)         commits `strata forget` let go of; not derivable either;
+//                                        made by the first forget (older stores lack it)
 //   meta(key, value)                     schema version
 //
 // WAL mode with synchronous=FULL: a ref update that returned is durable.
@@ -20,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "store/pack_format.h"
@@ -121,6 +124,12 @@ class Index {
   // Removes name if it still points at expected; Conflict otherwise.
   Status DeleteRef(const std::string& name, const Hash& expected);
 
+  // ---- commits `strata forget` let go of: their trees are no longer kept
+  // (docs/format/store.md). The set only grows; adding is one transaction.
+  Status AddForgotten(const std::vector<Hash>& commits, int64_t when_ns);
+  Result<std::unordered_set<Hash>> ListForgotten();
+  Result<bool> IsForgotten(const Hash& commit);
+
   Status AddCounter(const std::string& name, uint64_t delta);
   Result<uint64_t> GetCounter(const std::string& name);
 
@@ -128,6 +137,9 @@ class Index {
   // Conflict ("head moved") unless ref name points at expected (nullopt: absent).
   // REQUIRES: mu_ held, inside a transaction.
   Status CheckRef(const std::string& name, const std::optional<Hash>& expected);
+  // Whether the forgotten table exists (stores made before it have none
+  // until their first forget). REQUIRES: mu_ held.
+  Result<bool> HasForgottenTable();
   explicit Index(sqlite3* db) : db_(db) {}
   Status Exec(const char* sql);
 

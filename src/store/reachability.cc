@@ -18,17 +18,28 @@ void Reachability::AddCommit(const Hash& start, const std::string& root) {
   // walked afterwards, a level at a time.
   std::vector<PendingTree> roots;
   std::vector<Hash> todo;
-  if (marked_.insert(start).second) todo.push_back(start);
+  auto where_of = [&](const Hash& id) { return "commit " + id.ToHex().substr(0, 12) + " (" + root + ")"; };
+  if (marked_.insert(start).second) {
+    todo.push_back(start);
+  } else if (auto skipped = tree_skipped_.find(start); skipped != tree_skipped_.end()) {
+    // Met before as a forgotten parent; as a root its tree is kept.
+    if (marked_.insert(skipped->second).second) roots.push_back({skipped->second, where_of(start) + ": "});
+    tree_skipped_.erase(skipped);
+  }
   while (!todo.empty()) {
     Hash id = todo.back();
     todo.pop_back();
-    std::string where = "commit " + id.ToHex().substr(0, 12) + " (" + root + ")";
+    std::string where = where_of(id);
     auto commit = store_.GetCommit(id);
     if (!commit.ok()) {
       Problem(id, where, commit.status().message());
       continue;
     }
-    if (marked_.insert(commit->root).second) roots.push_back({commit->root, where + ": "});
+    if (id != start && forgotten_ && forgotten_->count(id)) {
+      tree_skipped_.emplace(id, commit->root);
+    } else if (marked_.insert(commit->root).second) {
+      roots.push_back({commit->root, where + ": "});
+    }
     for (const Hash& parent : commit->parents)
       if (marked_.insert(parent).second) todo.push_back(parent);
   }

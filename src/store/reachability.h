@@ -3,7 +3,9 @@
 // chunks of its files).
 //
 // gc marks with it what must be kept; fsck checks with it that everything
-// referred to is stored. Each commit and tree is read once however many roots
+// referred to is stored. A forgotten commit (forget.h) reached through a
+// parent link has its parents walked but not its tree; reached as a root
+// (AddCommit's `start`), its tree is walked like any other. Each commit and tree is read once however many roots
 // share it, so adding a root whose history is already marked costs only what
 // is new in it. Trees of one depth are read in parallel.
 //
@@ -13,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -44,8 +47,11 @@ class Reachability {
   // stored: when given, every chunk reference is looked up in it (fsck);
   // without it chunks are only marked (gc).
   // progress: counts trees read, when given.
-  explicit Reachability(Store& store, const std::unordered_set<Hash>* stored = nullptr, Progress* progress = nullptr)
-      : store_(store), stored_(stored), progress_(progress) {}
+  // forgotten: commits whose trees are not walked unless they are roots
+  // (ForgottenCommits); none when null. Must outlive the walk.
+  explicit Reachability(Store& store, const std::unordered_set<Hash>* stored = nullptr, Progress* progress = nullptr,
+                        const std::unordered_set<Hash>* forgotten = nullptr)
+      : store_(store), stored_(stored), progress_(progress), forgotten_(forgotten) {}
 
   // Marks everything reachable from `commit` that is not marked yet; `root`
   // says where the commit came from ("branch main"), for problem reports.
@@ -72,7 +78,11 @@ class Reachability {
   Store& store_;
   const std::unordered_set<Hash>* const stored_;
   Progress* const progress_;
+  const std::unordered_set<Hash>* const forgotten_;
   std::unordered_set<Hash> marked_;
+  // Forgotten commits marked through a parent link, whose trees were not
+  // walked: commit -> its root tree, walked should the commit become a root.
+  std::unordered_map<Hash, Hash> tree_skipped_;
   uint64_t trees_read_ = 0;
   std::vector<ReachabilityProblem> problems_;
 };

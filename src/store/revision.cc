@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "store/forget.h"
+
 namespace strata {
 
 namespace {
@@ -100,6 +102,12 @@ Result<TreeEntry> LookupPath(Store& store, const Hash& root, std::string_view pa
     current = *e;
   }
   return current;
+}
+
+Result<Hash> ResolveContentRevision(Store& store, std::string_view rev) {
+  STRATA_ASSIGN_OR_RETURN(Hash id, ResolveRevision(store, rev));
+  STRATA_RETURN_IF_ERROR(CheckNotForgotten(store, id));
+  return id;
 }
 
 }  // namespace strata

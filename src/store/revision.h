@@ -15,6 +15,10 @@
 namespace strata {
 
 Result<Hash> ResolveRevision(Store& store, std::string_view rev);
+// The same for a commit whose files will be read (mount, export, diff, ls,
+// cat, a new branch or workspace on it): NotFound, saying so, when the commit
+// was forgotten by `strata forget` (forget.h).
+Result<Hash> ResolveContentRevision(Store& store, std::string_view rev);
 
 struct RevPath {
   std::string rev;

@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "env/trust.h"
+#include "store/forget.h"
 #include "store/tree.h"
 #include "workspace/sqlite_workspace.h"
 #include "workspace/workspace_fsck.h"
@@ -173,6 +174,9 @@ Status Workspace::Create(Store& store, const std::string& name, const std::optio
   if (base) {
     STRATA_ASSIGN_OR_RETURN(bool stored, store.Contains(*base));
     if (!stored) return Status::NotFound("commit " + base->ToHex() + " is not in the store");
+    // Inside the session: `strata forget` records under gc's lock, so either
+    // it sees this workspace's base or this sees the commit forgotten.
+    STRATA_RETURN_IF_ERROR(CheckNotForgotten(store, *base));
   }
   const std::string root = WorkspacesDir(store);
   const std::string final_dir = root + "/" + EncodeName(name);

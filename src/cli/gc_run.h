@@ -1,0 +1,24 @@
+// The part of `strata gc` that `strata forget --prune` runs too: gc's roots
+// beyond the branches, a collection with its progress bar, and its report.
+// Thread-safety: for the command's one thread.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "store/gc.h"
+#include "store/reachability.h"
+
+namespace strata::cli {
+
+// What every workspace still reads or will reuse: its base commit, the trees
+// and base chunks its rows name.
+Result<std::vector<RootSet>> WorkspaceRoots(Store& store);
+// gc with every workspace as a root, a progress bar and notes on a terminal;
+// also_forgotten: see GcOptions.
+Result<GcReport> CollectGarbageWithProgress(Store& store, bool dry_run, double repack_threshold,
+                                            const std::vector<Hash>& also_forgotten = {});
+nlohmann::ordered_json GcReportJson(const GcReport& report, bool dry_run);
+void PrintGcReport(const GcReport& report, bool dry_run);
+
+}  // namespace strata::cli
