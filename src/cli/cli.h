@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "control/protocol.h"
 #include "daemon/mount_source.h"
 #include "store/store.h"
 
@@ -81,6 +82,6 @@ void RegisterRemoteCommands(CLI::App& app, Globals& g, int* exit_code);    // re
 int RunMountStats(Globals& g, const std::string& mountpoint);
 // The counters of the daemon serving workspace `name`, from its control
 // socket: {"operations", "workspace", "request_loop"} (control/protocol.h).
-Result<nlohmann::ordered_json> DaemonCounters(const Store& store, const std::string& name);
+Result<control::StatsReply> DaemonCounters(const Store& store, const std::string& name);
 
 }  // namespace strata::cli

@@ -24,15 +24,12 @@ struct CommitArgs {
   std::string target, message, branch;
 };
 
-Result<nlohmann::ordered_json> CommitWorkspace(Store& store, const CommitArgs& a, const CommitRequest& request) {
+Result<control::CommitReply> CommitWorkspace(Store& store, const CommitArgs& a, const CommitRequest& request) {
   STRATA_ASSIGN_OR_RETURN(WorkspaceTarget target, ResolveWorkspace(store, a.target));
   if (target.mounted) {
     if (IsReadOnlyMount(target.name))
       return Status::InvalidArgument(target.mounted->mountpoint + " is a read-only mount: there is nothing to commit");
-    control::DaemonRequest req;
-    req.op = control::DaemonRequest::Op::kCommit;
-    req.commit = request;
-    auto reply = AskDaemon(store, target, req, /*sync=*/true);
+    auto reply = AskDaemon(store, target, request, /*sync=*/true);
     if (!reply.ok() && reply.status().code() == Status::Code::kUnavailable) {
       // Killed while it served the commit, the daemon may have published it
       // or not; the store is sound either way (a commit is whole or absent).
@@ -46,8 +43,7 @@ Result<nlohmann::ordered_json> CommitWorkspace(Store& store, const CommitArgs& a
   if (IsReadOnlyMount(target.name)) return Status::InvalidArgument("'" + a.target + "' serves a read-only mount");
   auto ws = Workspace::Open(store, target.name);
   if (!ws.ok()) return ws.status();
-  STRATA_ASSIGN_OR_RETURN(CommitOutcome outcome, (*ws)->Commit(request));
-  return control::CommitReplyJson(outcome);
+  return (*ws)->Commit(request);
 }
 
 int RunCommit(Globals& g, const CommitArgs& a) {
@@ -57,23 +53,19 @@ int RunCommit(Globals& g, const CommitArgs& a) {
   CommitRequest request{a.message, DefaultAuthor(), a.branch};
   auto reply = CommitWorkspace(**store, a, request);
   if (!reply.ok()) return Fail(reply.status());
-  const auto& j = *reply;
   if (g.json) {
-    PrintJson(j);
+    PrintJson(control::ToJson(*reply));
     return kExitOk;
   }
-  if (j["commit"].is_null()) {
+  if (!reply->commit) {
     fmt::print("nothing to commit\n");
     return kExitOk;
   }
-  const auto& s = j["stats"];
-  fmt::print("{} on branch {}\n", j["commit"].get<std::string>(), j["branch"].get<std::string>());
+  const CommitStats& s = reply->stats;
+  fmt::print("{} on branch {}\n", reply->commit->ToHex(), reply->branch);
   fmt::print("  {} changed paths; {} directories and {} files written, {} hashed, {} new objects; {:.0f} ms\n",
-             s["changed_inodes"].get<uint64_t>(), s["directories_written"].get<uint64_t>(),
-             s["files_captured"].get<uint64_t>(), HumanBytes(s["bytes_hashed"].get<uint64_t>()),
-             s["objects_written"].get<uint64_t>(),
-             s["cut_ms"].get<double>() + s["capture_ms"].get<double>() + s["trees_ms"].get<double>() +
-                 s["publish_ms"].get<double>() + s["rebase_ms"].get<double>());
+             s.changed_inodes, s.directories_written, s.files_captured, HumanBytes(s.bytes_hashed), s.objects_written,
+             s.cut_ms + s.capture_ms + s.trees_ms + s.publish_ms + s.rebase_ms);
   return kExitOk;
 }
 

@@ -289,7 +289,7 @@ int RunWorkspaceEnd(Globals& g, const std::string& target, bool discard) {
   if (mounted) {
     auto counters = DaemonCounters(**store, name);
     if (!counters.ok()) return Fail(counters.status().WithContext("cannot tell what workspace '" + name + "' holds"));
-    changed = (*counters)["workspace"]["changed_paths"].get<uint64_t>();
+    changed = counters->workspace.changed_paths;
   }
   if (changed > 0 && !discard)
     return Fail(Status::InvalidArgument("workspace '" + name + "' has uncommitted changes (" +

@@ -55,21 +55,20 @@ Status DaemonStoppedInRebase(Store& store, const WorkspaceTarget& target, const 
                              "; " + RemountHint(target));
 }
 
-Result<nlohmann::ordered_json> RebaseWorkspace(Store& store, const RebaseArgs& a) {
+Result<control::RebaseReply> RebaseWorkspace(Store& store, const RebaseArgs& a) {
   STRATA_ASSIGN_OR_RETURN(WorkspaceTarget target, ResolveWorkspace(store, a.target));
   if (IsReadOnlyMount(target.name))
     return Status::InvalidArgument("'" + a.target + "' serves a read-only mount: it has no changes to rebase");
   STRATA_ASSIGN_OR_RETURN(Hash onto, RebaseTarget(store, a, target));
   if (target.mounted) {
-    auto reply = AskDaemon(store, target, control::DaemonRequest{.op = control::DaemonRequest::Op::kRebase, .target = onto},
-                           /*sync=*/true);
+    auto reply = AskDaemon(store, target, control::RebaseRequest{onto}, /*sync=*/true);
     if (!reply.ok() && reply.status().code() == Status::Code::kUnavailable)
       return DaemonStoppedInRebase(store, target, onto, reply.status());
     return reply;
   }
   STRATA_ASSIGN_OR_RETURN(auto ws, Workspace::Open(store, target.name));
   STRATA_ASSIGN_OR_RETURN(RebaseOutcome out, ws->RebaseOnto(onto));
-  return control::RebaseReplyJson(onto, out);
+  return control::RebaseReplyOf(onto, out);
 }
 
 int RunRebase(Globals& g, const RebaseArgs& a) {
@@ -77,28 +76,25 @@ int RunRebase(Globals& g, const RebaseArgs& a) {
   if (!store.ok()) return Fail(store.status());
   auto reply = RebaseWorkspace(**store, a);
   if (!reply.ok()) return Fail(reply.status());
-  const auto& j = *reply;
-  const bool conflicts = !j["conflicts"].empty();
+  const control::RebaseReply& r = *reply;
+  const bool conflicts = !r.conflicts.empty();
   if (g.json) {
-    PrintJson(j);
+    PrintJson(control::ToJson(r));
     return conflicts ? kExitConflict : kExitOk;
   }
-  const std::string onto = j["onto"].get<std::string>().substr(0, 12);
-  if (j["up_to_date"].get<bool>()) {
+  const std::string onto = r.onto.ToHex().substr(0, 12);
+  if (r.up_to_date) {
     fmt::print("{} is already up to date with {}\n", a.target, onto);
     return kExitOk;
   }
   if (conflicts) {
     fmt::print(stderr, "strata: cannot rebase {} onto {}: {} path(s) changed on both sides; nothing was changed\n",
-               a.target, onto, j["conflicts"].size());
-    for (const auto& c : j["conflicts"]) {
-      const std::string path = c["path"].get<std::string>();
-      fmt::print("conflict: {}  ({})\n", path.empty() ? "." : path, c["reason"].get<std::string>());
-    }
+               a.target, onto, r.conflicts.size());
+    for (const MergeConflict& c : r.conflicts) fmt::print("conflict: {}  ({})\n", c.path.empty() ? "." : c.path, c.reason);
     return kExitConflict;
   }
   fmt::print("{} rebased onto {}; {}\n", a.target, onto,
-             j["differs"].get<bool>() ? "the next commit holds its changes"
+             r.differs ? "the next commit holds its changes"
                                       : "its content is that commit's (nothing to commit)");
   return kExitOk;
 }

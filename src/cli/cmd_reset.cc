@@ -37,23 +37,20 @@ Status DaemonStoppedInReset(Store& store, const WorkspaceTarget& target, const R
                              "; " + RemountHint(target));
 }
 
-Result<nlohmann::ordered_json> ResetWorkspace(Store& store, const ResetArgs& a, const Hash& commit) {
+Result<control::ResetReply> ResetWorkspace(Store& store, const ResetArgs& a, const Hash& commit) {
   STRATA_ASSIGN_OR_RETURN(WorkspaceTarget target, ResolveWorkspace(store, a.target));
   if (IsReadOnlyMount(target.name))
     return Status::InvalidArgument("'" + a.target + "' serves a read-only mount: it cannot be reset");
   if (target.mounted) {
     // Without --hard the content is kept: dirty pages must reach it first.
-    auto reply = AskDaemon(store, target,
-                           control::DaemonRequest{.op = control::DaemonRequest::Op::kReset, .target = commit, .hard = a.hard},
-                           /*sync=*/!a.hard);
+    auto reply = AskDaemon(store, target, ResetRequest{commit, a.hard}, /*sync=*/!a.hard);
     if (!reply.ok() && reply.status().code() == Status::Code::kUnavailable)
       return DaemonStoppedInReset(store, target, a, commit, reply.status());
     return reply;
   }
   STRATA_ASSIGN_OR_RETURN(auto ws, Workspace::Open(store, target.name));
   STRATA_ASSIGN_OR_RETURN(ResetOutcome out, ws->Reset(ResetRequest{commit, a.hard}));
-  return nlohmann::ordered_json{
-      {"base", commit.ToHex()}, {"content_replaced", out.content_replaced}, {"differs", out.differs}};
+  return control::ResetReplyOf(commit, out);
 }
 
 int RunReset(Globals& g, const ResetArgs& a) {
@@ -64,14 +61,14 @@ int RunReset(Globals& g, const ResetArgs& a) {
   auto reply = ResetWorkspace(**store, a, *commit);
   if (!reply.ok()) return Fail(reply.status());
   if (g.json) {
-    PrintJson(*reply);
+    PrintJson(control::ToJson(*reply));
     return kExitOk;
   }
   if (a.hard) {
     fmt::print("{} now holds {} exactly\n", a.target, ShortId(*commit));
   } else {
     fmt::print("{} is based on {}; {}\n", a.target, ShortId(*commit),
-               (*reply)["differs"].get<bool>() ? "its content differs: the next commit holds the difference"
+               reply->differs ? "its content differs: the next commit holds the difference"
                                                : "its content is that commit's");
   }
   return kExitOk;

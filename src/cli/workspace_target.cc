@@ -39,8 +39,8 @@ Status SyncMount(const std::string& mountpoint) {
   return Status::Ok();
 }
 
-Result<nlohmann::ordered_json> AskDaemon(Store& store, const WorkspaceTarget& target,
-                                         const control::DaemonRequest& request, bool sync) {
+Result<control::DaemonReply> AskDaemonAny(Store& store, const WorkspaceTarget& target,
+                                          const control::DaemonRequest& request, bool sync) {
   const Status stopped_before = Status::Unavailable("the daemon serving " + target.mounted->mountpoint +
                                                     " (workspace '" + target.name + "') has stopped");
   if (sync) {
@@ -116,9 +116,7 @@ std::string ControlSocketPath(Store& store, const WorkspaceTarget& target) {
 
 Result<WorkspaceSnapshot> SnapshotWorkspace(Store& store, const WorkspaceTarget& target) {
   if (target.mounted) {
-    STRATA_ASSIGN_OR_RETURN(auto reply, AskDaemon(store, target, control::DaemonRequest{.op = control::DaemonRequest::Op::kSnapshot},
-                                                  /*sync=*/true));
-    return control::SnapshotFromJson(reply);
+    return AskDaemon(store, target, control::SnapshotRequest{}, /*sync=*/true);
   }
   STRATA_ASSIGN_OR_RETURN(auto ws, Workspace::Open(store, target.name));
   return ws->Snapshot();

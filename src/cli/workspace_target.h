@@ -43,11 +43,18 @@ bool IsReadOnlyMount(const std::string& name);
 Status SyncMount(const std::string& mountpoint);
 
 // The daemon serving a mounted target answers request (after SyncMount when
-// sync). Unavailable when it has stopped: with kDaemonStoppedMessage when it
-// stopped while serving the request (which may then have happened or not),
-// with another message when it had stopped before (nothing happened).
-Result<nlohmann::ordered_json> AskDaemon(Store& store, const WorkspaceTarget& target,
-                                         const control::DaemonRequest& request, bool sync);
+// sync), with the reply of its type (control::ReplyTo). Unavailable when it
+// has stopped: with kDaemonStoppedMessage when it stopped while serving the
+// request (which may then have happened or not), with another message when it
+// had stopped before (nothing happened).
+Result<control::DaemonReply> AskDaemonAny(Store& store, const WorkspaceTarget& target,
+                                          const control::DaemonRequest& request, bool sync);
+template <typename Request>
+Result<control::ReplyTo<Request>> AskDaemon(Store& store, const WorkspaceTarget& target, const Request& request,
+                                            bool sync) {
+  STRATA_ASSIGN_OR_RETURN(control::DaemonReply reply, AskDaemonAny(store, target, request, sync));
+  return std::get<control::ReplyTo<Request>>(std::move(reply));  // the decoder gives no other alternative
+}
 // Whether status says the daemon stopped while it served the request.
 bool DaemonStoppedDuringRequest(const Status& status);
 

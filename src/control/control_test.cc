@@ -22,7 +22,7 @@ const char kCommitReply[] =
 
 TEST(ControlReplyTest, AReplyWithoutItsNewlineIsADaemonThatStopped) {
   for (std::string cut : {std::string(), std::string(kCommitReply).substr(0, 20), std::string(kCommitReply)}) {
-    auto r = DecodeControlReplyOrStop(DaemonRequest::Op::kCommit, cut);
+    auto r = DecodeReplyOrStop(CommitRequest{}, cut);
     ASSERT_FALSE(r.ok()) << cut;
     EXPECT_EQ(r.status().code(), Status::Code::kUnavailable) << cut;
     EXPECT_EQ(r.status().message(), kDaemonStoppedMessage);
@@ -30,10 +30,10 @@ TEST(ControlReplyTest, AReplyWithoutItsNewlineIsADaemonThatStopped) {
 }
 
 TEST(ControlReplyTest, ACompleteReplyIsDecodedAndAnUnreadableOneIsStillRefused) {
-  auto ok = DecodeControlReplyOrStop(DaemonRequest::Op::kCommit, std::string(kCommitReply) + "\n");
+  auto ok = DecodeReplyOrStop(CommitRequest{}, std::string(kCommitReply) + "\n");
   ASSERT_TRUE(ok.ok()) << ok.status().message();
-  EXPECT_EQ((*ok)["branch"], "main");
-  auto bad = DecodeControlReplyOrStop(DaemonRequest::Op::kCommit, "{\"commit\": 5}\n");
+  EXPECT_EQ(std::get<CommitReply>(*ok).branch, "main");
+  auto bad = DecodeReplyOrStop(CommitRequest{}, "{\"commit\": 5}\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_TRUE(bad.status().IsCorruption());
 }
@@ -70,7 +70,7 @@ class SilentDaemon {
 TEST(ControlRequestTest, ADaemonThatClosesWithoutAnsweringHasStopped) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/control.sock";
-  DaemonRequest commit{.op = DaemonRequest::Op::kCommit};
+  const DaemonRequest commit = CommitRequest{"m", "a", "main"};
   {
     SilentDaemon daemon(path);
     auto r = ControlRequest(path, commit);

@@ -1,83 +1,129 @@
 // The control protocol: what strata commands ask the daemon serving a mount,
-// and what it answers, encoded and decoded here only (the socket that carries
-// it is control/socket.h).
+// and what it answers, as typed requests and replies. Their encoding and
+// decoding live in protocol.cc only; the socket that carries them is
+// control/socket.h.
 //
 // A client connects to the daemon's Unix socket, sends one request as a JSON
-// object on one line, and reads one JSON reply until the daemon closes the
-// connection:
-//   {"op": "stats"}                         → {"operations": ..., "workspace": ...}
-//   {"op": "commit", "message": M, "author": A, "branch": B}
-//                                           → CommitReplyJson(...)
-//   {"op": "snapshot"}                      → SnapshotReplyJson(...): the trees the next
-//                                             commit would hold (Workspace::Snapshot)
-//   {"op": "reset", "commit": HEX, "hard": bool}
-//                                           → {"base", "content_replaced", "differs"}; the
-//                                             kernel's stale caches are invalidated first
-//   {"op": "rebase", "commit": HEX}       → RebaseReplyJson(...); after a rebase that
-//                                             replaced the content, the kernel's stale
-//                                             caches are invalidated first
+// object on one line, and reads one JSON reply line until the daemon closes
+// the connection:
+//   {"op": "stats"}                              → StatsReply
+//   {"op": "commit", "message", "author", "branch"} → CommitReply
+//   {"op": "snapshot"}                           → SnapshotReply: the trees the next
+//                                                  commit would hold (Workspace::Snapshot)
+//   {"op": "reset", "commit": HEX, "hard": bool} → ResetReply; the kernel's stale
+//                                                  caches are invalidated first
+//   {"op": "rebase", "commit": HEX}              → RebaseReply; after a rebase that
+//                                                  replaced the content, the kernel's
+//                                                  stale caches are invalidated first
 // Any failure is {"error": message, "code": "conflict" | "invalid" | "damaged" | "failed"}
 // ("damaged": the store's data is, and the command exits as for damage).
 // Requests are served one at a time, in the order they arrive.
+//
+// Decoding is strict on both sides: every field must be there with its type
+// and no other field may be, so a message of another strata version is a
+// clear error naming the field, never a value read wrongly. A request that
+// does not decode is answered "invalid"; a reply that does not decode is
+// Corruption ("the daemon's reply is not what this strata reads").
+// Thread-safety: pure functions of their arguments.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
 
 #include "util/status.h"
 #include "workspace/workspace.h"
 
 namespace strata::control {
 
-// A request, decoded. Bytes from the socket reach the daemon only through
-// DecodeDaemonRequest: anything else is an "invalid" error reply, never an
-// exception in the serving thread.
-struct DaemonRequest {
-  enum class Op { kStats, kCommit, kSnapshot, kReset, kRebase };
-  Op op = Op::kStats;
-  CommitRequest commit;  // kCommit: message, author, branch (strings; absent: "")
-  Hash target;           // kReset, kRebase: "commit" (64 hex digits)
-  bool hard = false;     // kReset: "hard" (a bool; absent: false)
-  bool operator==(const DaemonRequest& o) const {
-    return op == o.op && commit.message == o.commit.message && commit.author == o.commit.author &&
-           commit.branch == o.commit.branch && target == o.target && hard == o.hard;
-  }
+// Requests. A commit and a reset are asked with the workspace's own
+// CommitRequest and ResetRequest (workspace.h).
+struct StatsRequest {};
+struct SnapshotRequest {};
+struct RebaseRequest {
+  Hash onto;  // "commit" on the wire
 };
-// One line, without its newline.
-std::string EncodeDaemonRequest(const DaemonRequest& request);
-Result<DaemonRequest> DecodeDaemonRequest(std::string_view line);
+using DaemonRequest = std::variant<StatsRequest, CommitRequest, SnapshotRequest, ResetRequest, RebaseRequest>;
 
-// Client side: the daemon's reply to a request of `op`, as the CLI reads it.
-// Corruption unless it is a JSON object holding every field the CLI reads for
-// that op with the type it reads it as (so reading it cannot throw); an error
-// reply comes back as a Status (Conflict for "conflict", InvalidArgument for
-// "invalid").
-Result<nlohmann::ordered_json> DecodeControlReply(DaemonRequest::Op op, std::string_view reply);
-// What ControlRequest (socket.h) does with the bytes it read until the daemon closed the
-// connection: a reply is complete only with its final newline. Without it
-// (nothing at all, or a part) the daemon stopped while serving the request:
-// Unavailable with kDaemonStoppedMessage, whatever the request may have done
-// before. Otherwise DecodeControlReply of the line.
-Result<nlohmann::ordered_json> DecodeControlReplyOrStop(DaemonRequest::Op op, std::string_view reply);
+// Replies.
+// One FUSE operation's counters (`strata stats`): how many, how many failed,
+// and a latency histogram of (upper bound in µs, count) with the bounds
+// increasing powers of two ("<N" on the wire).
+struct OperationCounters {
+  std::string name;
+  uint64_t count = 0, errors = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> latency_us;
+};
+// How the mount's request loop ran.
+struct RequestLoopCounters {
+  uint64_t inline_requests = 0, worker_requests = 0, caught_polling = 0, sleeps = 0;
+};
+struct StatsReply {
+  std::vector<OperationCounters> operations;  // the operations served at least once
+  WorkspaceCounters workspace;
+  RequestLoopCounters request_loop;
+};
+using CommitReply = CommitOutcome;
+using SnapshotReply = WorkspaceSnapshot;
+struct ResetReply {
+  Hash base;
+  bool content_replaced = false;
+  bool differs = false;
+};
+struct RebaseReply {
+  Hash onto;
+  bool up_to_date = false;
+  std::vector<MergeConflict> conflicts;  // a result, not an error: the workspace is unchanged
+  std::optional<Hash> root;              // the merged tree, when the rebase happened
+  bool differs = false;
+};
+// The reply to each request, in the order of DaemonRequest's alternatives.
+using DaemonReply = std::variant<StatsReply, CommitReply, SnapshotReply, ResetReply, RebaseReply>;
+
+// The reply type of a request type, and the replies the workspace's outcomes make.
+template <typename T, typename... Ts>
+constexpr size_t AlternativeIndex(const std::variant<Ts...>*) {
+  size_t i = 0;
+  const bool found = ((std::is_same_v<T, Ts> || (++i, false)) || ...);
+  return found ? i : sizeof...(Ts);
+}
+template <typename Request>
+using ReplyTo =
+    std::variant_alternative_t<AlternativeIndex<Request>(static_cast<const DaemonRequest*>(nullptr)), DaemonReply>;
+ResetReply ResetReplyOf(const Hash& commit, const ResetOutcome& outcome);
+RebaseReply RebaseReplyOf(const Hash& onto, const RebaseOutcome& outcome);
+
+// One line, without its newline.
+std::string EncodeRequest(const DaemonRequest& request);
+// InvalidArgument naming what is wrong, for anything but a request EncodeRequest could write.
+Result<DaemonRequest> DecodeRequest(std::string_view line);
+
+// The daemon's reply line (without its newline): the reply, or the error.
+std::string EncodeReply(const Result<DaemonReply>& reply);
+// Client side: the reply line to `request`, holding the alternative of
+// ReplyTo that request. An error reply comes back as its Status (Conflict
+// for "conflict", InvalidArgument for "invalid", Corruption for "damaged").
+Result<DaemonReply> DecodeReply(const DaemonRequest& request, std::string_view line);
+// What ControlRequest (socket.h) does with the bytes it read until the daemon
+// closed the connection: a reply is complete only with its final newline.
+// Without it (nothing at all, or a part) the daemon stopped while serving the
+// request: Unavailable with kDaemonStoppedMessage, whatever the request may
+// have done before. Otherwise DecodeReply of the line.
+Result<DaemonReply> DecodeReplyOrStop(const DaemonRequest& request, std::string_view bytes);
 inline constexpr const char* kDaemonStoppedMessage = "the daemon stopped before it answered";
 
-// The reply to a commit, also printed by `strata commit --json`.
-nlohmann::ordered_json CommitReplyJson(const CommitOutcome& outcome);
-// The reply to a snapshot: {"base": hex | null, "root": hex, "root_meta":
-// {"mode", "uid", "gid", "mtime_sec", "mtime_nsec", "xattrs": [[name, value]]
-// with names and values in hex (they are bytes)}, "differs": bool}, and
-// what the client reads back from it.
-nlohmann::ordered_json SnapshotReplyJson(const WorkspaceSnapshot& snap);
-Result<WorkspaceSnapshot> SnapshotFromJson(const nlohmann::ordered_json& j);
-// The reply to a rebase onto `onto`, also printed by `strata rebase --json`:
-// {"onto": hex, "up_to_date": bool, "conflicts": [{"path", "reason"}],
-// "root": hex | null (the merged tree, when the rebase happened), "differs": bool}.
-// Conflicts are a result, not an error: the workspace is unchanged.
-nlohmann::ordered_json RebaseReplyJson(const Hash& onto, const RebaseOutcome& outcome);
-// The reply to a reset to `commit`: {"base": hex, "content_replaced": bool, "differs": bool}.
-nlohmann::ordered_json ResetReplyJson(const Hash& commit, const ResetOutcome& outcome);
-// The error reply for a failed request.
-nlohmann::ordered_json ErrorReplyJson(const Status& s);
+// The replies as JSON, as the wire carries them and `strata ... --json` prints them.
+nlohmann::ordered_json ToJson(const CommitReply& reply);
+nlohmann::ordered_json ToJson(const SnapshotReply& reply);
+nlohmann::ordered_json ToJson(const ResetReply& reply);
+nlohmann::ordered_json ToJson(const RebaseReply& reply);
+// The parts of a StatsReply, as `strata stats --json` prints them.
+nlohmann::ordered_json ToJson(const std::vector<OperationCounters>& operations);
+nlohmann::ordered_json ToJson(const WorkspaceCounters& workspace);
+nlohmann::ordered_json ToJson(const RequestLoopCounters& loop);
 
 }  // namespace strata::control

@@ -106,19 +106,17 @@ void ControlSocket::Serve() {
       return;  // shut down
     }
     std::string line;
-    nlohmann::ordered_json reply;
-    if (!ReadLine(c, &line)) {
-      reply = ErrorReplyJson(Status::InvalidArgument("no request"));
-    } else {
-      auto request = DecodeDaemonRequest(line);
-      reply = request.ok() ? handler_(*request) : ErrorReplyJson(request.status());
+    Result<DaemonReply> reply = Status::InvalidArgument("no request");
+    if (ReadLine(c, &line)) {
+      auto request = DecodeRequest(line);
+      reply = request.ok() ? handler_(*request) : Result<DaemonReply>(request.status());
     }
-    (void)SendAll(c, reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    (void)SendAll(c, EncodeReply(reply) + "\n");
     ::close(c);
   }
 }
 
-Result<nlohmann::ordered_json> ControlRequest(const std::string& socket_path, const DaemonRequest& request) {
+Result<DaemonReply> ControlRequest(const std::string& socket_path, const DaemonRequest& request) {
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Status::IOError("socket", errno);
   SocketAddress addr(socket_path);
@@ -131,14 +129,14 @@ Result<nlohmann::ordered_json> ControlRequest(const std::string& socket_path, co
     return Status::IOError("reaching the daemon (" + socket_path + ")", err);
   }
   std::string reply;
-  if (SendAll(fd, EncodeDaemonRequest(request) + "\n")) {
+  if (SendAll(fd, EncodeRequest(request) + "\n")) {
     char buf[4096];
     ssize_t n;
     while ((n = ::read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
       if (n > 0) reply.append(buf, static_cast<size_t>(n));
   }
   ::close(fd);
-  return DecodeControlReplyOrStop(request.op, reply);
+  return DecodeReplyOrStop(request, reply);
 }
 
 }  // namespace strata::control

@@ -9,7 +9,6 @@
 #pragma once
 
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
@@ -20,9 +19,10 @@ namespace strata::control {
 
 class ControlSocket {
  public:
-  // handler answers each decoded request; bytes that decode to none get an
-  // "invalid" error reply without reaching it.
-  using Handler = std::function<nlohmann::ordered_json(const DaemonRequest& request)>;
+  // handler answers each decoded request, with the alternative of
+  // DaemonReply that answers it (ReplyTo) or an error; bytes that decode to
+  // no request get an "invalid" error reply without reaching it.
+  using Handler = std::function<Result<DaemonReply>(const DaemonRequest& request)>;
   ControlSocket(std::string path, Handler handler) : path_(std::move(path)), handler_(std::move(handler)) {}
   ~ControlSocket() { Stop(); }
   ControlSocket(const ControlSocket&) = delete;
@@ -40,10 +40,17 @@ class ControlSocket {
 };
 
 // Client side: sends request to the daemon at socket_path and returns its
-// reply; a reply carrying "error" comes back as a Status (Conflict for "conflict").
-// Unavailable when no daemon listens there any more, or when the daemon
-// stopped before its reply was complete (DecodeControlReplyOrStop): the caller
-// then says what the request may have done.
-Result<nlohmann::ordered_json> ControlRequest(const std::string& socket_path, const DaemonRequest& request);
+// reply (DecodeReplyOrStop): the alternative answering request, or the
+// error it carried as a Status (Conflict for "conflict"). Unavailable when no
+// daemon listens there any more, or when the daemon stopped before its reply
+// was complete: the caller then says what the request may have done.
+Result<DaemonReply> ControlRequest(const std::string& socket_path, const DaemonRequest& request);
+
+// The reply to a request of a known type, typed.
+template <typename Request>
+Result<ReplyTo<Request>> Ask(const std::string& socket_path, const Request& request) {
+  STRATA_ASSIGN_OR_RETURN(DaemonReply reply, ControlRequest(socket_path, request));
+  return std::get<ReplyTo<Request>>(std::move(reply));  // DecodeReply gives no other alternative
+}
 
 }  // namespace strata::control

@@ -16,43 +16,53 @@ namespace strata::daemon {
 
 namespace {
 
+// The counters of a mount for the stats reply: the FUSE adapter's and the
+// workspace's.
+control::StatsReply StatsOf(const FuseServer& server, Workspace& ws) {
+  const ServedCounters served = server.Counters();
+  control::StatsReply reply;
+  for (const ServedCounters::Operation& op : served.operations)
+    reply.operations.push_back({op.name, op.count, op.errors, op.latency_us});
+  reply.request_loop = {served.inline_requests, served.worker_requests, served.caught_polling, served.sleeps};
+  reply.workspace = ws.Counters();
+  return reply;
+}
+
 // The reply to a control request (control/protocol.h), carried out on the
 // workspace with the kernel told what to write back or forget around it.
 // From the control socket's thread, while the request loop serves the mount.
-nlohmann::ordered_json ServeControlRequest(FuseServer& server, Workspace& ws, const control::DaemonRequest& request) {
-  using Op = control::DaemonRequest::Op;
-  switch (request.op) {
-    case Op::kStats:
-      return server.StatsJson();
-    case Op::kCommit: {
-      server.FlushKernelPages();
-      auto outcome = ws.Commit(request.commit);
-      if (!outcome.ok()) return control::ErrorReplyJson(outcome.status());
-      return control::CommitReplyJson(*outcome);
-    }
-    case Op::kReset: {
-      if (!request.hard) server.FlushKernelPages();  // a mixed reset keeps the content: all of it
-      auto outcome = ws.Reset(ResetRequest{request.target, request.hard});
-      if (!outcome.ok()) return control::ErrorReplyJson(outcome.status());
-      server.InvalidateAfterSwap(outcome->stale);
-      return control::ResetReplyJson(request.target, *outcome);
-    }
-    case Op::kRebase: {
-      server.FlushKernelPages();
-      auto outcome = ws.RebaseOnto(request.target);
-      if (!outcome.ok()) return control::ErrorReplyJson(outcome.status());
-      server.InvalidateAfterSwap(outcome->stale);  // empty unless the content was replaced
-      return control::RebaseReplyJson(request.target, *outcome);
-    }
-    case Op::kSnapshot: {
-      server.FlushKernelPages();
-      auto snap = ws.Snapshot();
-      if (!snap.ok()) return control::ErrorReplyJson(snap.status());
-      return control::SnapshotReplyJson(*snap);
-    }
+class ControlHandler {
+ public:
+  ControlHandler(FuseServer& server, Workspace& ws) : server_(server), ws_(ws) {}
+
+  Result<control::DaemonReply> operator()(const control::StatsRequest&) { return control::DaemonReply(StatsOf(server_, ws_)); }
+  Result<control::DaemonReply> operator()(const CommitRequest& request) {
+    server_.FlushKernelPages();
+    STRATA_ASSIGN_OR_RETURN(CommitOutcome outcome, ws_.Commit(request));
+    return control::DaemonReply(std::move(outcome));
   }
-  return control::ErrorReplyJson(Status::InvalidArgument("unknown request"));
-}
+  Result<control::DaemonReply> operator()(const ResetRequest& request) {
+    if (!request.hard) server_.FlushKernelPages();  // a mixed reset keeps the content: all of it
+    STRATA_ASSIGN_OR_RETURN(ResetOutcome outcome, ws_.Reset(request));
+    server_.InvalidateAfterSwap(outcome.stale);
+    return control::DaemonReply(control::ResetReplyOf(request.commit, outcome));
+  }
+  Result<control::DaemonReply> operator()(const control::RebaseRequest& request) {
+    server_.FlushKernelPages();
+    STRATA_ASSIGN_OR_RETURN(RebaseOutcome outcome, ws_.RebaseOnto(request.onto));
+    server_.InvalidateAfterSwap(outcome.stale);  // empty unless the content was replaced
+    return control::DaemonReply(control::RebaseReplyOf(request.onto, outcome));
+  }
+  Result<control::DaemonReply> operator()(const control::SnapshotRequest&) {
+    server_.FlushKernelPages();
+    STRATA_ASSIGN_OR_RETURN(WorkspaceSnapshot snap, ws_.Snapshot());
+    return control::DaemonReply(std::move(snap));
+  }
+
+ private:
+  FuseServer& server_;
+  Workspace& ws_;
+};
 
 }  // namespace
 
@@ -105,7 +115,7 @@ Status ServeMount(Store& store, const ServeSpec& spec, ReadyPipe& ready) {
   auto server = FuseServer::Mount(ws->get(), spec.mountpoint, options);
   if (!server.ok()) return fail(server.status());
   control::ControlSocket control(options.state_dir + "/control.sock", [&](const control::DaemonRequest& request) {
-    return ServeControlRequest(**server, **ws, request);
+    return std::visit(ControlHandler(**server, **ws), request);
   });
   if (Status s = control.Start(); !s.ok())
     std::fprintf(stderr, "strata: no control socket, so stats, commit, reset and rebase of this mount fail: %s\n",

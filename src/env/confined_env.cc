@@ -79,16 +79,7 @@ class ConfinedEnv : public Env {
 
   Result<std::vector<std::string>> ListDir(const std::string& path) override {
     STRATA_ASSIGN_OR_RETURN(UniqueFd fd, OpenDir(path));
-    DIR* dir = ::fdopendir(fd.get());
-    if (dir == nullptr) return Status::IOError("listing " + path, errno);
-    fd.release();  // the DIR owns it now
-    std::vector<std::string> names;
-    while (struct dirent* e = ::readdir(dir)) {
-      std::string_view name = e->d_name;
-      if (name != "." && name != "..") names.emplace_back(name);
-    }
-    ::closedir(dir);
-    return names;
+    return ListOpenDirectory(fd.get(), path);
   }
 
   Status CreateDir(const std::string& path) override {
@@ -119,6 +110,19 @@ class ConfinedEnv : public Env {
     return Status::Ok();
   }
 
+  Status RenameNoReplace(const std::string& from, const std::string& to) override {
+    STRATA_ASSIGN_OR_RETURN(ParentDir a, Parent(from));
+    STRATA_ASSIGN_OR_RETURN(ParentDir b, Parent(to));
+    return RenameNoReplaceAt(a.fd.get(), a.name, b.fd.get(), b.name, from, to);
+  }
+
+  Status RemoveTree(const std::string& path) override {
+    auto dir = Parent(path);
+    if (!dir.ok() && (dir.status().IsNotFound() || dir.status().errno_value() == ENOENT)) return Status::Ok();
+    STRATA_RETURN_IF_ERROR(dir.status());
+    return RemoveTreeAt(dir->fd.get(), dir->name, path);
+  }
+
   Status SyncDir(const std::string& path) override {
     STRATA_ASSIGN_OR_RETURN(UniqueFd fd, OpenDir(path));
     if (::fsync(fd.get()) != 0) return Status::IOError("syncing directory " + path, errno);
@@ -134,6 +138,7 @@ class ConfinedEnv : public Env {
   }
 
   bool ProcessAlive(int pid) override { return Env::Default()->ProcessAlive(pid); }
+  Result<std::string> BootId() override { return Env::Default()->BootId(); }
 
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, LockMode mode, bool wait) override {
     STRATA_ASSIGN_OR_RETURN(std::string rel, Relative(path));
@@ -214,9 +219,12 @@ class ForwardingEnv : public Env {
   Status CreateDir(const std::string& p) override { return base_->CreateDir(p); }
   Status RemoveFile(const std::string& p) override { return base_->RemoveFile(p); }
   Status Rename(const std::string& a, const std::string& b) override { return base_->Rename(a, b); }
+  Status RenameNoReplace(const std::string& a, const std::string& b) override { return base_->RenameNoReplace(a, b); }
+  Status RemoveTree(const std::string& p) override { return base_->RemoveTree(p); }
   Status SyncDir(const std::string& p) override { return base_->SyncDir(p); }
   Result<uint64_t> FileSize(const std::string& p) override { return base_->FileSize(p); }
   bool ProcessAlive(int pid) override { return base_->ProcessAlive(pid); }
+  Result<std::string> BootId() override { return base_->BootId(); }
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& p, LockMode m, bool w) override {
     return base_->LockFile(p, m, w);
   }

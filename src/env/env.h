@@ -139,6 +139,12 @@ class Env {
   virtual Status CreateDir(const std::string& path) = 0;  // ok if it exists
   virtual Status RemoveFile(const std::string& path) = 0;
   virtual Status Rename(const std::string& from, const std::string& to) = 0;
+  // Renames from (a file or a directory) to `to` only if nothing is there:
+  // AlreadyExists otherwise, whatever `to` is (renameat2 RENAME_NOREPLACE).
+  virtual Status RenameNoReplace(const std::string& from, const std::string& to) = 0;
+  // Removes path and, when it is a directory, everything below it. Links are
+  // removed, never followed. A path that is not there is no error.
+  virtual Status RemoveTree(const std::string& path) = 0;
   // Makes the directory's entries (creations, renames) durable.
   virtual Status SyncDir(const std::string& path) = 0;
   virtual Result<uint64_t> FileSize(const std::string& path) = 0;
@@ -146,6 +152,10 @@ class Env {
   // Whether a process with this pid exists; used to tell the temp files of a
   // live writer from those a crashed one left behind.
   virtual bool ProcessAlive(int pid) = 0;
+  // The id of this boot of the machine (/proc/sys/kernel/random/boot_id),
+  // which differs after every restart: whether the kernel's page cache, and
+  // with it every unsynced write, has survived since it was last read.
+  virtual Result<std::string> BootId() = 0;
 
   // Locks path (created if missing). With wait, blocks until granted;
   // without, a lock held elsewhere is Conflict at once.

@@ -146,23 +146,7 @@ class PosixDirectory : public Directory {
     return InfoOf(st);
   }
 
-  Result<std::vector<std::string>> List() override {
-    const int list_fd = ::dup(fd_.get());
-    DIR* d = list_fd >= 0 ? ::fdopendir(list_fd) : nullptr;
-    if (d == nullptr) {
-      const int err = errno;
-      if (list_fd >= 0) ::close(list_fd);
-      return Status::IOError("listing " + path_, err);
-    }
-    ::rewinddir(d);  // the descriptor's position is shared with earlier listings
-    std::vector<std::string> names;
-    while (const dirent* e = ::readdir(d)) {
-      std::string_view name = e->d_name;
-      if (name != "." && name != "..") names.emplace_back(name);
-    }
-    ::closedir(d);
-    return names;
-  }
+  Result<std::vector<std::string>> List() override { return ListOpenDirectory(fd_.get(), path_); }
 
   Status Sync() override {
     if (::fsync(fd_.get()) != 0) return Status::IOError("syncing " + path_, errno);
@@ -206,6 +190,66 @@ class PosixDirectory : public Directory {
 
 std::unique_ptr<Directory> NewPosixDirectory(UniqueFd fd, std::string path) {
   return std::unique_ptr<Directory>(new PosixDirectory(std::move(fd), std::move(path)));
+}
+
+Result<std::vector<std::string>> ListOpenDirectory(int fd, const std::string& path) {
+  const int list_fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  DIR* d = list_fd >= 0 ? ::fdopendir(list_fd) : nullptr;
+  if (d == nullptr) {
+    const int err = errno;
+    if (list_fd >= 0) ::close(list_fd);
+    return Status::IOError("listing " + path, err);
+  }
+  ::rewinddir(d);  // the descriptor's position is shared with earlier listings
+  std::vector<std::string> names;
+  errno = 0;
+  while (const dirent* e = ::readdir(d)) {
+    std::string_view name = e->d_name;
+    if (name != "." && name != "..") names.emplace_back(name);
+    errno = 0;
+  }
+  const int err = errno;
+  ::closedir(d);
+  if (err != 0) return Status::IOError("listing " + path, err);
+  return names;
+}
+
+Status RenameNoReplaceAt(int from_dir, const std::string& from_name, int to_dir, const std::string& to_name,
+                         const std::string& from, const std::string& to) {
+  if (::renameat2(from_dir, from_name.c_str(), to_dir, to_name.c_str(), RENAME_NOREPLACE) == 0) return Status::Ok();
+  // A non-empty directory in the way may be ENOTEMPTY rather than EEXIST.
+  if (errno == EEXIST || errno == ENOTEMPTY) return Status::AlreadyExists(to + " already exists");
+  if (errno == ENOENT) return Status::NotFound(from + " does not exist");
+  return Status::IOError("renaming " + from + " to " + to, errno);
+}
+
+Status RemoveTreeAt(int dir_fd, const std::string& name, const std::string& path) {
+  if (::unlinkat(dir_fd, name.c_str(), 0) == 0 || errno == ENOENT) return Status::Ok();
+  if (errno != EISDIR && errno != EPERM) return Status::IOError("removing " + path, errno);
+  // A directory (unlink says EISDIR, or EPERM as POSIX allows): its entries
+  // first, reached through a descriptor of it that never follows a link.
+  UniqueFd fd(::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) return errno == ENOENT ? Status::Ok() : Status::IOError("opening " + path, errno);
+  STRATA_ASSIGN_OR_RETURN(std::vector<std::string> names, ListOpenDirectory(fd.get(), path));
+  for (const std::string& n : names) STRATA_RETURN_IF_ERROR(RemoveTreeAt(fd.get(), n, path + "/" + n));
+  if (::unlinkat(dir_fd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
+    return Status::IOError("removing directory " + path, errno);
+  return Status::Ok();
+}
+
+Result<std::string> ReadBootId() {
+  const char* path = "/proc/sys/kernel/random/boot_id";
+  UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return Status::IOError(std::string("opening ") + path, errno);
+  char buf[64];
+  ssize_t n;
+  do n = ::read(fd.get(), buf, sizeof buf);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) return Status::IOError(std::string("reading ") + path, errno);
+  std::string id(buf, static_cast<size_t>(n));
+  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+  if (id.empty()) return Status::IOErrorWithMessage(std::string(path) + " is empty", EIO);
+  return id;
 }
 
 Status SyncOpenFile(UniqueFd fd, const std::string& path) {

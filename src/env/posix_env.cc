@@ -72,18 +72,12 @@ class PosixEnv : public Env {
   bool Exists(const std::string& path) override { return ::access(path.c_str(), F_OK) == 0; }
 
   Result<std::vector<std::string>> ListDir(const std::string& path) override {
-    DIR* dir = ::opendir(path.c_str());
-    if (dir == nullptr) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd.valid()) {
       if (errno == ENOENT) return Status::NotFound(path + " does not exist");
       return Status::IOError("listing " + path, errno);
     }
-    std::vector<std::string> names;
-    while (struct dirent* e = ::readdir(dir)) {
-      std::string_view name = e->d_name;
-      if (name != "." && name != "..") names.emplace_back(name);
-    }
-    ::closedir(dir);
-    return names;
+    return ListOpenDirectory(fd.get(), path);
   }
 
   Status CreateDir(const std::string& path) override {
@@ -103,6 +97,12 @@ class PosixEnv : public Env {
     return Status::Ok();
   }
 
+  Status RenameNoReplace(const std::string& from, const std::string& to) override {
+    return RenameNoReplaceAt(AT_FDCWD, from, AT_FDCWD, to, from, to);
+  }
+
+  Status RemoveTree(const std::string& path) override { return RemoveTreeAt(AT_FDCWD, path, path); }
+
   Status SyncDir(const std::string& path) override {
     FdHolder fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (fd.get() < 0) return Status::IOError("opening directory " + path, errno);
@@ -120,6 +120,7 @@ class PosixEnv : public Env {
   }
 
   bool ProcessAlive(int pid) override { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
+  Result<std::string> BootId() override { return ReadBootId(); }
 
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, LockMode mode, bool wait) override {
     int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);

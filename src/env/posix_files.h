@@ -152,6 +152,18 @@ Status SyncOpenFile(UniqueFd fd, const std::string& path);
 // Env::FreeSpace of the filesystem holding the open fd.
 Result<uint64_t> FreeSpaceOf(int fd, const std::string& path);
 
+// The names in the open directory fd (without "." and ".."), from its
+// start whatever was read of it before; fd stays open and is not moved.
+Result<std::vector<std::string>> ListOpenDirectory(int fd, const std::string& path);
+// RenameNoReplace of from_name in from_dir to to_name in to_dir; from and to
+// name them in messages.
+Status RenameNoReplaceAt(int from_dir, const std::string& from_name, int to_dir, const std::string& to_name,
+                         const std::string& from, const std::string& to);
+// RemoveTree of name in the directory dir_fd, shown as path in messages.
+Status RemoveTreeAt(int dir_fd, const std::string& name, const std::string& path);
+// Env::BootId from the kernel.
+Result<std::string> ReadBootId();
+
 // The Env of Env::Beneath for the real file system (confined_env.cc).
 Result<std::unique_ptr<Env>> NewConfinedEnv(const std::string& root);
 

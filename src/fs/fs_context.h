@@ -41,9 +41,6 @@ void ReplyReferencedEntry(fuse_req_t req, const Attr& a);
 // read_ahead_kb); needs root. Sends no request to the mount.
 Status SetKernelReadAhead(const std::string& mountpoint, uint64_t kib);
 
-// The read path's counters for the stats reply (read_path_json.cc).
-nlohmann::ordered_json ReadPathJson(const WorkspaceCounters::ReadPath& r);
-
 // The operation table, filled in one place (ops_table.cc).
 const fuse_lowlevel_ops& Operations();
 

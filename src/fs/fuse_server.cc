@@ -8,7 +8,6 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 
 #include "fs/fs_context.h"
 #include "fs/in_flight.h"
@@ -103,14 +102,15 @@ FuseServer::~FuseServer() {
   fuse_session_destroy(session_);
 }
 
-nlohmann::ordered_json FuseServer::StatsJson() const {
-  nlohmann::ordered_json j = fs::StatsReplyJson(state_->stats, state_->context.ws->Counters());
+ServedCounters FuseServer::Counters() const {
+  ServedCounters c;
+  c.operations = state_->stats.Counts();
   const fs::RequestLoopCounters& loop = state_->loop;
-  j["request_loop"] = {{"inline_requests", loop.inline_requests.load(std::memory_order_relaxed)},
-                       {"worker_requests", loop.worker_requests.load(std::memory_order_relaxed)},
-                       {"caught_polling", loop.caught_polling.load(std::memory_order_relaxed)},
-                       {"sleeps", loop.sleeps.load(std::memory_order_relaxed)}};
-  return j;
+  c.inline_requests = loop.inline_requests.load(std::memory_order_relaxed);
+  c.worker_requests = loop.worker_requests.load(std::memory_order_relaxed);
+  c.caught_polling = loop.caught_polling.load(std::memory_order_relaxed);
+  c.sleeps = loop.sleeps.load(std::memory_order_relaxed);
+  return c;
 }
 
 void FuseServer::FlushKernelPages() {

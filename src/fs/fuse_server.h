@@ -12,8 +12,9 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "util/status.h"
 #include "workspace/workspace.h"
@@ -55,6 +56,21 @@ struct MountOptions {
   bool dev = false;
 };
 
+// What a mount has served (`strata stats`), a copy taken at one moment.
+struct ServedCounters {
+  // One FUSE operation served at least once: how many, how many failed, and
+  // a latency histogram of (upper bound in µs, count), bounds increasing
+  // powers of two (fs/op_stats.h).
+  struct Operation {
+    std::string name;
+    uint64_t count = 0, errors = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> latency_us;
+  };
+  std::vector<Operation> operations;
+  // How the request loop ran (fs/request_loop.h).
+  uint64_t inline_requests = 0, worker_requests = 0, caught_polling = 0, sleeps = 0;
+};
+
 class FuseServer {
  public:
   // Mounts at mountpoint (which must be an existing directory).
@@ -70,10 +86,9 @@ class FuseServer {
   // calls below from the socket's thread.
   Status Run(const std::function<void()>& before_unmount = nullptr);
 
-  // {"operations": counters per FUSE operation (op_stats.h),
-  //  "workspace": the workspace's own counters (WorkspaceCounters),
-  //  "request_loop": the request loop's counters}.
-  nlohmann::ordered_json StatsJson() const;
+  // The counters per FUSE operation and of the request loop; the workspace
+  // keeps its own (Workspace::Counters).
+  ServedCounters Counters() const;
   // Tells the kernel to drop what a reset made stale (names, attributes, the
   // root's cached listing). Never from inside a request handler.
   void Invalidate(const StaleCaches& stale);
@@ -93,11 +108,5 @@ class FuseServer {
   bool mounted_ = false;
 };
 
-namespace fs {
-class OpStats;
-// The stats reply without the request loop's counters: {"operations":
-// ops.ToJson(), "workspace": the counters} (read_path_json.cc).
-nlohmann::ordered_json StatsReplyJson(const OpStats& ops, const WorkspaceCounters& c);
-}  // namespace fs
 
 }  // namespace strata

@@ -1,7 +1,5 @@
 #include "fs/op_stats.h"
 
-#include <nlohmann/json.hpp>
-
 #include "fs/fs_context.h"
 
 namespace strata::fs {
@@ -32,22 +30,18 @@ void OpStats::Record(Op op, std::chrono::nanoseconds latency, bool failed) {
   p.buckets[bucket].fetch_add(1, std::memory_order_relaxed);
 }
 
-std::string OpStats::ToJson() const {
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+std::vector<ServedCounters::Operation> OpStats::Counts() const {
+  std::vector<ServedCounters::Operation> out;
   for (int i = 0; i < static_cast<int>(Op::kCount); i++) {
     const PerOp& p = ops_[i];
-    uint64_t count = p.count.load(std::memory_order_relaxed);
+    const uint64_t count = p.count.load(std::memory_order_relaxed);
     if (count == 0) continue;
-    nlohmann::ordered_json hist = nlohmann::ordered_json::object();
-    for (int b = 0; b < kBuckets; b++) {
-      uint64_t n = p.buckets[b].load(std::memory_order_relaxed);
-      // Bucket b holds latencies below 2^b µs (and at least 2^(b-1)).
-      if (n > 0) hist["<" + std::to_string(1ull << b)] = n;
-    }
-    j[OpName(static_cast<Op>(i))] = {
-        {"count", count}, {"errors", p.errors.load(std::memory_order_relaxed)}, {"latency_us", hist}};
+    ServedCounters::Operation op{OpName(static_cast<Op>(i)), count, p.errors.load(std::memory_order_relaxed), {}};
+    for (int b = 0; b < kBuckets; b++)
+      if (uint64_t n = p.buckets[b].load(std::memory_order_relaxed); n > 0) op.latency_us.emplace_back(1ull << b, n);
+    out.push_back(std::move(op));
   }
-  return j.dump();
+  return out;
 }
 
 OpScope::OpScope(fuse_req_t req, Op op)

@@ -11,6 +11,9 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "fs/fuse_server.h"
 
 namespace strata::fs {
 
@@ -27,8 +30,10 @@ class OpStats {
   static constexpr int kBuckets = 24;  // up to 2^23 µs (8 s); slower lands in the last
 
   void Record(Op op, std::chrono::nanoseconds latency, bool failed);
-  // {"lookup": {"count": N, "errors": N, "latency_us": {"1": N, "2": N, ...}}, ...}
-  std::string ToJson() const;
+  // The operations served at least once, in the order of Op, each with the
+  // buckets that hold any: bucket b holds latencies below 2^b µs (and at
+  // least 2^(b-1)).
+  std::vector<ServedCounters::Operation> Counts() const;
 
  private:
   struct PerOp {

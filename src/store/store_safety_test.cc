@@ -149,6 +149,35 @@ TEST_P(StoreSafetyTest, ConfinedEnvRefusesPathsOutsideAndLinksOnTheWay) {
   EXPECT_EQ(*(*env)->ReadFile(path_ + "/plain"), "ok");
 }
 
+// RemoveTree takes a tree away, removing the links in it rather than what
+// they point at; RenameNoReplace never replaces what is in the way. The same
+// through the default Env and a store's confined one.
+TEST_P(StoreSafetyTest, RemoveTreeRemovesLinksNotWhatTheyPointAtAndRenameNoReplaceReplacesNothing) {
+  auto confined = Env::Default()->Beneath(path_);
+  ASSERT_TRUE(confined.ok());
+  for (Env* env : {Env::Default(), confined->get()}) {
+    const std::string tree = path_ + "/tree";
+    fs::create_directories(tree + "/a/b");
+    ASSERT_TRUE(env->WriteFileAtomically(tree + "/a/b/f", "x").ok());
+    ASSERT_TRUE(Env::Default()->WriteFileAtomically(outside_ + "/kept", "kept").ok());
+    fs::create_symlink(outside_, tree + "/a/up");
+    fs::create_symlink(outside_ + "/kept", tree + "/kept-link");
+    // Nothing in the way: moved; a file or a directory in the way: refused, both kept.
+    fs::create_directory(path_ + "/busy");
+    ASSERT_TRUE(env->WriteFileAtomically(path_ + "/busy/inside", "busy").ok());
+    EXPECT_EQ(env->RenameNoReplace(tree, path_ + "/busy").code(), Status::Code::kAlreadyExists);
+    EXPECT_EQ(env->RenameNoReplace(tree + "/a/b/f", path_ + "/busy/inside").code(), Status::Code::kAlreadyExists);
+    EXPECT_EQ(Slurp(path_ + "/busy/inside"), "busy");
+    EXPECT_TRUE(env->RenameNoReplace(tree, path_ + "/moved").ok());
+    EXPECT_EQ(Slurp(path_ + "/moved/a/b/f"), "x");
+    EXPECT_TRUE(env->RemoveTree(path_ + "/moved").ok());
+    EXPECT_FALSE(fs::exists(fs::symlink_status(path_ + "/moved")));
+    EXPECT_EQ(Slurp(outside_ + "/kept"), "kept");
+    EXPECT_TRUE(env->RemoveTree(path_ + "/moved").ok()) << "a tree that is not there is no error";
+    EXPECT_TRUE(env->RemoveTree(path_ + "/busy").ok());
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Openat2AndWalk, StoreSafetyTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "openat2" : "walk"; });
 

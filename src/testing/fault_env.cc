@@ -114,6 +114,37 @@ Status FaultEnv::Rename(const std::string& from, const std::string& to) {
   return Status::Ok();
 }
 
+Status FaultEnv::RenameNoReplace(const std::string& from, const std::string& to) {
+  STRATA_RETURN_IF_ERROR(Check("renaming ", from));
+  return base_->RenameNoReplace(from, to);
+}
+
+Status FaultEnv::RemoveTree(const std::string& path) {
+  STRATA_RETURN_IF_ERROR(Check("removing ", path));
+  return base_->RemoveTree(path);
+}
+
+void FaultEnv::FailQueries(int err) {
+  std::lock_guard<std::mutex> lock(mu_);
+  query_errno_ = err;
+}
+
+Result<std::vector<std::string>> FaultEnv::ListDir(const std::string& path) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (query_errno_ != 0) return Status::IOError("injected failure: listing " + path, query_errno_);
+  }
+  return base_->ListDir(path);
+}
+
+Result<std::string> FaultEnv::BootId() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (query_errno_ != 0) return Status::IOError("injected failure: reading the boot id", query_errno_);
+  }
+  return base_->BootId();
+}
+
 Status FaultEnv::SyncDir(const std::string& path) {
   STRATA_RETURN_IF_ERROR(Check("sync of directory ", path));
   if (unplugged()) return Status::IOError("power cut: sync of directory " + path, EIO);

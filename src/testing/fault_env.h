@@ -56,6 +56,9 @@ class FaultEnv : public Env {
   explicit FaultEnv(Env* base) : base_(base) {}
 
   void FailAt(uint64_t n, int err, bool sticky = false);
+  // The calls that only ask the OS (ListDir, BootId) fail with err from now
+  // on; 0 lets them through again. They are not numbered with the others.
+  void FailQueries(int err);
   uint64_t operations() const;  // mutating calls so far
   // Simulates losing power now (restores what a cut leaves of every file
   // it tracks); later calls go on normally, and directories opened after it
@@ -89,13 +92,19 @@ class FaultEnv : public Env {
   Result<std::string> ReadFile(const std::string& path) override { return base_->ReadFile(path); }
   Status WriteFileAtomically(const std::string& path, std::string_view data) override;
   bool Exists(const std::string& path) override { return base_->Exists(path); }
-  Result<std::vector<std::string>> ListDir(const std::string& path) override { return base_->ListDir(path); }
+  Result<std::vector<std::string>> ListDir(const std::string& path) override;
   Status CreateDir(const std::string& path) override;
   Status RemoveFile(const std::string& path) override;
   Status Rename(const std::string& from, const std::string& to) override;
+  // Numbered and failed as the other mutating calls; outside the power-cut
+  // model (the workspace creates and removes whole directories with them,
+  // syncing the directory that holds them).
+  Status RenameNoReplace(const std::string& from, const std::string& to) override;
+  Status RemoveTree(const std::string& path) override;
   Status SyncDir(const std::string& path) override;
   Result<uint64_t> FileSize(const std::string& path) override { return base_->FileSize(path); }
   bool ProcessAlive(int pid) override { return base_->ProcessAlive(pid); }
+  Result<std::string> BootId() override;
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, LockMode mode, bool wait) override {
     return base_->LockFile(path, mode, wait);
   }
@@ -129,6 +138,7 @@ class FaultEnv : public Env {
   uint64_t ops_ = 0;             // GUARDED_BY(mu_)
   uint64_t fail_at_ = 0;         // GUARDED_BY(mu_)
   int fail_errno_ = 0;           // GUARDED_BY(mu_)
+  int query_errno_ = 0;          // GUARDED_BY(mu_)
   bool sticky_ = false;          // GUARDED_BY(mu_)
   std::map<std::string, uint64_t> synced_size_;      // files written through us, GUARDED_BY(mu_)
   std::map<std::string, bool> created_undurable_;    // created, directory not synced since, GUARDED_BY(mu_)

@@ -54,9 +54,14 @@ class GatedEnv : public Env {
   Status CreateDir(const std::string& path) override { return base_->CreateDir(path); }
   Status RemoveFile(const std::string& path) override { return base_->RemoveFile(path); }
   Status Rename(const std::string& from, const std::string& to) override { return base_->Rename(from, to); }
+  Status RenameNoReplace(const std::string& from, const std::string& to) override {
+    return base_->RenameNoReplace(from, to);
+  }
+  Status RemoveTree(const std::string& path) override { return base_->RemoveTree(path); }
   Status SyncDir(const std::string& path) override { return base_->SyncDir(path); }
   Result<uint64_t> FileSize(const std::string& path) override { return base_->FileSize(path); }
   bool ProcessAlive(int pid) override { return base_->ProcessAlive(pid); }
+  Result<std::string> BootId() override { return base_->BootId(); }
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, LockMode mode, bool wait) override {
     return base_->LockFile(path, mode, wait);
   }

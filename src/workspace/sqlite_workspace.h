@@ -51,8 +51,9 @@ inline Status Errno(int err, const std::string& what) { return Status::IOError(w
 Status AsEio(const Status& s, const std::string& context);
 // Checks a name given by a user: ENAMETOOLONG over 255 bytes, EINVAL otherwise bad.
 Status CheckName(std::string_view name);
-// The id of this boot of the machine (/proc/sys/kernel/random/boot_id).
-std::string BootId();
+// The id of this boot of the machine (Env::BootId); an error says the workspace
+// cannot tell whether unsynced data may have been lost since it was last open.
+Result<std::string> BootId(Env* env);
 // Tests: BootId() returns id from now on ("" restores the real one).
 void SetBootIdForTesting(std::string id);
 

@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <ctime>
-#include <filesystem>
 
 #include "env/trust.h"
 #include "store/forget.h"
@@ -40,15 +39,11 @@ std::string& BootIdOverride() {
 
 void SetBootIdForTesting(std::string id) { BootIdOverride() = std::move(id); }
 
-std::string BootId() {
+Result<std::string> BootId(Env* env) {
   if (!BootIdOverride().empty()) return BootIdOverride();
-  char buf[64] = {};
-  int fd = ::open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  ssize_t n = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  std::string id(buf, n > 0 ? static_cast<size_t>(n) : 0);
-  while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+  auto id = env->BootId();
+  if (!id.ok())
+    return id.status().WithContext("cannot tell whether the machine restarted since the workspace was last open");
   return id;
 }
 
@@ -187,8 +182,8 @@ Status Workspace::Create(Store& store, const std::string& name, const std::optio
   // Built under a temporary name and renamed into place, so a crash never
   // leaves a half-created workspace under its real name.
   const std::string tmp = root + "/.new-" + EncodeName(name) + "-" + std::to_string(::getpid());
-  std::error_code ec;
-  std::filesystem::remove_all(tmp, ec);
+  // One left by a process of this pid that died while creating it.
+  STRATA_RETURN_IF_ERROR(env->RemoveTree(tmp));
   STRATA_RETURN_IF_ERROR(env->CreateDir(tmp));
   Status s = env->CreateDir(tmp + "/data");
   if (s.ok()) {
@@ -199,12 +194,22 @@ Status Workspace::Create(Store& store, const std::string& name, const std::optio
   if (s.ok()) s = env->SyncFile(tmp + "/workspace.db");
   if (s.ok()) s = env->SyncDir(tmp + "/data");
   if (s.ok()) s = env->SyncDir(tmp);
-  if (s.ok() && ::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, final_dir.c_str(), RENAME_NOREPLACE) != 0) {
-    s = errno == EEXIST || errno == ENOTEMPTY ? Status::AlreadyExists("workspace '" + name + "' exists")
-                                              : Status::IOError("renaming " + tmp, errno);
+  bool placed = false;
+  if (s.ok()) {
+    s = env->RenameNoReplace(tmp, final_dir);
+    placed = s.ok();
+    if (s.code() == Status::Code::kAlreadyExists) s = Status::AlreadyExists("workspace '" + name + "' exists");
   }
   if (s.ok()) s = env->SyncDir(root);
-  if (!s.ok()) std::filesystem::remove_all(tmp, ec);
+  if (!s.ok()) {
+    // Not created: what was built goes, also from its real name when the
+    // rename got it there without making that durable. A leftover under the
+    // temporary name is removed by the next Create of this name by a
+    // process of this pid.
+    Status removed = placed ? env->RenameNoReplace(final_dir, tmp) : Status::Ok();
+    if (removed.ok()) removed = env->RemoveTree(tmp);
+    if (!removed.ok()) std::fprintf(stderr, "strata: %s\n", removed.message().c_str());
+  }
   return s;
 }
 
@@ -231,20 +236,19 @@ Result<std::unique_ptr<Workspace>> Workspace::Open(Store& store, const std::stri
 Result<std::vector<WorkspaceInfo>> Workspace::List(Store& store) {
   std::vector<WorkspaceInfo> out;
   const std::string root = WorkspacesDir(store);
-  std::error_code ec;
-  if (!std::filesystem::exists(root, ec)) return out;
+  Env* env = store.env();
+  if (!env->Exists(root)) return out;
+  auto listed = env->ListDir(root);
+  if (!listed.ok()) return listed.status().WithContext("listing the workspaces");
   std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(root, ec)) {
-    std::string n = e.path().filename().string();
-    if (!n.empty() && n[0] != '.') names.push_back(n);  // dot names are workspaces being created
-  }
-  if (ec) return Status::IOError("listing " + root, ec.value());
+  for (std::string& n : *listed)
+    if (!n.empty() && n[0] != '.') names.push_back(std::move(n));  // dot names are workspaces being created
   std::sort(names.begin(), names.end());
   for (const std::string& n : names) {
     // Remove renames a workspace's directory away before deleting it, so a
     // database that fails to open or read under a name that is gone now was
     // removed since the directory was listed: it is no longer a workspace.
-    auto gone = [&] { return ::access((root + "/" + n).c_str(), F_OK) != 0 && errno == ENOENT; };
+    auto gone = [&] { return !env->Exists(root + "/" + n); };
     auto db = NamespaceDb::Open(root + "/" + n + "/workspace.db", false);
     if (!db.ok() && gone()) continue;
     if (!db.ok()) return db.status();
@@ -282,7 +286,7 @@ Result<std::vector<std::string>> CheckWorkspaceDataFiles(Store& store, const std
   STRATA_ASSIGN_OR_RETURN(auto db, NamespaceDb::Open(dir + "/workspace.db", false));
   std::vector<std::string> problems;
   STRATA_ASSIGN_OR_RETURN(auto last_boot, db->GetMeta("boot_id"));
-  const std::string boot = BootId();
+  STRATA_ASSIGN_OR_RETURN(const std::string boot, BootId(store.env()));
   // Since a restart, short files may be a power cut's: the next open fills them in.
   if (!last_boot || *last_boot != boot) return problems;
   Status opened;
@@ -308,11 +312,13 @@ Status Workspace::Remove(Store& store, const std::string& name) {
   // Renamed away first so that a crash in the middle of the deletion never
   // leaves a half-deleted workspace under its name.
   const std::string doomed = WorkspacesDir(store) + "/.removing-" + EncodeName(name) + "-" + std::to_string(::getpid());
-  if (Status s = store.env()->Rename(dir, doomed); !s.ok()) return Status::IOError("renaming " + dir, s.errno_value());
-  std::error_code ec;
-  std::filesystem::remove_all(doomed, ec);
-  if (ec) return Status::IOError("removing " + doomed, ec.value());
-  return Status::Ok();
+  // One left by an earlier removal of this name in a process of this pid
+  // that failed halfway would be in the way of the rename.
+  STRATA_RETURN_IF_ERROR(store.env()->RemoveTree(doomed));
+  STRATA_RETURN_IF_ERROR(store.env()->Rename(dir, doomed));
+  // From here the workspace is gone whatever happens: what a failure leaves
+  // under the doomed name is nobody's any more.
+  return store.env()->RemoveTree(doomed).WithContext("workspace '" + name + "' was removed, but not all of its files");
 }
 
 namespace workspace_internal {
@@ -505,9 +511,9 @@ void SqliteWorkspace::ForgetLostDeletions() {
 }
 
 Status SqliteWorkspace::RepairAfterRestart() {
-  const std::string boot = BootId();
+  STRATA_ASSIGN_OR_RETURN(const std::string boot, BootId(store_.env()));
   STRATA_ASSIGN_OR_RETURN(auto last_boot, db_->GetMeta("boot_id"));
-  if (boot.empty() || (last_boot && *last_boot == boot)) return Status::Ok();
+  if (last_boot && *last_boot == boot) return Status::Ok();
   // The machine stopped since this workspace was last open: a power cut
   // takes the bytes of data files that nobody synced (the WAL may hold their
   // extents, synced for another file). Those read as zeros, as a local

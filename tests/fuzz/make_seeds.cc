@@ -9,8 +9,6 @@
 #include <string>
 
 #include "control/protocol.h"
-#include "fs/fuse_server.h"
-#include "fs/op_stats.h"
 #include "fuzz_input.h"
 #include "remote/remote.h"
 #include "remote/s3_backend.h"
@@ -155,45 +153,40 @@ void WorkspaceRowSeeds(const std::string& dir) {
 }
 
 void ControlSeeds(const std::string& dir) {
-  namespace fs = strata::fs;
-  using Op = control::DaemonRequest::Op;
   const strata::Hash id = strata::Sha256::Of("c", 1);
-  control::DaemonRequest commit{.op = Op::kCommit};
-  commit.commit = {"a message\nof two lines", "someone@host", "main"};
   const std::pair<const char*, control::DaemonRequest> requests[] = {
-      {"stats", control::DaemonRequest{}},
-      {"commit", commit},
-      {"snapshot", control::DaemonRequest{.op = Op::kSnapshot}},
-      {"reset", control::DaemonRequest{.op = Op::kReset, .target = id, .hard = true}},
-      {"rebase", control::DaemonRequest{.op = Op::kRebase, .target = id}}};
+      {"stats", control::StatsRequest{}},
+      {"commit", strata::CommitRequest{"a message\nof two lines", "someone@host", "main"}},
+      {"snapshot", control::SnapshotRequest{}},
+      {"reset", strata::ResetRequest{id, true}},
+      {"rebase", control::RebaseRequest{id}}};
   for (const auto& [name, r] : requests)
-    Write(dir, std::string("request-") + name, FuzzInputWriter(0).Rest(control::EncodeDaemonRequest(r)).bytes());
-  // Replies: selector 1 + the op's place in stats, commit, snapshot, reset, rebase.
-  auto reply = [&](uint8_t selector, const char* name, const nlohmann::ordered_json& j) {
-    Write(dir, std::string("reply-") + name, FuzzInputWriter(selector).Rest(j.dump()).bytes());
+    Write(dir, std::string("request-") + name, FuzzInputWriter(0).Rest(control::EncodeRequest(r)).bytes());
+  // Replies: selector 1 + the request's place in stats, commit, snapshot, reset, rebase.
+  auto reply = [&](uint8_t selector, const char* name, const strata::Result<control::DaemonReply>& r) {
+    Write(dir, std::string("reply-") + name, FuzzInputWriter(selector).Rest(control::EncodeReply(r)).bytes());
   };
-  fs::OpStats ops;
-  ops.Record(fs::Op::kLookup, std::chrono::microseconds(30), false);
-  ops.Record(fs::Op::kWrite, std::chrono::microseconds(900), true);
-  strata::WorkspaceCounters counters;
-  counters.changed_paths = 3;
-  counters.read_path.store.backend = {{"cache_misses", 2}, {"fetched_bytes", 100}, {"cache_hits", 1},
-                                      {"cache_waits", 0}, {"cached_bytes", 100}, {"cache_evictions", 0}};
-  reply(1, "stats", fs::StatsReplyJson(ops, counters));
+  control::StatsReply stats;
+  stats.operations = {{"lookup", 3, 0, {{32, 3}}}, {"write", 1, 1, {{1, 0}, {1024, 1}}}};
+  stats.workspace.changed_paths = 3;
+  stats.workspace.read_path.store.backend = {{"cache_misses", 2}, {"fetched_bytes", 100}, {"cache_hits", 1},
+                                             {"cache_waits", 0}, {"cached_bytes", 100}, {"cache_evictions", 0}};
+  stats.request_loop = {4, 1, 2, 3};
+  reply(1, "stats", control::DaemonReply(stats));
   strata::CommitOutcome outcome{id, "main", {}};
   outcome.stats.cut_ms = 1.5;
-  reply(2, "commit", control::CommitReplyJson(outcome));
-  reply(2, "commit-nothing", control::CommitReplyJson(strata::CommitOutcome{}));
+  reply(2, "commit", control::DaemonReply(outcome));
+  reply(2, "commit-nothing", control::DaemonReply(strata::CommitOutcome{}));
   strata::WorkspaceSnapshot snap;
   snap.base = id;
   snap.root = strata::Sha256::Of("r", 1);
   snap.root_meta.xattrs = {{"user.a", std::string("\0\xff", 2)}};
-  reply(3, "snapshot", control::SnapshotReplyJson(snap));
-  reply(4, "reset", nlohmann::ordered_json{{"base", id.ToHex()}, {"content_replaced", true}, {"differs", false}});
+  reply(3, "snapshot", control::DaemonReply(snap));
+  reply(4, "reset", control::DaemonReply(control::ResetReply{id, true, false}));
   strata::RebaseOutcome rebase;
   rebase.conflicts = {{"a/b", "changed on both sides"}};
-  reply(5, "rebase", control::RebaseReplyJson(id, rebase));
-  reply(2, "error", control::ErrorReplyJson(strata::Status::Conflict("head moved")));
+  reply(5, "rebase", control::DaemonReply(control::RebaseReplyOf(id, rebase)));
+  reply(2, "error", strata::Status::Conflict("head moved"));
 }
 
 void RemoteSeeds(const std::string& dir) {
