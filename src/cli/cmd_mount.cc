@@ -44,6 +44,8 @@ struct MountArgs {
   uint64_t chunk_cache_mib = 0;  // 0: the default size
   uint32_t readahead_kib = MountOptions().readahead_kib;
   uint32_t poll_us = MountOptions().poll_us;
+  bool quiet = false;  // no "mounted ..." line (exec: stdout is the program's)
+  int owner_pid = 0;   // > 0: unmounted when this process is gone (ServeSpec)
 };
 
 std::string StateDir(const Store& store, const std::string& name) { return Workspace::StateDir(store, name); }
@@ -81,6 +83,7 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
   spec.name = name;
   spec.mountpoint = mountpoint;
   spec.chunk_cache_mib = a.chunk_cache_mib;
+  spec.owner_pid = a.owner_pid;
   MountOptions& options = spec.options;
   // The source names the store (and the remote), so commands given only the
   // mountpoint find the workspace (OpenStoreFor).
@@ -201,12 +204,15 @@ int MountIn(Globals& g, const MountArgs& a) {
     forget_created();
     return Fail(s);
   }
+  if (a.quiet) return kExitOk;
   if (!a.read_only.empty())
     fmt::print("mounted {} read-only at {}\n", a.read_only, mountpoint);
   else
     fmt::print("mounted workspace '{}' at {}\n", name, mountpoint);
   return kExitOk;
 }
+
+}  // namespace
 
 // Unmounts and waits for the daemon to exit.
 Status Unmount(const std::string& mountpoint, int daemon_pid) {
@@ -216,6 +222,8 @@ Status Unmount(const std::string& mountpoint, int daemon_pid) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   return Status::Ok();
 }
+
+namespace {
 
 int RunUmount(Globals& g, const std::string& mp_arg) {
   std::error_code ec;
@@ -304,6 +312,15 @@ int RunWorkspaceEnd(Globals& g, const std::string& target, bool discard) {
 }
 
 }  // namespace
+
+int MountWorkspaceQuietly(Globals& g, const std::string& name, const std::string& mountpoint, int owner_pid) {
+  MountArgs a;
+  a.workspace = name;
+  a.mountpoint = mountpoint;
+  a.quiet = true;
+  a.owner_pid = owner_pid;
+  return MountIn(g, a);
+}
 
 // --read-only and --branch also take REMOTE/BRANCH: the workspace then lives
 // in that remote's store, and the daemon reads it from there lazily.
