@@ -48,7 +48,8 @@ json_true 'd == []'
 [[ -z $(grep "$STORE/.*sandbox.mnt" /proc/mounts || true) ]] || fail "a sandbox mount outlived its command"
 
 step "a killed strata exec leaves no mount and no process"
-strata exec --branch main --name killed --at "$AT" -- sh -c 'echo before >before.txt; exec sleep 3141' \
+# The binary itself, not the strata() function: $! must be its pid.
+"$STRATA_BIN" --store "$STORE" exec --branch main --name killed --at "$AT" -- sh -c 'echo before >before.txt; exec sleep 3141' \
   >"$WORK/killed.out" 2>"$WORK/killed.err" &
 exec_pid=$!
 for _ in $(seq 200); do pgrep -x -f 'sleep 3141' >/dev/null && break; sleep 0.05; done
