@@ -9,6 +9,7 @@
 // failures are 125, as with env(1) and docker run.
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -106,6 +107,7 @@ Result<std::string> ChooseWorkspace(Store& store, const ExecArgs& a, bool* creat
 // Unmounts what this command mounted and removes its mountpoint.
 Status EndOwnMount(const MountedWorkspace& m) {
   STRATA_RETURN_IF_ERROR(Unmount(m.mountpoint, m.pid));
+  ::waitpid(m.pid, nullptr, WNOHANG);  // the daemon was forked by this process
   ::rmdir(m.mountpoint.c_str());
   return Status::Ok();
 }

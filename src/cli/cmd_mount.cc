@@ -218,8 +218,9 @@ int MountIn(Globals& g, const MountArgs& a) {
 Status Unmount(const std::string& mountpoint, int daemon_pid) {
   if (!daemon::RunFusermount(mountpoint, /*lazy=*/false))
     return Status::IOError("cannot unmount " + mountpoint + " (busy? see fusermount3)", EBUSY);
-  for (int i = 0; daemon_pid > 0 && i < 200 && ::kill(daemon_pid, 0) == 0; i++)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // A pid file descriptor, not kill(pid, 0): the daemon may be the caller's
+  // own child (strata exec), which stays a zombie until reaped.
+  (void)WaitForProcessExit(daemon_pid, 10'000);
   return Status::Ok();
 }
 
