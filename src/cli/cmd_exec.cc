@@ -16,6 +16,7 @@
 #include <filesystem>
 
 #include "cli/cli.h"
+#include "cli/exec_runs.h"
 #include "cli/workspace_target.h"
 #include "daemon/mount_record.h"
 #include "sandbox/bwrap_args.h"
@@ -32,7 +33,7 @@ constexpr int kExecFailed = 125;  // strata could not set up, run or finish the 
 
 struct ExecArgs {
   std::string workspace, branch, name, at;
-  bool root = false, net = false, keep_mounted = false, commit = false, discard = false, json = false;
+  bool root = false, net = false, keep_mounted = false, commit = false, discard = false, json = false, detach = false;
   std::string message;
   int64_t uid = -1;
   std::string memory, timeout;
@@ -262,7 +263,20 @@ void RegisterExecCommands(CLI::App& app, Globals& g, int* exit_code) {
   exec->add_flag("--keep-mounted", a.keep_mounted, "leave the workspace mounted afterwards");
   exec->add_flag("--json", a.json, "events as JSON lines on stdout: started, exited, committed, ended");
   exec->add_option("CMD", a.command, "the program and its arguments (after --)")->required();
-  exec->callback([&g, exit_code] { *exit_code = RunExec(g, a); });
+  exec->add_flag("--detach", a.detach, "run in the background: print a run id at once (see exec-status, output, stop)");
+  exec->callback([&g, exit_code] {
+    if (!a.detach) {
+      *exit_code = RunExec(g, a);
+      return;
+    }
+    // Refused here, not in the background, so that bad input says so at once.
+    if (Status s = CheckArgs(a); !s.ok()) {
+      *exit_code = ExecFail(s);
+      return;
+    }
+    *exit_code = StartDetachedRun(g, [&g] { return RunExec(g, a); });
+  });
+  RegisterExecRunCommands(app, g, exit_code);
 }
 
 }  // namespace strata::cli
