@@ -145,14 +145,22 @@ int RunExec(Globals& g, const ExecArgs& a) {
     store_path = std::filesystem::canonical(StorePath(g), ec).string();
   }
   const bool own_mount = !mounted;
+  // A workspace made for this run, which failed before its program ran,
+  // holds nothing: it goes again, so that a failed exec leaves no trace.
+  auto forget_created = [&] {
+    if (!created) return;
+    if (auto store = OpenStore(g); store.ok()) (void)Workspace::Remove(**store, name);
+  };
   if (own_mount) {
     const std::string mp = state_dir + "/sandbox.mnt";
     if (::mkdir(mp.c_str(), 0700) != 0 && errno != EEXIST)
       return ExecFail(Status::IOError("cannot create the mountpoint " + mp, errno));
     // No store may be open here: the daemon is forked from this process, and
     // an SQLite connection must not cross a fork.
-    if (int rc = MountWorkspaceQuietly(g, name, mp, a.keep_mounted ? 0 : ::getpid()); rc != kExitOk)
+    if (int rc = MountWorkspaceQuietly(g, name, mp, a.keep_mounted ? 0 : ::getpid()); rc != kExitOk) {
+      forget_created();
       return kExecFailed;
+    }
     auto store = OpenStore(g);
     if (!store.ok()) return ExecFail(store.status());
     mounted = FindMountedWorkspace(**store, name);
@@ -172,16 +180,15 @@ int RunExec(Globals& g, const ExecArgs& a) {
     if (Status s = EndOwnMount(*mounted); !s.ok()) return ExecFail(s);
     return kExitOk;
   };
+  // Before the program ran: unmounted, and a workspace made for it removed.
+  auto fail_before_run = [&](const Status& s) {
+    if (own_mount && EndOwnMount(*mounted).ok()) forget_created();
+    return ExecFail(s);
+  };
   auto argv = sandbox::BwrapArgs(spec);
-  if (!argv.ok()) {
-    finish_mount();
-    return ExecFail(argv.status());
-  }
+  if (!argv.ok()) return fail_before_run(argv.status());
   auto cgroup = MakeCgroup(*limits);
-  if (!cgroup.ok()) {
-    finish_mount();
-    return ExecFail(cgroup.status());
-  }
+  if (!cgroup.ok()) return fail_before_run(cgroup.status());
   // strata makes its own files private (main.cc); the program's files get
   // the modes the caller's umask gives them.
   const mode_t own_umask = ::umask(g.caller_umask);
@@ -234,8 +241,10 @@ int RunExec(Globals& g, const ExecArgs& a) {
     if (Status s = Workspace::Remove(**store, name); !s.ok()) return ExecFail(s);
     Event(a, {{"event", "ended"}, {"workspace", name}});
   } else if (created) {
-    std::fprintf(stderr, "strata: workspace '%s' keeps what the program changed (strata diff ws:%s)\n", name.c_str(),
-                 name.c_str());
+    std::fprintf(stderr,
+                 "strata: workspace '%s' stays: strata diff ws:%s shows what the program changed, "
+                 "strata workspace end --discard %s drops it\n",
+                 name.c_str(), name.c_str(), name.c_str());
   }
   return rc;
 }

@@ -53,7 +53,7 @@ json_true '[w for w in d if w["name"] == "c1"] == []'
 step "a failing program is not committed; its workspace keeps what it wrote"
 expect_ok strata fork f2 --from main
 expect_exit 3 strata exec --branch f2 --name c2 --commit -m never --at "$AT" -- sh -c 'echo half >half.txt; exit 3'
-expect_stderr_matches "workspace 'c2' keeps"
+expect_stderr_matches "workspace 'c2' stays"
 [[ $(strata log f2 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])') == "$base" ]] ||
   fail "a failed run moved its branch"
 expect_ok strata diff f2 ws:c2

@@ -112,6 +112,10 @@ expect_exit 125 strata exec --workspace nosuch --at "$AT" -- true
 expect_stderr_matches "no workspace"
 expect_exit 125 strata exec --workspace w1 --at "$STORE" -- true
 expect_exit 125 strata exec --workspace w1 --at relative -- true
+# A workspace made for a run that could not start goes again.
+expect_exit 125 strata exec --branch main --name never --at "$STORE" -- true
+expect_ok strata workspace list --json
+json_true '[w for w in d if w["name"] == "never"] == []'
 expect_exit 125 strata exec --branch main --commit --at "$AT" -- true
 expect_stderr_matches 'message'
 no_sandbox_mounts
