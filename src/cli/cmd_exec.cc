@@ -155,6 +155,12 @@ int RunExec(Globals& g, const ExecArgs& a) {
     const std::string mp = state_dir + "/sandbox.mnt";
     if (::mkdir(mp.c_str(), 0700) != 0 && errno != EEXIST)
       return ExecFail(Status::IOError("cannot create the mountpoint " + mp, errno));
+    // The mount goes where the path leads: never through a planted link.
+    struct stat st;
+    if (::lstat(mp.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      forget_created();
+      return ExecFail(Status::InvalidArgument(mp + " is not a directory (a link?): refusing to mount there"));
+    }
     // No store may be open here: the daemon is forked from this process, and
     // an SQLite connection must not cross a fork.
     if (int rc = MountWorkspaceQuietly(g, name, mp, a.keep_mounted ? 0 : ::getpid()); rc != kExitOk) {

@@ -124,6 +124,10 @@ int RunStop(Globals& g, const std::string& id) {
 int StartDetachedRun(Globals& g, const std::function<int()>& run) {
   const std::string runs = RunsDir(g);
   if (::mkdir(runs.c_str(), 0700) != 0 && errno != EEXIST) return Fail(Status::IOError("cannot create " + runs, errno));
+  // Not through a link planted in the store, nor into someone else's directory.
+  struct stat st;
+  if (::lstat(runs.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+    return Fail(Status::InvalidArgument(runs + " is not a directory of this user's (a link?): refusing to use it"));
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::system_clock::now().time_since_epoch()).count();
   const std::string id = std::to_string(ns / 1'000'000) + "-" + std::to_string(::getpid());

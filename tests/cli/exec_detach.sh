@@ -59,3 +59,11 @@ expect_stderr_matches 'no exec run'
 expect_fail strata output ../../etc
 expect_stderr_matches 'not a run id'
 expect_exit 125 strata exec --detach --workspace nope -- true
+
+step "a link planted as the store's exec-runs directory is refused"
+mv "$STORE/exec-runs" "$WORK/runs-aside"
+mkdir "$WORK/elsewhere"
+ln -s "$WORK/elsewhere" "$STORE/exec-runs"
+expect_fail strata exec --detach --branch main --name d4 --at "$AT" -- true
+expect_stderr_matches 'link'
+[[ -z $(ls -A "$WORK/elsewhere") ]] || fail "a run record was written through the link"

@@ -116,6 +116,13 @@ expect_exit 125 strata exec --workspace w1 --at relative -- true
 expect_exit 125 strata exec --branch main --name never --at "$STORE" -- true
 expect_ok strata workspace list --json
 json_true '[w for w in d if w["name"] == "never"] == []'
+# A link planted as the mountpoint is refused, and nothing is mounted through it.
+rm -rf "$STORE/workspaces/w1/sandbox.mnt"
+ln -s "$HOST" "$STORE/workspaces/w1/sandbox.mnt"
+expect_exit 125 strata exec --workspace w1 --at "$AT" -- true
+expect_stderr_matches 'link'
+! grep -q " $HOST " /proc/mounts || fail "mounted through a planted link"
+rm "$STORE/workspaces/w1/sandbox.mnt"
 expect_exit 125 strata exec --branch main --commit --at "$AT" -- true
 expect_stderr_matches 'message'
 no_sandbox_mounts
