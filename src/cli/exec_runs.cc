@@ -7,9 +7,9 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <thread>
+
+#include "util/small_file.h"
 
 namespace strata::cli {
 namespace {
@@ -21,13 +21,6 @@ bool IsValidRunId(const std::string& id) {
   for (char c : id)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') return false;
   return true;
-}
-
-std::string ReadSmallFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // Written whole or not at all: a reader never sees half a result.

@@ -9,9 +9,10 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <thread>
+
+#include "util/small_file.h"
 
 namespace strata::sandbox {
 namespace {
@@ -32,13 +33,6 @@ Status WriteFile(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The value of `key` in a flat keyed file ("oom_kill 3\n..."); 0 when absent.
 uint64_t KeyedValue(const std::string& text, const std::string& key) {
   std::istringstream in(text);
@@ -51,7 +45,7 @@ uint64_t KeyedValue(const std::string& text, const std::string& key) {
 
 std::vector<pid_t> Procs(const std::string& procs_file) {
   std::vector<pid_t> pids;
-  std::istringstream in(ReadFile(procs_file));
+  std::istringstream in(ReadSmallFile(procs_file));
   pid_t p;
   while (in >> p) pids.push_back(p);
   return pids;
@@ -101,7 +95,7 @@ Result<std::unique_ptr<Cgroup>> Cgroup::Create(const Limits& limits) {
     if (limits.memory_bytes) wanted += " +memory";
     if (limits.cpus > 0) wanted += " +cpu";
     if (limits.pids) wanted += " +pids";
-    std::string available = ReadFile(root + "/cgroup.controllers");
+    std::string available = ReadSmallFile(root + "/cgroup.controllers");
     for (const char* c : {"memory", "cpu", "pids"})
       if (wanted.find(std::string("+") + c) != std::string::npos && available.find(c) == std::string::npos)
         return Status::Unsupported(std::string("cgroup v2 offers no ") + c + " controller here");
@@ -169,7 +163,7 @@ int Cgroup::AddSelf() const noexcept {
 bool Cgroup::MemoryLimitHit() const {
   if (memory_dir_.empty()) return false;
   const char* file = v2_ ? "/memory.events" : "/memory.oom_control";
-  return KeyedValue(ReadFile(memory_dir_ + file), "oom_kill") > 0;
+  return KeyedValue(ReadSmallFile(memory_dir_ + file), "oom_kill") > 0;
 }
 
 void Cgroup::KillAll() const {

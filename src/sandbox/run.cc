@@ -11,7 +11,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
+#include "util/small_file.h"
 #include "util/unique_fd.h"
 
 namespace strata::sandbox {
@@ -57,6 +59,27 @@ sigset_t ForwardedSignals() {
   ::_exit(127);  // die does not return; the compiler cannot see that through the lambda
 }
 
+// Pid file descriptors of pid's children (bwrap's: the sandbox's first
+// process). A kill that ends bwrap leaves its sandbox to die a moment later
+// (its first process gets SIGKILL when bwrap is gone, and the kernel then
+// kills the rest of the PID namespace); waiting on these is waiting for that.
+std::vector<UniqueFd> ChildrenOf(pid_t pid) {
+  std::vector<UniqueFd> fds;
+  std::string text = ReadSmallFile("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(' ', pos);
+    if (end == std::string::npos) end = text.size();
+    pid_t child = static_cast<pid_t>(std::atoi(text.substr(pos, end - pos).c_str()));
+    if (child > 0) {
+      UniqueFd fd(static_cast<int>(::syscall(SYS_pidfd_open, child, 0)));
+      if (fd.valid()) fds.push_back(std::move(fd));
+    }
+    pos = end + 1;
+  }
+  return fds;
+}
+
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -95,6 +118,7 @@ Result<RunOutcome> RunToEnd(const std::vector<std::string>& argv, const Limits& 
 
   RunOutcome out;
   bool timed_out = false;
+  std::vector<UniqueFd> dying;  // sandbox processes killed from here, waited for at the end
   for (;;) {
     int wait_ms = -1;
     if (limits.timeout_ms && !timed_out) {
@@ -107,19 +131,34 @@ Result<RunOutcome> RunToEnd(const std::vector<std::string>& argv, const Limits& 
     if (fds[0].revents & POLLIN) break;
     if (fds[1].revents & POLLIN) {
       signalfd_siginfo info;
-      if (::read(sigfd.get(), &info, sizeof(info)) == sizeof(info)) ::kill(pid, static_cast<int>(info.ssi_signo));
+      if (::read(sigfd.get(), &info, sizeof(info)) == sizeof(info)) {
+        for (UniqueFd& fd : ChildrenOf(pid)) dying.push_back(std::move(fd));
+        ::kill(pid, static_cast<int>(info.ssi_signo));
+      }
       continue;
     }
     if (rc == 0 && !timed_out) {
-      // bwrap's death takes the sandbox with it (--die-with-parent); the
-      // cgroup, when there is one, catches anything that escaped that.
+      // The sandbox's first process first: its death empties the PID
+      // namespace. Then bwrap; the cgroup, when there is one, catches
+      // anything that escaped both.
       timed_out = true;
+      for (UniqueFd& fd : ChildrenOf(pid)) {
+        ::syscall(SYS_pidfd_send_signal, fd.get(), SIGKILL, nullptr, 0);
+        dying.push_back(std::move(fd));
+      }
       ::kill(pid, SIGKILL);
       if (cgroup) cgroup->KillAll();
     }
   }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  // Killed from outside, the sandbox may outlive bwrap by a moment: the
+  // command returns only once it is gone (bounded).
+  for (UniqueFd& fd : dying) {
+    pollfd p{fd.get(), POLLIN, 0};
+    while (::poll(&p, 1, 5000) < 0 && errno == EINTR) {
+    }
   }
   out.wall_ms = static_cast<double>(NowMs() - start);
   if (WIFEXITED(status)) {

@@ -5,6 +5,8 @@
 source "$(dirname "$0")/lib.sh"
 use_mountpoint
 command -v bwrap >/dev/null || { echo "SKIP: no bwrap" >&2; exit 77; }
+# Whatever this test mounted goes with it, however it ends.
+trap 'rc=$?; set +e; for m in $(awk -v w="$WORK/" "index(\$2, w) == 1 {print \$2}" /proc/mounts); do fusermount3 -u -z "$m"; done; (exit $rc); _cleanup' EXIT
 AT=/mnt
 [[ -d $AT ]] || fail "no /mnt to bind the tree at"
 
@@ -81,9 +83,9 @@ PY
 
 step "--keep-mounted leaves the mount; a later exec runs on it and leaves it"
 expect_ok strata exec --branch main --name k1 --keep-mounted --at "$AT" -- sh -c 'echo kept >kept.txt'
-mp=$(awk '$1 ~ /^strata:k1:/ {print $2}' /proc/mounts)
+mp=$(awk -v s="strata:k1:$STORE" '$1 == s {print $2}' /proc/mounts)
 [[ -n $mp ]] || fail "--keep-mounted did not keep the mount"
 [[ $(cat "$mp/kept.txt") == kept ]] || fail "the kept mount does not show the program's file"
 expect_ok strata exec --workspace k1 --at "$AT" -- cat kept.txt
-grep -q "^strata:k1:" /proc/mounts || fail "an exec on a mount it did not make unmounted it"
+grep -q "^strata:k1:$STORE " /proc/mounts || fail "an exec on a mount it did not make unmounted it"
 expect_ok strata umount "$mp"

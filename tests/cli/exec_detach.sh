@@ -5,6 +5,8 @@
 source "$(dirname "$0")/lib.sh"
 use_mountpoint
 command -v bwrap >/dev/null || { echo "SKIP: no bwrap" >&2; exit 77; }
+# Whatever this test mounted goes with it, however it ends.
+trap 'rc=$?; set +e; for m in $(awk -v w="$WORK/" "index(\$2, w) == 1 {print \$2}" /proc/mounts); do fusermount3 -u -z "$m"; done; (exit $rc); _cleanup' EXIT
 AT=/mnt
 
 mkdir -p "$WORK/src"
@@ -49,7 +51,7 @@ expect_ok strata stop "$id3"
 expect_ok strata exec-status "$id3" --json
 json_true 'd["state"] == "exited" and d["exit_status"] == 143'
 if pgrep -x -f 'sleep 2903' >/dev/null; then fail "the stopped program still runs"; fi
-if grep -q '^strata:d3:' /proc/mounts; then fail "the stopped run's mount is still there"; fi
+if grep -q "^strata:d3:$STORE " /proc/mounts; then fail "the stopped run's mount is still there"; fi
 expect_fail strata stop "$id3"
 expect_stderr_matches 'not running'
 

@@ -5,6 +5,8 @@
 source "$(dirname "$0")/lib.sh"
 use_mountpoint
 command -v bwrap >/dev/null || { echo "SKIP: no bwrap" >&2; exit 77; }
+# Whatever this test mounted goes with it, however it ends.
+trap 'rc=$?; set +e; for m in $(awk -v w="$WORK/" "index(\$2, w) == 1 {print \$2}" /proc/mounts); do fusermount3 -u -z "$m"; done; (exit $rc); _cleanup' EXIT
 if [[ -e /sys/fs/cgroup/cgroup.controllers ]]; then
   grep -qw memory /sys/fs/cgroup/cgroup.controllers || { echo "SKIP: no memory controller" >&2; exit 77; }
 else
@@ -19,7 +21,7 @@ printf 'hello\n' >"$WORK/src/a.txt"
 expect_ok "$STRATA_BIN" init "$STORE"
 expect_ok strata import "$WORK/src" --branch main -m base
 expect_ok strata exec --branch main --name w --keep-mounted --at "$AT" -- true
-mp=$(awk '$1 ~ /^strata:w:/ {print $2}' /proc/mounts)
+mp=$(awk -v s="strata:w:$STORE" '$1 == s {print $2}' /proc/mounts)
 expect_ok strata umount "$mp"
 
 no_cgroups_left() {
@@ -30,10 +32,10 @@ no_cgroups_left() {
 
 step "--timeout kills the program: exit 124 and a message"
 start=$(date +%s)
-expect_exit 124 strata exec --workspace w --timeout 1s --at "$AT" -- sh -c 'sleep 60 & sleep 61; wait'
+expect_exit 124 strata exec --workspace w --timeout 1s --at "$AT" -- sh -c 'sleep 6001 & sleep 6002; wait'
 expect_stderr_matches 'killed: timeout 1s'
 (( $(date +%s) - start < 20 )) || fail "the timeout did not end the program promptly"
-! pgrep -f 'sleep 6[01]' >/dev/null || fail "a process of the timed-out sandbox is still running"
+! pgrep -f 'sleep 600[12]' >/dev/null || fail "a process of the timed-out sandbox is still running"
 expect_ok strata exec --workspace w --timeout 30s --at "$AT" -- true
 
 step "--memory kills a program that goes past it: exit 137 and a message"

@@ -6,6 +6,8 @@
 source "$(dirname "$0")/lib.sh"
 use_mountpoint
 command -v bwrap >/dev/null || { echo "SKIP: no bwrap" >&2; exit 77; }
+# Whatever this test mounted goes with it, however it ends.
+trap 'rc=$?; set +e; for m in $(awk -v w="$WORK/" "index(\$2, w) == 1 {print \$2}" /proc/mounts); do fusermount3 -u -z "$m"; done; (exit $rc); _cleanup' EXIT
 AT=/mnt
 
 mkdir -p "$WORK/src"
@@ -59,13 +61,13 @@ kill -0 "$daemon_pid" || fail "no daemon for the workspace"
 kill -9 "$exec_pid"
 wait "$exec_pid" 2>/dev/null || true
 for _ in $(seq 200); do
-  if ! pgrep -x -f 'sleep 3141' >/dev/null && ! grep -q '^strata:killed:' /proc/mounts && ! kill -0 "$daemon_pid" 2>/dev/null; then
+  if ! pgrep -x -f 'sleep 3141' >/dev/null && ! grep -q "^strata:killed:$STORE " /proc/mounts && ! kill -0 "$daemon_pid" 2>/dev/null; then
     break
   fi
   sleep 0.05
 done
 if pgrep -x -f 'sleep 3141' >/dev/null; then fail "the sandboxed program outlived the killed command"; fi
-if grep -q '^strata:killed:' /proc/mounts; then fail "the killed command's mount is still there"; fi
+if grep -q "^strata:killed:$STORE " /proc/mounts; then fail "the killed command's mount is still there"; fi
 if kill -0 "$daemon_pid" 2>/dev/null; then fail "the daemon of the killed command's mount is still running"; fi
 
 step "the next exec on that workspace recovers and finds what was written"

@@ -10,7 +10,8 @@ command -v bwrap >/dev/null || { echo "SKIP: no bwrap" >&2; exit 77; }
 
 # A directory of the host outside /tmp (the sandbox's /tmp is its own).
 HOST=$(mktemp -d /var/tmp/strata-exec-host.XXXXXX)
-trap 'rc=$?; set +e; rm -rf "$HOST"; fusermount3 -u -z "$MP" 2>/dev/null || true; (exit $rc); _cleanup' EXIT
+# Whatever this test mounted goes with it, however it ends.
+trap 'rc=$?; set +e; for m in $(awk -v w="$WORK/" "index(\$2, w) == 1 {print \$2}" /proc/mounts); do fusermount3 -u -z "$m"; done; rm -rf "$HOST"; (exit $rc); _cleanup' EXIT
 echo host-secret >"$HOST/secret"
 AT="$HOST/tree"
 mkdir "$AT"
