@@ -3,10 +3,7 @@
 # (running, then exited with the program's status), output [--follow] shows
 # what it wrote, and stop ends it (SIGTERM, 143) and its mount with it.
 source "$(dirname "$0")/lib.sh"
-use_mountpoint
-command -v bwrap >/dev/null || { echo "SKIP: no bwrap" >&2; exit 77; }
-# Whatever this test mounted goes with it, however it ends.
-trap 'rc=$?; set +e; for m in $(awk -v w="$WORK/" "index(\$2, w) == 1 {print \$2}" /proc/mounts); do fusermount3 -u -z "$m"; done; (exit $rc); _cleanup' EXIT
+use_sandbox
 AT=/mnt
 
 mkdir -p "$WORK/src"

@@ -3,10 +3,7 @@
 # the exit status (124, 137) and on stderr; --pids stops it forking past the
 # limit; --cpus runs. No cgroup of a sandbox outlives its command.
 source "$(dirname "$0")/lib.sh"
-use_mountpoint
-command -v bwrap >/dev/null || { echo "SKIP: no bwrap" >&2; exit 77; }
-# Whatever this test mounted goes with it, however it ends.
-trap 'rc=$?; set +e; for m in $(awk -v w="$WORK/" "index(\$2, w) == 1 {print \$2}" /proc/mounts); do fusermount3 -u -z "$m"; done; (exit $rc); _cleanup' EXIT
+use_sandbox
 if [[ -e /sys/fs/cgroup/cgroup.controllers ]]; then
   grep -qw memory /sys/fs/cgroup/cgroup.controllers || { echo "SKIP: no memory controller" >&2; exit 77; }
 else

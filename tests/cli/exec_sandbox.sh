@@ -5,13 +5,11 @@
 # status, signal death included, is the command's. The mount it needed is
 # gone afterwards; the workspace keeps what it wrote.
 source "$(dirname "$0")/lib.sh"
-use_mountpoint
-command -v bwrap >/dev/null || { echo "SKIP: no bwrap" >&2; exit 77; }
+use_sandbox
 
 # A directory of the host outside /tmp (the sandbox's /tmp is its own).
 HOST=$(mktemp -d /var/tmp/strata-exec-host.XXXXXX)
-# Whatever this test mounted goes with it, however it ends.
-trap 'rc=$?; set +e; for m in $(awk -v w="$WORK/" "index(\$2, w) == 1 {print \$2}" /proc/mounts); do fusermount3 -u -z "$m"; done; rm -rf "$HOST"; (exit $rc); _cleanup' EXIT
+EXTRA_SCRATCH=$HOST
 echo host-secret >"$HOST/secret"
 AT="$HOST/tree"
 mkdir "$AT"
