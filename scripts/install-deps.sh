@@ -15,6 +15,8 @@ packages=(
   attr acl fuse3 python3 stress-ng git curl
   # VM images written with cache=none (qemu-io) in the mount tests
   qemu-utils
+  # strata exec runs programs in bubblewrap sandboxes
+  bubblewrap
   # installation: the Debian package (dpkg-shlibdeps), man pages, zsh completion
   dpkg-dev man-db zsh
   # the remote store's tests run against a real single-node Ceph cluster (S3 through radosgw)

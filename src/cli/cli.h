@@ -2,6 +2,8 @@
 // are printed (human or --json), how errors become exit codes.
 #pragma once
 
+#include <sys/types.h>
+
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <optional>
@@ -34,6 +36,7 @@ struct Globals {
   std::string store;  // --store; empty: STRATA_STORE, then the default location
   bool json = false;  // --json on read-only commands
   std::string remote;  // --remote NAME: work on that remote's store instead
+  mode_t caller_umask = 022;  // the umask strata was started with (it runs with 077)
 };
 
 // --store, else $STRATA_STORE, else $XDG_DATA_HOME/strata, else ~/.local/share/strata.
@@ -67,6 +70,12 @@ struct MountedWorkspace {
   std::string mountpoint;
 };
 std::optional<MountedWorkspace> FindMountedWorkspace(Store& store, const std::string& mountpoint_or_name);
+// Mounts the existing workspace `name` at mountpoint as `strata mount
+// --workspace` would, printing nothing but errors; owner_pid > 0: the mount
+// ends when that process does. An exit code (errors already printed).
+int MountWorkspaceQuietly(Globals& g, const std::string& name, const std::string& mountpoint, int owner_pid);
+// Unmounts a workspace's mount and waits (a bounded time) for its daemon.
+Status Unmount(const std::string& mountpoint, int daemon_pid);
 
 // Each family of commands registers its subcommands on the app. The callback
 // of a subcommand stores its exit code in *exit_code.
@@ -78,6 +87,7 @@ void RegisterCommitCommands(CLI::App& app, Globals& g, int* exit_code);    // co
 void RegisterGcCommands(CLI::App& app, Globals& g, int* exit_code);        // gc, fsck
 void RegisterForgetCommands(CLI::App& app, Globals& g, int* exit_code);    // forget
 void RegisterRemoteCommands(CLI::App& app, Globals& g, int* exit_code);    // remote, push, pull
+void RegisterExecCommands(CLI::App& app, Globals& g, int* exit_code);      // exec
 // `strata stats MOUNTPOINT`: the counters of the daemon serving a mount.
 int RunMountStats(Globals& g, const std::string& mountpoint);
 // The counters of the daemon serving workspace `name`, from its control

@@ -24,34 +24,12 @@ struct CommitArgs {
   std::string target, message, branch;
 };
 
-Result<control::CommitReply> CommitWorkspace(Store& store, const CommitArgs& a, const CommitRequest& request) {
-  STRATA_ASSIGN_OR_RETURN(WorkspaceTarget target, ResolveWorkspace(store, a.target));
-  if (target.mounted) {
-    if (IsReadOnlyMount(target.name))
-      return Status::InvalidArgument(target.mounted->mountpoint + " is a read-only mount: there is nothing to commit");
-    auto reply = AskDaemon(store, target, request, /*sync=*/true);
-    if (!reply.ok() && reply.status().code() == Status::Code::kUnavailable) {
-      // Killed while it served the commit, the daemon may have published it
-      // or not; the store is sound either way (a commit is whole or absent).
-      if (DaemonStoppedDuringRequest(reply.status()))
-        return Status::Unavailable("the daemon stopped during the commit; it may or may not have landed: see strata log; " +
-                                   RemountHint(target));
-      return Status::Unavailable(reply.status().message() + "; nothing was committed; " + RemountHint(target));
-    }
-    return reply;
-  }
-  if (IsReadOnlyMount(target.name)) return Status::InvalidArgument("'" + a.target + "' serves a read-only mount");
-  auto ws = Workspace::Open(store, target.name);
-  if (!ws.ok()) return ws.status();
-  return (*ws)->Commit(request);
-}
-
 int RunCommit(Globals& g, const CommitArgs& a) {
   if (a.message.empty()) return Fail(Status::InvalidArgument("a commit needs a message (-m MESSAGE)"));
   auto store = OpenStoreFor(g, a.target);
   if (!store.ok()) return Fail(store.status());
   CommitRequest request{a.message, DefaultAuthor(), a.branch};
-  auto reply = CommitWorkspace(**store, a, request);
+  auto reply = CommitWorkspace(**store, a.target, request);
   if (!reply.ok()) return Fail(reply.status());
   if (g.json) {
     PrintJson(control::ToJson(*reply));

@@ -10,10 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <thread>
 
 #include "cli/cli.h"
 #include "daemon/daemon.h"
@@ -44,6 +42,8 @@ struct MountArgs {
   uint64_t chunk_cache_mib = 0;  // 0: the default size
   uint32_t readahead_kib = MountOptions().readahead_kib;
   uint32_t poll_us = MountOptions().poll_us;
+  bool quiet = false;  // no "mounted ..." line (exec: stdout is the program's)
+  int owner_pid = 0;   // > 0: unmounted when this process is gone (ServeSpec)
 };
 
 std::string StateDir(const Store& store, const std::string& name) { return Workspace::StateDir(store, name); }
@@ -81,6 +81,7 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
   spec.name = name;
   spec.mountpoint = mountpoint;
   spec.chunk_cache_mib = a.chunk_cache_mib;
+  spec.owner_pid = a.owner_pid;
   MountOptions& options = spec.options;
   // The source names the store (and the remote), so commands given only the
   // mountpoint find the workspace (OpenStoreFor).
@@ -201,6 +202,7 @@ int MountIn(Globals& g, const MountArgs& a) {
     forget_created();
     return Fail(s);
   }
+  if (a.quiet) return kExitOk;
   if (!a.read_only.empty())
     fmt::print("mounted {} read-only at {}\n", a.read_only, mountpoint);
   else
@@ -208,14 +210,19 @@ int MountIn(Globals& g, const MountArgs& a) {
   return kExitOk;
 }
 
+}  // namespace
+
 // Unmounts and waits for the daemon to exit.
 Status Unmount(const std::string& mountpoint, int daemon_pid) {
   if (!daemon::RunFusermount(mountpoint, /*lazy=*/false))
     return Status::IOError("cannot unmount " + mountpoint + " (busy? see fusermount3)", EBUSY);
-  for (int i = 0; daemon_pid > 0 && i < 200 && ::kill(daemon_pid, 0) == 0; i++)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // A pid file descriptor, not kill(pid, 0): the daemon may be the caller's
+  // own child (strata exec), which stays a zombie until reaped.
+  (void)WaitForProcessExit(daemon_pid, 10'000);
   return Status::Ok();
 }
+
+namespace {
 
 int RunUmount(Globals& g, const std::string& mp_arg) {
   std::error_code ec;
@@ -304,6 +311,15 @@ int RunWorkspaceEnd(Globals& g, const std::string& target, bool discard) {
 }
 
 }  // namespace
+
+int MountWorkspaceQuietly(Globals& g, const std::string& name, const std::string& mountpoint, int owner_pid) {
+  MountArgs a;
+  a.workspace = name;
+  a.mountpoint = mountpoint;
+  a.quiet = true;
+  a.owner_pid = owner_pid;
+  return MountIn(g, a);
+}
 
 // --read-only and --branch also take REMOTE/BRANCH: the workspace then lives
 // in that remote's store, and the daemon reads it from there lazily.

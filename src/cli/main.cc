@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   // files (a mount's record) were made with 0666, less the caller's umask.
   // Exported files and files created through a mount get their modes
   // explicitly, so this changes none of those.
-  ::umask(077);
+  const mode_t caller_umask = ::umask(077);
   // A daemon keeps packs and workspace files open: use every descriptor the
   // system allows this user (the soft limit is often 1024 of a hard 1M).
   strata::RaiseFdLimitToHard();
@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "strata 0.1.0 (store format 1)");
   app.fallthrough();  // global options may follow the subcommand
   Globals globals;
+  globals.caller_umask = caller_umask;  // what `strata exec` gives its program
   app.add_option("--store", globals.store, "store directory (default: $STRATA_STORE, then ~/.local/share/strata)");
   app.add_option("--remote", globals.remote, "work on the store at this remote (see 'strata remote')");
   int exit_code = kExitOk;
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   RegisterGcCommands(app, globals, &exit_code);
   RegisterForgetCommands(app, globals, &exit_code);
   RegisterRemoteCommands(app, globals, &exit_code);
+  RegisterExecCommands(app, globals, &exit_code);
   if (argc == 2 && std::string_view(argv[1]) == kCliReferenceFlag) {
     PrintJson(CliReference(app));  // for the build: man pages, completions
     return kExitOk;

@@ -122,4 +122,27 @@ Result<WorkspaceSnapshot> SnapshotWorkspace(Store& store, const WorkspaceTarget&
   return ws->Snapshot();
 }
 
+Result<control::CommitReply> CommitWorkspace(Store& store, const std::string& mountpoint_or_name,
+                                             const CommitRequest& request) {
+  STRATA_ASSIGN_OR_RETURN(WorkspaceTarget target, ResolveWorkspace(store, mountpoint_or_name));
+  if (target.mounted) {
+    if (IsReadOnlyMount(target.name))
+      return Status::InvalidArgument(target.mounted->mountpoint + " is a read-only mount: there is nothing to commit");
+    auto reply = AskDaemon(store, target, request, /*sync=*/true);
+    if (!reply.ok() && reply.status().code() == Status::Code::kUnavailable) {
+      // Killed while it served the commit, the daemon may have published it
+      // or not; the store is sound either way (a commit is whole or absent).
+      if (DaemonStoppedDuringRequest(reply.status()))
+        return Status::Unavailable("the daemon stopped during the commit; it may or may not have landed: see strata log; " +
+                                   RemountHint(target));
+      return Status::Unavailable(reply.status().message() + "; nothing was committed; " + RemountHint(target));
+    }
+    return reply;
+  }
+  if (IsReadOnlyMount(target.name)) return Status::InvalidArgument("'" + mountpoint_or_name + "' serves a read-only mount");
+  auto ws = Workspace::Open(store, target.name);
+  if (!ws.ok()) return ws.status();
+  return (*ws)->Commit(request);
+}
+
 }  // namespace strata::cli

@@ -73,6 +73,11 @@ std::string ControlSocketPath(Store& store, const WorkspaceTarget& target);
 // from before this call until it has read them.
 Result<WorkspaceSnapshot> SnapshotWorkspace(Store& store, const WorkspaceTarget& target);
 
+// Commits the workspace (through its daemon when mounted). Unavailable,
+// saying whether it may have landed, when the daemon stopped.
+Result<control::CommitReply> CommitWorkspace(Store& store, const std::string& mountpoint_or_name,
+                                            const CommitRequest& request);
+
 // `strata reset` (cmd_reset.cc); registered with the commit family.
 void RegisterResetCommands(CLI::App& app, Globals& g, int* exit_code);
 // `strata rebase` (cmd_rebase.cc); registered with the commit family.

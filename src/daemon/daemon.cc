@@ -2,14 +2,20 @@
 
 #include <fcntl.h>
 #include <malloc.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <thread>
 
 #include "control/socket.h"
 #include "daemon/mount_record.h"
+#include "daemon/mount_source.h"
+#include "util/unique_fd.h"
 #include "workspace/workspace.h"
 
 namespace strata::daemon {
@@ -62,6 +68,49 @@ class ControlHandler {
  private:
   FuseServer& server_;
   Workspace& ws_;
+};
+
+// Unmounts the mount when its owner process is gone. The owner's death
+// cannot be caught by the owner itself (SIGKILL), so the daemon, which
+// outlives it, watches a pid file descriptor of it. The unmount is lazy: the
+// owner's sandbox may still be dying with files open, and the kernel ends the
+// mount, and with it Run, once they are closed.
+class OwnerWatch {
+ public:
+  OwnerWatch() = default;
+  ~OwnerWatch() { Stop(); }
+  OwnerWatch(const OwnerWatch&) = delete;
+  OwnerWatch& operator=(const OwnerWatch&) = delete;
+
+  Status Start(int owner_pid, const std::string& mountpoint) {
+    if (owner_pid <= 0) return Status::Ok();
+    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, owner_pid, 0)));
+    if (!pidfd.valid())
+      return Status::IOError("the process " + std::to_string(owner_pid) + " that asked for the mount is gone", errno);
+    stop_ = UniqueFd(::eventfd(0, EFD_CLOEXEC));
+    if (!stop_.valid()) return Status::IOError("eventfd", errno);
+    thread_ = std::thread([this, fd = std::move(pidfd), mountpoint, owner_pid] {
+      pollfd fds[2] = {{fd.get(), POLLIN, 0}, {stop_.get(), POLLIN, 0}};
+      while (::poll(fds, 2, -1) < 0 && errno == EINTR) {
+      }
+      if (fds[1].revents & POLLIN) return;
+      std::fprintf(stderr, "strata: the process %d that owns this mount is gone; unmounting %s\n", owner_pid,
+                   mountpoint.c_str());
+      RunFusermount(mountpoint, /*lazy=*/true);
+    });
+    return Status::Ok();
+  }
+
+  void Stop() {
+    if (!thread_.joinable()) return;
+    uint64_t one = 1;
+    (void)!::write(stop_.get(), &one, sizeof(one));
+    thread_.join();
+  }
+
+ private:
+  UniqueFd stop_;
+  std::thread thread_;
 };
 
 }  // namespace
@@ -120,12 +169,19 @@ Status ServeMount(Store& store, const ServeSpec& spec, ReadyPipe& ready) {
   if (Status s = control.Start(); !s.ok())
     std::fprintf(stderr, "strata: no control socket, so stats, commit, reset and rebase of this mount fail: %s\n",
                  s.message().c_str());
+  OwnerWatch owner;
+  if (Status w = owner.Start(spec.owner_pid, spec.mountpoint); !w.ok()) {
+    control.Stop();
+    (void)RunFusermount(spec.mountpoint, /*lazy=*/true);
+    return fail(w);
+  }
   WriteMountRecord(options.state_dir, spec.mountpoint);
   ready.Ready();
   // The control socket stops before the kernel mount goes: a request it
   // serves may ask the kernel to write back or drop its caches.
   Status s = (*server)->Run([&control] { control.Stop(); });
   control.Stop();  // also when Run ended before it got that far: the handler uses what goes next
+  owner.Stop();
   server->reset();
   RemoveMountRecord(options.state_dir);
   if (options.read_only) {  // its workspace served this mount only

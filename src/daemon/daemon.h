@@ -47,6 +47,9 @@ struct ServeSpec {
   std::string mountpoint;        // absolute and canonical
   MountOptions options;          // state_dir is filled in by ServeMount
   uint64_t chunk_cache_mib = 0;  // 0: the default size
+  // > 0: the mount belongs to that process (a `strata exec`) and is
+  // unmounted, lazily, as soon as it is gone, however it ended.
+  int owner_pid = 0;
 };
 
 // Allocator settings for a daemon's read path (see daemon.cc): call before
@@ -56,7 +59,8 @@ void TuneAllocatorForDaemon();
 // Runs in the daemon: opens the workspace, refuses one whose top directory
 // cannot be read, mounts it, reports readiness, serves until the mount ends,
 // and removes the workspace of a read-only mount afterwards. An error before
-// the mount came up changed nothing (ready.ready() is false then).
+// the mount came up changed nothing (ready.ready() is false then). With an
+// owner, refuses to mount when the owner is already gone.
 Status ServeMount(Store& store, const ServeSpec& spec, ReadyPipe& ready);
 
 // Forks a daemon. The child leaves the command's session, reads nothing,

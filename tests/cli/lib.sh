@@ -338,3 +338,17 @@ use_mountpoint() {
   # _cleanup would end the trap there and leave the scratch directory behind.
   trap 'rc=$?; set +e; fusermount3 -u -z "$MP" 2>/dev/null || true; (exit $rc); _cleanup' EXIT
 }
+
+# use_sandbox: for the strata exec tests. As use_mountpoint, and skipped
+# without bwrap; on exit, however the test ends, every mount below $WORK is
+# detached and $EXTRA_SCRATCH (a scratch directory outside $WORK, if the test
+# sets one) is removed.
+EXTRA_SCRATCH=
+use_sandbox() {
+  use_mountpoint
+  command -v bwrap >/dev/null || { echo "SKIP: no bwrap" >&2; exit 77; }
+  trap 'rc=$?; set +e
+        for m in $(awk -v w="$WORK/" "index(\$2, w) == 1 {print \$2}" /proc/mounts); do fusermount3 -u -z "$m"; done
+        [[ -z $EXTRA_SCRATCH ]] || rm -rf "$EXTRA_SCRATCH"
+        (exit $rc); _cleanup' EXIT
+}
