@@ -152,6 +152,7 @@ Result<std::unique_ptr<Index>> Index::Open(const std::string& path, bool create)
     return Status::IOError("opening index " + path + ": " + msg, EIO);
   }
   std::unique_ptr<Index> index(new Index(db));
+  MutexLock lock(&index->mu_);  // not shared yet: taken for Exec's contract only
   sqlite3_busy_timeout(db, 30000);
   if (Status s = index->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"); !s.ok()) {
     // SQLite reads the file only now: garbage there is a damaged store, as
@@ -191,7 +192,7 @@ Status Index::Exec(const char* sql) {
 }
 
 Result<std::optional<ObjectLocation>> Index::Lookup(const Hash& id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (lookup_ == nullptr &&
       sqlite3_prepare_v2(db_,
                          "SELECT p.name, o.offset, o.stored_len, o.raw_len, o.type, o.codec FROM objects o "
@@ -218,7 +219,7 @@ Result<std::optional<ObjectLocation>> Index::Lookup(const Hash& id) {
 }
 
 Status Index::AddPack(const std::string& name, uint64_t size, const std::vector<PackEntry>& entries) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Transaction txn(db_);
   if (!txn.ok()) return PrepareError(db_);
   Stmt find(db_, "SELECT id FROM packs WHERE name = ?");
@@ -244,7 +245,7 @@ Status Index::AddPack(const std::string& name, uint64_t size, const std::vector<
 }
 
 Result<std::map<std::string, uint64_t>> Index::ListPacks() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_, "SELECT name, size FROM packs");
   if (!st.ok()) return PrepareError(db_);
   std::map<std::string, uint64_t> packs;
@@ -258,14 +259,14 @@ Result<std::map<std::string, uint64_t>> Index::ListPacks() {
 }
 
 Result<uint64_t> Index::PackCount() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_, "SELECT count(*) FROM packs");
   if (!st.ok() || st.Step() != SQLITE_ROW) return PrepareError(db_);
   return static_cast<uint64_t>(st.ColInt(0));
 }
 
 Result<std::vector<PackEntry>> Index::ObjectsInPack(const std::string& pack) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_,
           "SELECT o.oid, o.offset, o.stored_len, o.raw_len, o.type, o.codec FROM objects o "
           "JOIN packs p ON p.id = o.pack WHERE p.name = ?");
@@ -288,7 +289,7 @@ Result<std::vector<Hash>> Index::FindByPrefix(ObjectType type, const std::string
   std::string high = hex_prefix + std::string(Hash::kSize * 2 - hex_prefix.size(), 'f');
   auto lo = Hash::FromHex(low), hi = Hash::FromHex(high);
   if (!lo || !hi) return Status::InvalidArgument("'" + hex_prefix + "' is not a hex id prefix");
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_, "SELECT oid FROM objects WHERE oid BETWEEN ? AND ? AND type = ? LIMIT ?");
   if (!st.ok()) return PrepareError(db_);
   st.Bind(1, *lo).Bind(2, *hi).Bind(3, static_cast<int64_t>(type)).Bind(4, static_cast<int64_t>(limit));
@@ -301,7 +302,7 @@ Result<std::vector<Hash>> Index::FindByPrefix(ObjectType type, const std::string
 }
 
 Result<std::map<int, TypeTotals>> Index::TotalsByType() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_, "SELECT type, count(*), sum(raw_len), sum(stored_len) FROM objects GROUP BY type");
   if (!st.ok()) return PrepareError(db_);
   std::map<int, TypeTotals> out;
@@ -314,7 +315,7 @@ Result<std::map<int, TypeTotals>> Index::TotalsByType() {
 }
 
 Result<std::vector<std::pair<Hash, uint64_t>>> Index::ListObjects() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_, "SELECT oid, stored_len FROM objects ORDER BY oid");
   if (!st.ok()) return PrepareError(db_);
   std::vector<std::pair<Hash, uint64_t>> out;
@@ -330,7 +331,7 @@ Result<std::vector<std::pair<Hash, uint64_t>>> Index::ListObjects() {
 }
 
 Status Index::DeleteObjects(const std::vector<Hash>& ids) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Transaction txn(db_);
   if (!txn.ok()) return PrepareError(db_);
   Stmt del(db_, "DELETE FROM objects WHERE oid = ?");
@@ -343,7 +344,7 @@ Status Index::DeleteObjects(const std::vector<Hash>& ids) {
 }
 
 Result<std::vector<PackUsage>> Index::ListPackUsage() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_,
           "SELECT p.name, p.size, count(o.oid), coalesce(sum(o.stored_len), 0) FROM packs p "
           "LEFT JOIN objects o ON o.pack = p.id GROUP BY p.id ORDER BY p.name");
@@ -360,7 +361,7 @@ Result<std::vector<PackUsage>> Index::ListPackUsage() {
 }
 
 Status Index::ReplacePacks(const std::optional<NewPack>& added, const std::vector<std::string>& removed) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Transaction txn(db_);
   if (!txn.ok()) return PrepareError(db_);
   if (added) {
@@ -397,7 +398,7 @@ Status Index::ReplacePacks(const std::optional<NewPack>& added, const std::vecto
 }
 
 Result<std::optional<Hash>> Index::GetRef(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_, "SELECT oid FROM refs WHERE name = ?");
   if (!st.ok()) return PrepareError(db_);
   int rc = st.Bind(1, name).Step();
@@ -408,7 +409,7 @@ Result<std::optional<Hash>> Index::GetRef(const std::string& name) {
 }
 
 Result<std::map<std::string, Hash>> Index::ListRefs() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_, "SELECT name, oid FROM refs ORDER BY name");
   if (!st.ok()) return PrepareError(db_);
   std::map<std::string, Hash> out;
@@ -436,7 +437,7 @@ Status Index::CheckRef(const std::string& name, const std::optional<Hash>& expec
 }
 
 Status Index::CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected, const Hash& target) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Transaction txn(db_);
   if (!txn.ok()) return PrepareError(db_);
   STRATA_RETURN_IF_ERROR(CheckRef(name, expected));
@@ -446,7 +447,7 @@ Status Index::CompareAndSwapRef(const std::string& name, const std::optional<Has
 }
 
 Status Index::DeleteRef(const std::string& name, const Hash& expected) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Transaction txn(db_);
   if (!txn.ok()) return PrepareError(db_);
   STRATA_RETURN_IF_ERROR(CheckRef(name, expected));
@@ -456,7 +457,7 @@ Status Index::DeleteRef(const std::string& name, const Hash& expected) {
 }
 
 Status Index::AddCounter(const std::string& name, uint64_t delta) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_,
           "INSERT INTO counters(name, value) VALUES(?, ?) "
           "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value");
@@ -466,7 +467,7 @@ Status Index::AddCounter(const std::string& name, uint64_t delta) {
 }
 
 Result<uint64_t> Index::GetCounter(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_, "SELECT value FROM counters WHERE name = ?");
   if (!st.ok()) return PrepareError(db_);
   int rc = st.Bind(1, name).Step();
