@@ -3,6 +3,8 @@
 # each from its seed corpus for a bounded time. A crash, a sanitizer report or
 # a broken round-trip property fails the run; the input that did it is left in
 # the output directory (and should become a file in tests/fuzz/regressions/).
+# Being CI's clang build of every library, it is also where the thread-safety
+# annotations are checked (-Wthread-safety, an error under -Werror).
 #
 # Usage: scripts/fuzz.sh [--seconds N] [--out DIR] [--build DIR] [--seeds] [TARGET...]
 #   --seconds N  time per target (default 30; CI runs a short bounded mode)
@@ -21,7 +23,7 @@ while [[ $# -gt 0 ]]; do
     --out) out=${2:?--out needs a directory}; shift ;;
     --build) build=${2:?--build needs a directory}; shift ;;
     --seeds) seeds=1 ;;
-    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1") ;;
   esac

@@ -153,7 +153,10 @@ int RunPull(const Globals& g, const std::string& remote, const std::string& bran
   auto copied = CopyWithProgress(far, local, **far_head, "pull", "pull from " + remote);
   if (!copied.ok()) return Fail(copied.status());
   // What was fetched is in local packs now: not kept a second time in the cache.
-  if (auto* s3 = dynamic_cast<S3Backend*>(far.backend())) s3->DropFetchedCache();
+  // A block left behind costs cache space only: the pull itself is done, so it is a note.
+  if (auto* s3 = dynamic_cast<S3Backend*>(far.backend()))
+    if (Status s = s3->DropFetchedCache(); !s.ok())
+      fmt::print(stderr, "strata: pulled, but {} (the block stays in the cache)\n", s.message());
 
   auto head = local.GetRef(branch);
   if (!head.ok()) return Fail(head.status());

@@ -4,7 +4,6 @@
 #include <csignal>
 #include <cstdarg>
 #include <cstdio>
-#include <mutex>
 #include <string_view>
 #include <vector>
 
@@ -12,6 +11,7 @@
 #include "fs/fs_context.h"
 #include "fs/in_flight.h"
 #include "fs/request_loop.h"
+#include "util/mutex.h"
 
 namespace strata {
 
@@ -25,8 +25,8 @@ struct FuseServer::State {
 namespace {
 // libfuse reports why a mount failed only through its log: keep the last
 // message so the error returned to the user can say it.
-std::mutex fuse_log_mu;
-std::string last_fuse_message;  // GUARDED_BY(fuse_log_mu)
+Mutex fuse_log_mu;
+std::string last_fuse_message GUARDED_BY(fuse_log_mu);
 
 void RecordFuseLog(enum fuse_log_level, const char* fmt, va_list ap) {
   char buf[512];
@@ -34,12 +34,12 @@ void RecordFuseLog(enum fuse_log_level, const char* fmt, va_list ap) {
   std::fputs(buf, stderr);
   std::string msg(buf);
   while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
-  std::lock_guard lock(fuse_log_mu);
+  MutexLock lock(&fuse_log_mu);
   last_fuse_message = msg;
 }
 
 std::string LastFuseMessage() {
-  std::lock_guard lock(fuse_log_mu);
+  MutexLock lock(&fuse_log_mu);
   return last_fuse_message.empty() ? "libfuse gave no reason" : last_fuse_message;
 }
 

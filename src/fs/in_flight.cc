@@ -5,7 +5,7 @@
 namespace strata::fs {
 
 bool InFlight::WaitForEarlier(std::chrono::milliseconds limit) {
-  std::lock_guard lock(wait_mu_);
+  MutexLock lock(&wait_mu_);
   const uint64_t before = epoch_.fetch_add(1);
   const unsigned slot = static_cast<unsigned>(before & 1);
   const auto deadline = std::chrono::steady_clock::now() + limit;

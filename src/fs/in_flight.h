@@ -19,7 +19,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <mutex>
+
+#include "util/mutex.h"
 
 namespace strata::fs {
 
@@ -46,7 +47,7 @@ class InFlight {
  private:
   std::atomic<uint64_t> epoch_{0};
   std::atomic<int64_t> count_[2] = {0, 0};
-  std::mutex wait_mu_;  // one waiter at a time
+  Mutex wait_mu_;  // one waiter at a time
 };
 
 // Enter() and Leave() around a scope.

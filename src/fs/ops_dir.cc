@@ -6,10 +6,10 @@
 // entries that were there throughout.
 #include <sys/statvfs.h>
 
-#include <mutex>
 #include <vector>
 
 #include "fs/fs_context.h"
+#include "util/mutex.h"
 
 namespace strata::fs {
 
@@ -18,8 +18,9 @@ constexpr off_t kFirstEntryOffset = 2;
 
 // One per open directory (fi->fh): where the current listing ends.
 struct DirHandle {
-  std::mutex mu;
-  uint64_t end_offset = 0;  // GUARDED_BY(mu)
+  explicit DirHandle(uint64_t end) : end_offset(end) {}
+  Mutex mu;
+  uint64_t end_offset GUARDED_BY(mu) = 0;
 };
 
 DirHandle* Handle(fuse_file_info* fi) { return reinterpret_cast<DirHandle*>(fi->fh); }
@@ -36,7 +37,7 @@ void ReplyDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse
   uint64_t end;
   {
     DirHandle* h = Handle(fi);
-    std::lock_guard<std::mutex> lock(h->mu);
+    MutexLock lock(&h->mu);
     if (off == 0) h->end_offset = state->end_offset;
     end = h->end_offset;
   }
@@ -111,8 +112,7 @@ void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (!S_ISDIR(a->mode)) return (void)ReplyErr(req, ENOTDIR);
   auto state = Ctx(req).ws->GetDirectoryState(ino);
   if (!state.ok()) return (void)ReplyErr(req, ToErrno(state.status()));
-  auto* h = new DirHandle;
-  h->end_offset = state->end_offset;  // a listing may also start by seeking
+  auto* h = new DirHandle(state->end_offset);  // a listing may also start by seeking
   fi->fh = reinterpret_cast<uint64_t>(h);
   fuse_reply_open(req, fi);
 }

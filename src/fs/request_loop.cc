@@ -9,12 +9,12 @@
 #include <poll.h>
 #include <sched.h>
 
-#include <condition_variable>
 #include <cstdlib>
 #include <deque>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "util/mutex.h"
 
 namespace strata::fs {
 
@@ -53,25 +53,25 @@ class WorkerPool {
   }
   ~WorkerPool() {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       stopping_ = true;
     }
-    queued_.notify_all();
+    queued_.NotifyAll();
     for (std::thread& t : threads_) t.join();  // each drains the queue before it stops
     for (void* mem : spare_) std::free(mem);
   }
 
-  void Submit(const fuse_buf& buf) {
+  void Submit(const fuse_buf& buf) EXCLUDES(mu_) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       queue_.push_back(buf);
     }
-    queued_.notify_one();
+    queued_.NotifyOne();
   }
 
   // A buffer a worker is done with, or nullptr (libfuse then allocates one).
   void* TakeSpare() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (spare_.empty()) return nullptr;
     void* mem = spare_.back();
     spare_.pop_back();
@@ -79,19 +79,19 @@ class WorkerPool {
   }
 
  private:
-  void Work() {
-    std::unique_lock lock(mu_);
+  void Work() EXCLUDES(mu_) {
+    MutexLock lock(&mu_);
     for (;;) {
-      queued_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      while (!stopping_ && queue_.empty()) queued_.Wait(&mu_);
       if (queue_.empty()) return;  // stopping, and nothing left
       fuse_buf buf = queue_.front();
       queue_.pop_front();
-      lock.unlock();
+      lock.Unlock();
       {
         InFlightScope serving(in_flight_);
         fuse_session_process_buf(se_, &buf);
       }
-      lock.lock();
+      lock.Lock();
       if (spare_.size() < kMaxSpare) {
         spare_.push_back(buf.mem);
       } else {
@@ -103,11 +103,11 @@ class WorkerPool {
   static constexpr size_t kMaxSpare = 8;
   fuse_session* const se_;
   InFlight* const in_flight_;
-  std::mutex mu_;
-  std::condition_variable queued_;
-  std::deque<fuse_buf> queue_;  // GUARDED_BY(mu_)
-  std::vector<void*> spare_;    // GUARDED_BY(mu_)
-  bool stopping_ = false;       // GUARDED_BY(mu_)
+  Mutex mu_;  // a leaf lock: requests are served without it
+  CondVar queued_;
+  std::deque<fuse_buf> queue_ GUARDED_BY(mu_);
+  std::vector<void*> spare_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
 

@@ -1,6 +1,7 @@
 #include "remote/block_cache.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <unordered_set>
 
@@ -9,6 +10,10 @@ namespace {
 
 // Temp names end in ".part": never mistaken for a block, removed at open.
 bool IsTempName(const std::string& name) { return name.ends_with(".part"); }
+
+// A removal that succeeded, or found the file gone already: another process
+// sharing the directory deleted it, which frees the space as well.
+bool RemovedOrGone(const Status& s) { return s.ok() || s.errno_value() == ENOENT; }
 
 std::string TempName(const std::string& key) {
   static std::atomic<uint64_t> n{0};
@@ -23,10 +28,13 @@ Result<std::unique_ptr<BlockCache>> BlockCache::Open(Env* env, const std::string
   STRATA_RETURN_IF_ERROR(env->CreateDir(dir));
   std::unique_ptr<BlockCache> cache(new BlockCache(env, dir, capacity_bytes, block_size));
   STRATA_ASSIGN_OR_RETURN(auto names, env->ListDir(dir));
-  std::lock_guard<std::mutex> lock(cache->mu_);
+  MutexLock lock(&cache->mu_);
   for (const std::string& name : names) {
     if (IsTempName(name)) {
-      env->RemoveFile(cache->PathOf(name));  // a fetch that a crash cut short; best effort
+      // A fetch that a crash cut short (or another process's, which then
+      // serves its bytes uncached). Best effort: a temp name is never read
+      // or counted, and every Open tries again.
+      env->RemoveFile(cache->PathOf(name)).IgnoreError();
       continue;
     }
     auto size = env->FileSize(cache->PathOf(name));
@@ -61,12 +69,12 @@ Status BlockCache::ReadBlock(const std::string& pack, uint64_t pack_size, uint64
   const uint64_t length = std::min(block_size_, pack_size - start);
   std::shared_ptr<InFlight> wait_for;
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = entries_.find(key);
     if (it != entries_.end() && it->second.size == length) {
       lru_.splice(lru_.begin(), lru_, it->second.lru);
       counters_.hits++;
-      lock.unlock();
+      lock.Unlock();
       auto file = env_->NewRandomAccessFile(PathOf(key));
       std::string part;
       Status s = file.ok() ? (*file)->Read(from, to - from, &part) : file.status();
@@ -75,14 +83,14 @@ Status BlockCache::ReadBlock(const std::string& pack, uint64_t pack_size, uint64
         return Status::Ok();
       }
       // Evicted between the lookup and the open, or damaged: fetch it again.
-      lock.lock();
+      lock.Lock();
       counters_.hits--;
     }
     auto flight = in_flight_.find(key);
     if (flight != in_flight_.end()) {
       wait_for = flight->second;
       counters_.waits++;
-      fetched_.wait(lock, [&] { return wait_for->done; });
+      while (!wait_for->done) fetched_.Wait(&mu_);
       if (!wait_for->status.ok()) return wait_for->status;
       out->append(wait_for->data, from, to - from);
       return Status::Ok();
@@ -92,7 +100,7 @@ Status BlockCache::ReadBlock(const std::string& pack, uint64_t pack_size, uint64
   std::string data;
   Status s = FetchBlock(key, start, length, fetch, &data);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto flight = in_flight_.find(key);
     flight->second->done = true;
     flight->second->status = s;
@@ -100,7 +108,7 @@ Status BlockCache::ReadBlock(const std::string& pack, uint64_t pack_size, uint64
     if (s.ok() && flight->second.use_count() > 1) flight->second->data = data;
     in_flight_.erase(flight);
   }
-  fetched_.notify_all();
+  fetched_.NotifyAll();
   if (!s.ok()) return s;
   out->append(data, from, to - from);
   return Status::Ok();
@@ -113,9 +121,12 @@ Status BlockCache::FetchBlock(const std::string& key, uint64_t offset, uint64_t 
     return Status::Corruption("fetching " + key + ": got " + std::to_string(data->size()) + " bytes, expected " +
                               std::to_string(length));
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     counters_.misses++;
     counters_.fetched_bytes += length;
+    // A block file that could not be deleted holds the cache at its size:
+    // try again, and serve this block uncached while it still fails.
+    if (evict_blocked_ && !Evict()) return Status::Ok();
   }
   // Written to a temp name and renamed, so a block file is always whole; not
   // synced: a cache lost in a power cut is fetched again.
@@ -126,10 +137,11 @@ Status BlockCache::FetchBlock(const std::string& key, uint64_t offset, uint64_t 
   if (s.ok()) s = env_->Rename(temp, PathOf(key));
   if (!s.ok()) {
     // A full cache disk costs speed, not correctness: serve the bytes anyway.
-    env_->RemoveFile(temp);
+    // Best effort: a temp name is never read or counted; Open removes it.
+    env_->RemoveFile(temp).IgnoreError();
     return Status::Ok();
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   added_since_scan_ += length;
   Insert(key, length);
   if (auto e = entries_.find(key); e != entries_.end()) e->second.fetched_here = true;
@@ -149,20 +161,25 @@ void BlockCache::Insert(const std::string& key, uint64_t size) {
   Evict();
 }
 
-void BlockCache::Evict() {
+bool BlockCache::Evict() {
   // Other processes add to the directory too: look at what it holds once we
   // have added a sixteenth of the capacity (at least a block) since we last did.
   if (added_since_scan_ >= std::max(capacity_ / 16, block_size_)) Rescan();
+  evict_blocked_ = false;
   while (counters_.cached_bytes > capacity_ && !lru_.empty()) {
-    const std::string victim = lru_.back();
-    lru_.pop_back();
+    const std::string& victim = lru_.back();
+    // Readers that already opened the file keep reading it (unlink semantics).
+    if (!RemovedOrGone(env_->RemoveFile(PathOf(victim)))) {
+      evict_blocked_ = true;  // still on disk: it stays counted, at the back
+      return false;
+    }
     auto v = entries_.find(victim);
     counters_.cached_bytes -= v->second.size;
     entries_.erase(v);
+    lru_.pop_back();
     counters_.evictions++;
-    // Readers that already opened the file keep reading it (unlink semantics).
-    env_->RemoveFile(PathOf(victim));
   }
+  return true;
 }
 
 void BlockCache::Rescan() {
@@ -200,23 +217,29 @@ void BlockCache::Rescan() {
   // Over the capacity still: only our own blocks are left to evict (the caller does).
 }
 
-void BlockCache::DropFetched() {
-  std::lock_guard<std::mutex> lock(mu_);
+Status BlockCache::DropFetched() {
+  MutexLock lock(&mu_);
+  Status first_error;
   for (auto it = lru_.begin(); it != lru_.end();) {
     auto e = entries_.find(*it);
     if (!e->second.fetched_here) {
       ++it;
       continue;
     }
+    if (Status s = env_->RemoveFile(PathOf(*it)); !RemovedOrGone(s)) {
+      if (first_error.ok()) first_error = s.WithContext("block cache: dropping fetched blocks");
+      ++it;  // still on disk: stays cached and counted
+      continue;
+    }
     counters_.cached_bytes -= e->second.size;
-    env_->RemoveFile(PathOf(*it));
     entries_.erase(e);
     it = lru_.erase(it);
   }
+  return first_error;
 }
 
 BlockCacheCounters BlockCache::counters() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return counters_;
 }
 

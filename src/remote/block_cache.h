@@ -15,7 +15,9 @@
 // sixteenth of the capacity since its last scan, and then deletes the blocks
 // other processes cached (which it cannot rank) before its own least recently
 // used ones. So the directory holds at most the capacity plus a sixteenth of
-// it per process writing there.
+// it per process writing there. A block file that cannot be deleted stays
+// counted, and until it can be, fetched blocks are served without being
+// cached: the bound holds even then.
 //
 // Single-flight: concurrent reads of one missing block share one fetch.
 //
@@ -26,18 +28,17 @@
 // Thread-safety: safe for concurrent use.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <list>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "env/env.h"
+#include "util/mutex.h"
 #include "util/status.h"
 
 namespace strata {
@@ -65,11 +66,13 @@ class BlockCache {
   Status Read(const std::string& pack, uint64_t pack_size, uint64_t offset, size_t n, std::string* out,
               const Fetch& fetch);
 
-  BlockCacheCounters counters() const;
+  BlockCacheCounters counters() const EXCLUDES(mu_);
 
   // Deletes every block this instance fetched: for a copy (pull) whose bytes
-  // now live in local packs, so that they are not kept twice.
-  void DropFetched();
+  // now live in local packs, so that they are not kept twice. A block that
+  // cannot be deleted stays cached (and counted); the first such error is
+  // returned after the others were tried.
+  Status DropFetched() EXCLUDES(mu_);
 
  private:
   struct InFlight {
@@ -88,14 +91,17 @@ class BlockCache {
 
   // Appends bytes [from, to) of block `block` of the pack to *out.
   Status ReadBlock(const std::string& pack, uint64_t pack_size, uint64_t block, uint64_t from, uint64_t to,
-                   std::string* out, const Fetch& fetch);
+                   std::string* out, const Fetch& fetch) EXCLUDES(mu_);
   Status FetchBlock(const std::string& key, uint64_t offset, uint64_t length, const Fetch& fetch,
-                    std::string* data);
-  void Insert(const std::string& key, uint64_t size);  // and evict; called with mu_ held
+                    std::string* data) EXCLUDES(mu_);
+  void Insert(const std::string& key, uint64_t size) REQUIRES(mu_);  // and evict
   // Evicts down to the capacity: LRU victims of our own, or, after a rescan
-  // of the directory, other processes' blocks first. Called with mu_ held.
-  void Evict();
-  void Rescan();  // called with mu_ held
+  // of the directory, other processes' blocks first.
+  // Returns false when a victim could not be deleted: it stays counted (and
+  // is tried first again next time), and nothing more may be cached until
+  // an eviction succeeds (evict_blocked_).
+  bool Evict() REQUIRES(mu_);
+  void Rescan() REQUIRES(mu_);
   std::string PathOf(const std::string& key) const { return dir_ + "/" + key; }
 
   Env* const env_;
@@ -103,13 +109,17 @@ class BlockCache {
   const uint64_t capacity_;
   const uint64_t block_size_;
 
-  mutable std::mutex mu_;
-  std::condition_variable fetched_;
-  std::unordered_map<std::string, Entry> entries_;                   // GUARDED_BY(mu_)
-  std::list<std::string> lru_;                                       // front: most recent, GUARDED_BY(mu_)
-  std::map<std::string, std::shared_ptr<InFlight>> in_flight_;       // GUARDED_BY(mu_)
-  BlockCacheCounters counters_;                                      // GUARDED_BY(mu_)
-  uint64_t added_since_scan_ = 0;                                    // GUARDED_BY(mu_)
+  // A leaf lock: nothing else is locked while it is held (fetches and block
+  // file I/O happen outside it, eviction's deletions inside).
+  mutable Mutex mu_;
+  CondVar fetched_;  // an in-flight fetch is done
+  std::unordered_map<std::string, Entry> entries_ GUARDED_BY(mu_);
+  std::list<std::string> lru_ GUARDED_BY(mu_);  // front: most recent
+  // Shared with the waiters; an InFlight's fields are guarded by mu_ too.
+  std::map<std::string, std::shared_ptr<InFlight>> in_flight_ GUARDED_BY(mu_);
+  BlockCacheCounters counters_ GUARDED_BY(mu_);
+  uint64_t added_since_scan_ GUARDED_BY(mu_) = 0;
+  bool evict_blocked_ GUARDED_BY(mu_) = false;  // the last Evict could not delete a victim
 };
 
 }  // namespace strata

@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <thread>
 #include <vector>
 
+#include "testing/fault_env.h"
 #include "testing/store_test_util.h"
 
 namespace strata {
@@ -16,8 +19,8 @@ constexpr uint64_t kBlock = 4096;
 
 class BlockCacheTest : public ::testing::Test {
  protected:
-  std::unique_ptr<BlockCache> Open(uint64_t capacity) {
-    auto cache = BlockCache::Open(Env::Default(), dir_.path() + "/cache", capacity, kBlock);
+  std::unique_ptr<BlockCache> Open(uint64_t capacity, Env* env = Env::Default()) {
+    auto cache = BlockCache::Open(env, dir_.path() + "/cache", capacity, kBlock);
     EXPECT_TRUE(cache.ok()) << cache.status().ToString();
     return cache.ok() ? std::move(cache).value() : nullptr;
   }
@@ -33,6 +36,18 @@ class BlockCacheTest : public ::testing::Test {
     Status s = cache.Read("p", pack_.size(), offset, n, &out, Fetcher());
     EXPECT_TRUE(s.ok()) << s.ToString();
     return out;
+  }
+
+  std::vector<std::string> Blocks() {
+    auto names = Env::Default()->ListDir(dir_.path() + "/cache");
+    EXPECT_TRUE(names.ok());
+    std::sort(names->begin(), names->end());
+    return *names;
+  }
+  uint64_t BytesOnDisk() {
+    uint64_t bytes = 0;
+    for (const std::string& name : Blocks()) bytes += Env::Default()->FileSize(dir_.path() + "/cache/" + name).value();
+    return bytes;
   }
 
   testing::TempDir dir_;
@@ -150,13 +165,63 @@ TEST_F(BlockCacheTest, DropFetchedDeletesWhatThisInstanceFetchedOnly) {
   }
   auto cache = Open(1 << 20);
   Read(*cache, 2 * kBlock, 2 * kBlock);  // blocks 2 and 3
-  cache->DropFetched();
+  ASSERT_TRUE(cache->DropFetched().ok());
   auto names = *Env::Default()->ListDir(dir_.path() + "/cache");
   EXPECT_EQ(names, std::vector<std::string>{"p.0"});
   EXPECT_EQ(cache->counters().cached_bytes, kBlock);
   int before = fetches_;
   EXPECT_EQ(Read(*cache, 2 * kBlock, 10), pack_.substr(2 * kBlock, 10));  // fetched again
   EXPECT_EQ(fetches_, before + 1);
+}
+
+// A cache directory whose files cannot be deleted for a while (made
+// read-only, say): removals fail with EACCES while `refuse` is set.
+class RefusingRemovalEnv : public FaultEnv {
+ public:
+  RefusingRemovalEnv() : FaultEnv(Env::Default()) {}
+  Status RemoveFile(const std::string& path) override {
+    if (refuse) return Status::IOError("removing " + path, EACCES);
+    return FaultEnv::RemoveFile(path);
+  }
+  std::atomic<bool> refuse{false};
+};
+
+TEST_F(BlockCacheTest, ABlockThatCannotBeDeletedStaysCountedAndNothingMoreIsCached) {
+  RefusingRemovalEnv env;
+  auto cache = Open(2 * kBlock, &env);
+  Read(*cache, 0, 1);
+  Read(*cache, kBlock, 1);
+  env.refuse = true;
+  // Block 2 is cached; evicting block 0 fails, so it stays, and is counted.
+  EXPECT_EQ(Read(*cache, 2 * kBlock, 1), pack_.substr(2 * kBlock, 1));
+  EXPECT_EQ(Blocks(), (std::vector<std::string>{"p.0", "p.1", "p.2"}));
+  EXPECT_EQ(cache->counters().cached_bytes, BytesOnDisk());
+  EXPECT_EQ(cache->counters().evictions, 0u);
+  // While the cache cannot shrink, blocks are served without being cached.
+  EXPECT_EQ(Read(*cache, 3 * kBlock, 10), pack_.substr(3 * kBlock, 10));
+  EXPECT_EQ(Blocks(), (std::vector<std::string>{"p.0", "p.1", "p.2"}));
+  EXPECT_EQ(cache->counters().cached_bytes, BytesOnDisk());
+  // Deleting works again: back under the capacity, caching again.
+  env.refuse = false;
+  EXPECT_EQ(Read(*cache, 4 * kBlock, 10), pack_.substr(4 * kBlock, 10));
+  EXPECT_EQ(Blocks(), (std::vector<std::string>{"p.2", "p.4"}));
+  EXPECT_EQ(cache->counters().cached_bytes, 2 * kBlock);
+  EXPECT_EQ(cache->counters().evictions, 2u);
+}
+
+TEST_F(BlockCacheTest, DropFetchedReportsABlockItCannotDeleteAndKeepsCountingIt) {
+  RefusingRemovalEnv env;
+  auto cache = Open(1 << 20, &env);
+  Read(*cache, 0, 2 * kBlock);
+  env.refuse = true;
+  Status s = cache->DropFetched();
+  EXPECT_EQ(s.errno_value(), EACCES) << s.ToString();
+  EXPECT_EQ(cache->counters().cached_bytes, 2 * kBlock);
+  EXPECT_EQ(cache->counters().cached_bytes, BytesOnDisk());
+  env.refuse = false;
+  EXPECT_TRUE(cache->DropFetched().ok());
+  EXPECT_TRUE(Blocks().empty());
+  EXPECT_EQ(cache->counters().cached_bytes, 0u);
 }
 
 }  // namespace

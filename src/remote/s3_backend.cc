@@ -55,7 +55,7 @@ Status S3Backend::PublishPack(const std::string& local_path, const std::string& 
   packs_published_++;
   bytes_published_ += size;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     pack_sizes_[name] = size;
   }
   return env_->RemoveFile(local_path);  // the bucket has it now
@@ -63,12 +63,12 @@ Status S3Backend::PublishPack(const std::string& local_path, const std::string& 
 
 Result<uint64_t> S3Backend::PackSize(const std::string& name) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (auto it = pack_sizes_.find(name); it != pack_sizes_.end()) return it->second;
   }
   STRATA_ASSIGN_OR_RETURN(auto size, client_->Head(kPacks + name));
   if (!size) return Status::NotFound("pack " + name + " is not in " + PackLocation(name));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   pack_sizes_[name] = *size;
   return *size;
 }
@@ -85,7 +85,7 @@ Result<std::shared_ptr<RandomAccessFile>> S3Backend::OpenPackUncached(const std:
 
 Status S3Backend::DeletePack(const std::string& name) {
   STRATA_RETURN_IF_ERROR(client_->Delete(kPacks + name));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   pack_sizes_.erase(name);
   return Status::Ok();
 }
@@ -100,7 +100,7 @@ Result<std::vector<std::string>> S3Backend::ListPacks() {
   }
   STRATA_ASSIGN_OR_RETURN(auto objects, client_->List(kPacks));
   std::vector<std::string> names;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const S3ObjectInfo& o : objects) {
     std::optional<std::string> name = s3::PackNameFromKey(o.key);
     if (!name) continue;  // not a pack of ours: the listing is the server's word, never a path
@@ -121,7 +121,7 @@ Result<std::vector<std::string>> S3Backend::ListPacks() {
 Result<std::vector<std::string>> S3Backend::ForgetVanishedPacks() {
   std::vector<std::string> vanished;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     vanished.swap(vanished_);
   }
   if (vanished.empty() || !index_) return vanished;

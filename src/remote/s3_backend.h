@@ -30,7 +30,6 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +37,7 @@
 #include "remote/block_cache.h"
 #include "remote/s3_client.h"
 #include "store/backend.h"
+#include "util/mutex.h"
 
 namespace strata {
 
@@ -82,8 +82,9 @@ class S3Backend : public Backend {
   bool Shared() const override { return true; }
 
   // Deletes the cache blocks this backend fetched: after a copy into local
-  // packs, which hold the same bytes now.
-  void DropFetchedCache() { cache_->DropFetched(); }
+  // packs, which hold the same bytes now. An error names a block that could
+  // not be deleted (it stays cached and counted).
+  Status DropFetchedCache() { return cache_->DropFetched(); }
 
   S3BackendCounters counters() const;
   std::vector<std::pair<std::string, uint64_t>> Counters() const override;
@@ -105,11 +106,11 @@ class S3Backend : public Backend {
   const std::shared_ptr<S3Client> client_;
   const std::unique_ptr<BlockCache> cache_;
   Index* const index_;
-  std::mutex mu_;
-  // Packs the index held before the last listing that it did not show, GUARDED_BY(mu_).
-  std::vector<std::string> vanished_;
+  Mutex mu_;  // a leaf lock: no request to the bucket is made under it
+  // Packs the index held before the last listing that it did not show.
+  std::vector<std::string> vanished_ GUARDED_BY(mu_);
   std::atomic<bool> lost_since_open_{false};  // a ref update found packs gone
-  std::map<std::string, uint64_t> pack_sizes_;  // learnt from listings, GUARDED_BY(mu_)
+  std::map<std::string, uint64_t> pack_sizes_ GUARDED_BY(mu_);  // learnt from listings
   std::atomic<uint64_t> packs_published_{0}, bytes_published_{0}, packs_vanished_{0};
 };
 

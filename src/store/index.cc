@@ -157,6 +157,7 @@ Result<std::unique_ptr<Index>> Index::Open(const std::string& path, bool create)
     return Status::IOError("opening index " + path + ": " + msg, EIO);
   }
   std::unique_ptr<Index> index(new Index(db));
+  MutexLock lock(&index->mu_);  // not shared yet: taken for Exec's contract only
   sqlite3_busy_timeout(db, 30000);
   if (Status s = index->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"); !s.ok()) {
     // SQLite reads the file only now: garbage there is a damaged store, as
@@ -196,7 +197,7 @@ Status Index::Exec(const char* sql) {
 }
 
 Result<std::optional<ObjectLocation>> Index::Lookup(const Hash& id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (lookup_ == nullptr &&
       sqlite3_prepare_v2(db_,
                          "SELECT p.name, o.offset, o.stored_len, o.raw_len, o.type, o.codec FROM objects o "
@@ -223,7 +224,7 @@ Result<std::optional<ObjectLocation>> Index::Lookup(const Hash& id) {
 }
 
 Status Index::AddPack(const std::string& name, uint64_t size, const std::vector<PackEntry>& entries) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Transaction txn(db_);
   if (!txn.ok()) return PrepareError(db_);
   Stmt find(db_, "SELECT id FROM packs WHERE name = ?");
@@ -249,7 +250,7 @@ Status Index::AddPack(const std::string& name, uint64_t size, const std::vector<
 }
 
 Result<std::map<std::string, uint64_t>> Index::ListPacks() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_, "SELECT name, size FROM packs");
   if (!st.ok()) return PrepareError(db_);
   std::map<std::string, uint64_t> packs;
@@ -263,14 +264,14 @@ Result<std::map<std::string, uint64_t>> Index::ListPacks() {
 }
 
 Result<uint64_t> Index::PackCount() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_, "SELECT count(*) FROM packs");
   if (!st.ok() || st.Step() != SQLITE_ROW) return PrepareError(db_);
   return static_cast<uint64_t>(st.ColInt(0));
 }
 
 Result<std::vector<PackEntry>> Index::ObjectsInPack(const std::string& pack) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_,
           "SELECT o.oid, o.offset, o.stored_len, o.raw_len, o.type, o.codec FROM objects o "
           "JOIN packs p ON p.id = o.pack WHERE p.name = ?");
@@ -293,7 +294,7 @@ Result<std::vector<Hash>> Index::FindByPrefix(ObjectType type, const std::string
   std::string high = hex_prefix + std::string(Hash::kSize * 2 - hex_prefix.size(), 'f');
   auto lo = Hash::FromHex(low), hi = Hash::FromHex(high);
   if (!lo || !hi) return Status::InvalidArgument("'" + hex_prefix + "' is not a hex id prefix");
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_, "SELECT oid FROM objects WHERE oid BETWEEN ? AND ? AND type = ? LIMIT ?");
   if (!st.ok()) return PrepareError(db_);
   st.Bind(1, *lo).Bind(2, *hi).Bind(3, static_cast<int64_t>(type)).Bind(4, static_cast<int64_t>(limit));
@@ -306,7 +307,7 @@ Result<std::vector<Hash>> Index::FindByPrefix(ObjectType type, const std::string
 }
 
 Result<std::map<int, TypeTotals>> Index::TotalsByType() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_, "SELECT type, count(*), sum(raw_len), sum(stored_len) FROM objects GROUP BY type");
   if (!st.ok()) return PrepareError(db_);
   std::map<int, TypeTotals> out;
@@ -319,7 +320,7 @@ Result<std::map<int, TypeTotals>> Index::TotalsByType() {
 }
 
 Result<std::vector<std::pair<Hash, uint64_t>>> Index::ListObjects() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_, "SELECT oid, stored_len FROM objects ORDER BY oid");
   if (!st.ok()) return PrepareError(db_);
   std::vector<std::pair<Hash, uint64_t>> out;
@@ -335,7 +336,7 @@ Result<std::vector<std::pair<Hash, uint64_t>>> Index::ListObjects() {
 }
 
 Status Index::DeleteObjects(const std::vector<Hash>& ids) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Transaction txn(db_);
   if (!txn.ok()) return PrepareError(db_);
   Stmt del(db_, "DELETE FROM objects WHERE oid = ?");
@@ -348,7 +349,7 @@ Status Index::DeleteObjects(const std::vector<Hash>& ids) {
 }
 
 Result<std::vector<PackUsage>> Index::ListPackUsage() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_,
           "SELECT p.name, p.size, count(o.oid), coalesce(sum(o.stored_len), 0) FROM packs p "
           "LEFT JOIN objects o ON o.pack = p.id GROUP BY p.id ORDER BY p.name");
@@ -365,7 +366,7 @@ Result<std::vector<PackUsage>> Index::ListPackUsage() {
 }
 
 Status Index::ReplacePacks(const std::optional<NewPack>& added, const std::vector<std::string>& removed) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Transaction txn(db_);
   if (!txn.ok()) return PrepareError(db_);
   if (added) {
@@ -402,7 +403,7 @@ Status Index::ReplacePacks(const std::optional<NewPack>& added, const std::vecto
 }
 
 Result<std::optional<Hash>> Index::GetRef(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_, "SELECT oid FROM refs WHERE name = ?");
   if (!st.ok()) return PrepareError(db_);
   int rc = st.Bind(1, name).Step();
@@ -413,7 +414,7 @@ Result<std::optional<Hash>> Index::GetRef(const std::string& name) {
 }
 
 Result<std::map<std::string, Hash>> Index::ListRefs() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_, "SELECT name, oid FROM refs ORDER BY name");
   if (!st.ok()) return PrepareError(db_);
   std::map<std::string, Hash> out;
@@ -441,7 +442,7 @@ Status Index::CheckRef(const std::string& name, const std::optional<Hash>& expec
 }
 
 Status Index::CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected, const Hash& target) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Transaction txn(db_);
   if (!txn.ok()) return PrepareError(db_);
   STRATA_RETURN_IF_ERROR(CheckRef(name, expected));
@@ -451,7 +452,7 @@ Status Index::CompareAndSwapRef(const std::string& name, const std::optional<Has
 }
 
 Status Index::DeleteRef(const std::string& name, const Hash& expected) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Transaction txn(db_);
   if (!txn.ok()) return PrepareError(db_);
   STRATA_RETURN_IF_ERROR(CheckRef(name, expected));
@@ -461,7 +462,7 @@ Status Index::DeleteRef(const std::string& name, const Hash& expected) {
 }
 
 Status Index::AddCounter(const std::string& name, uint64_t delta) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_,
           "INSERT INTO counters(name, value) VALUES(?, ?) "
           "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value");
@@ -471,7 +472,7 @@ Status Index::AddCounter(const std::string& name, uint64_t delta) {
 }
 
 Result<uint64_t> Index::GetCounter(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Stmt st(db_, "SELECT value FROM counters WHERE name = ?");
   if (!st.ok()) return PrepareError(db_);
   int rc = st.Bind(1, name).Step();
@@ -490,7 +491,7 @@ Result<bool> Index::HasForgottenTable() {
 }
 
 Status Index::AddForgotten(const std::vector<Hash>& commits, int64_t when_ns) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   Transaction txn(db_);
   if (!txn.ok()) return PrepareError(db_);
   STRATA_RETURN_IF_ERROR(Exec(kForgottenTable));
@@ -506,7 +507,7 @@ Status Index::AddForgotten(const std::vector<Hash>& commits, int64_t when_ns) {
 }
 
 Result<std::unordered_set<Hash>> Index::ListForgotten() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   STRATA_ASSIGN_OR_RETURN(bool exists, HasForgottenTable());
   if (!exists) return std::unordered_set<Hash>();
   Stmt st(db_, "SELECT oid FROM forgotten");
@@ -523,7 +524,7 @@ Result<std::unordered_set<Hash>> Index::ListForgotten() {
 }
 
 Result<bool> Index::IsForgotten(const Hash& commit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   STRATA_ASSIGN_OR_RETURN(bool exists, HasForgottenTable());
   if (!exists) return false;
   Stmt st(db_, "SELECT 1 FROM forgotten WHERE oid = ?");

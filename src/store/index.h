@@ -18,7 +18,6 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +26,7 @@
 
 #include "store/pack_format.h"
 #include "util/hash.h"
+#include "util/mutex.h"
 #include "util/status.h"
 
 struct sqlite3;
@@ -135,18 +135,20 @@ class Index {
 
  private:
   // Conflict ("head moved") unless ref name points at expected (nullopt: absent).
-  // REQUIRES: mu_ held, inside a transaction.
-  Status CheckRef(const std::string& name, const std::optional<Hash>& expected);
+  // Inside a transaction.
+  Status CheckRef(const std::string& name, const std::optional<Hash>& expected) REQUIRES(mu_);
   // Whether the forgotten table exists (stores made before it have none
-  // until their first forget). REQUIRES: mu_ held.
-  Result<bool> HasForgottenTable();
+  // until their first forget).
+  Result<bool> HasForgottenTable() REQUIRES(mu_);
   explicit Index(sqlite3* db) : db_(db) {}
-  Status Exec(const char* sql);
+  Status Exec(const char* sql) REQUIRES(mu_);
 
-  std::mutex mu_;
-  sqlite3* db_;  // GUARDED_BY(mu_)
+  // A leaf lock (see the lock order in store.h): held for one statement or
+  // transaction, with no other lock taken under it.
+  Mutex mu_;
+  sqlite3* db_ GUARDED_BY(mu_);
   // Lookup runs once per chunk of an import: its statement is prepared once.
-  sqlite3_stmt* lookup_ = nullptr;  // GUARDED_BY(mu_)
+  sqlite3_stmt* lookup_ GUARDED_BY(mu_) = nullptr;
 };
 
 }  // namespace strata

@@ -59,11 +59,12 @@ Result<uint64_t> MergeSmallPacks(Store& store) {
   // has precedence: the merge is dropped and done after a later write.
   auto lock = env->LockFile(store.GcLockPath(), LockMode::kExclusive, /*wait=*/false);
   if (!lock.ok()) {
-    env->RemoveFile(sealed.local_path);  // best effort; Store::Open removes leftovers too
+    // Best effort: a leftover in tmp/ is never read, and Store::Open removes it.
+    env->RemoveFile(sealed.local_path).IgnoreError();
     return lock.status().IsConflict() ? Result<uint64_t>(uint64_t{0}) : lock.status();
   }
   if (Status s = store.backend()->PublishPack(sealed.local_path, sealed.name); !s.ok()) {
-    env->RemoveFile(sealed.local_path);
+    env->RemoveFile(sealed.local_path).IgnoreError();  // as above: Store::Open removes leftovers
     return s;
   }
   STRATA_RETURN_IF_ERROR(store.index()->ReplacePacks(NewPack{sealed.name, sealed.size, sealed.entries}, merged));

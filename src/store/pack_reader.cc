@@ -48,13 +48,13 @@ size_t PackCache::DefaultCapacity() {
 }
 
 size_t PackCache::open_count() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return lru_.size();
 }
 
 Result<std::shared_ptr<RandomAccessFile>> PackCache::OpenPack(const std::string& pack_name) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = open_.find(pack_name);
     if (it != open_.end()) {
       lru_.splice(lru_.begin(), lru_, it->second);
@@ -70,7 +70,7 @@ Result<std::shared_ptr<RandomAccessFile>> PackCache::OpenPack(const std::string&
     return file.status();
   }
   std::shared_ptr<RandomAccessFile> evicted;  // closed after the lock is dropped
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (auto it = open_.find(pack_name); it != open_.end()) return it->second->second;  // another thread was first
   lru_.emplace_front(pack_name, *file);
   open_.emplace(pack_name, lru_.begin());
@@ -84,7 +84,7 @@ Result<std::shared_ptr<RandomAccessFile>> PackCache::OpenPack(const std::string&
 }
 
 void PackCache::Clear() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   open_.clear();
   lru_.clear();
 }

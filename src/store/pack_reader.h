@@ -13,13 +13,13 @@
 #include <list>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "env/env.h"
 #include "store/backend.h"
 #include "store/pack_format.h"
+#include "util/mutex.h"
 
 namespace strata {
 
@@ -63,11 +63,11 @@ class PackCache {
 
   Backend* const backend_;
   const size_t capacity_;
-  std::mutex mu_;
+  Mutex mu_;  // a leaf lock: no I/O and no other lock under it
   // Most recently used first; open_ points into it.
   using Lru = std::list<std::pair<std::string, std::shared_ptr<RandomAccessFile>>>;
-  Lru lru_;                                       // GUARDED_BY(mu_)
-  std::map<std::string, Lru::iterator> open_;     // GUARDED_BY(mu_)
+  Lru lru_ GUARDED_BY(mu_);
+  std::map<std::string, Lru::iterator> open_ GUARDED_BY(mu_);
   std::atomic<uint64_t> objects_{0}, bytes_stored_{0}, bytes_verified_{0}, pread_us_{0}, decode_us_{0};
 };
 

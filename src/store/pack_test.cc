@@ -107,7 +107,9 @@ TEST_F(PackTest, TruncatedPackIsRejected) {
   auto bytes = env_->ReadFile(PackPath(pack));
   for (size_t cut : {size_t{0}, size_t{10}, bytes->size() / 2, bytes->size() - 1}) {
     std::string path = dir_.path() + "/cut";
-    env_->RemoveFile(path);
+    if (cut != 0) {
+      ASSERT_TRUE(env_->RemoveFile(path).ok());  // the last round's
+    }
     auto w = env_->NewWritableFile(path);
     ASSERT_TRUE((*w)->Append(std::string_view(*bytes).substr(0, cut)).ok());
     ASSERT_TRUE((*w)->Close().ok());

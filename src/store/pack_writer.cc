@@ -31,8 +31,10 @@ PackWriter::PackWriter(Env* env, std::string tmp_path, std::unique_ptr<WritableF
 
 PackWriter::~PackWriter() {
   if (!finished_) {
-    file_->Close();
-    env_->RemoveFile(tmp_path_);  // best effort; Store::Open removes leftovers too
+    // An abandoned pack: nothing refers to it, so a failure to close or
+    // delete it loses nothing (Store::Open removes leftovers in tmp/ too).
+    file_->Close().IgnoreError();
+    env_->RemoveFile(tmp_path_).IgnoreError();
   }
 }
 

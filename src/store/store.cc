@@ -143,7 +143,7 @@ Store::Store(std::string path, std::unique_ptr<Env> env, StoreConfig config, std
 Store::~Store() = default;  // an unflushed open pack is abandoned (its temp file removed)
 
 Result<Store::WriteSession> Store::BeginWrite() {
-  std::lock_guard<std::mutex> lock(session_mu_);
+  MutexLock lock(&session_mu_);
   if (sessions_ == 0) {
     STRATA_ASSIGN_OR_RETURN(session_lock_, env_->LockFile(GcLockPath(), LockMode::kShared, /*wait=*/true));
     ForgetKnownIds();
@@ -154,7 +154,7 @@ Result<Store::WriteSession> Store::BeginWrite() {
 
 void Store::EndWrite() {
   {
-    std::lock_guard<std::mutex> lock(session_mu_);
+    MutexLock lock(&session_mu_);
     if (--sessions_ > 0) return;
     session_lock_.reset();
     ForgetKnownIds();
@@ -177,7 +177,7 @@ void Store::EndWrite() {
 void Store::ForgetKnownIds() {
   // Ids remembered as stored may be deleted by a gc once no session is open;
   // only those in packs this Store is writing are certain.
-  std::lock_guard<std::mutex> lock(write_mu_);
+  MutexLock lock(&write_mu_);
   known_ = open_ids_;
   known_.insert(sealing_ids_.begin(), sealing_ids_.end());
 }
@@ -289,12 +289,12 @@ Result<PutResult> Store::PutStored(const Hash& id, const StoredObject& object) {
 
 Result<bool> Store::IsStored(const Hash& id) {
   {
-    std::lock_guard<std::mutex> lock(write_mu_);
+    MutexLock lock(&write_mu_);
     if (known_.count(id)) return true;
   }
   STRATA_ASSIGN_OR_RETURN(auto existing, index_->Lookup(id));
   if (!existing) return false;
-  std::lock_guard<std::mutex> lock(write_mu_);
+  MutexLock lock(&write_mu_);
   known_.insert(id);
   return true;
 }
@@ -302,7 +302,7 @@ Result<bool> Store::IsStored(const Hash& id) {
 Result<PutResult> Store::Append(const Hash& id, ObjectType type, Codec codec, std::string_view stored,
                                 uint64_t raw_len) {
   PutResult result{id};
-  std::unique_lock<std::mutex> lock(write_mu_);
+  MutexLock lock(&write_mu_);
   STRATA_RETURN_IF_ERROR(seal_error_);
   if (!known_.insert(id).second) return result;  // another thread stored it meanwhile
   if (!open_pack_) {
@@ -320,11 +320,11 @@ Result<PutResult> Store::Append(const Hash& id, ObjectType type, Codec codec, st
   open_ids_.insert(id);
   result.stored = true;
   result.stored_bytes = stored.size();
-  if (open_pack_->size() >= config_.pack_size) STRATA_RETURN_IF_ERROR(SealOpenPack(lock));
+  if (open_pack_->size() >= config_.pack_size) STRATA_RETURN_IF_ERROR(SealOpenPack());
   return result;
 }
 
-Status Store::SealOpenPack(std::unique_lock<std::mutex>& lock) {
+Status Store::SealOpenPack() {
   if (!open_pack_) return Status::Ok();
   // Take the full pack out and seal it without the lock: its fsync must not
   // stall the other writers, who start a new pack meanwhile.
@@ -333,7 +333,7 @@ Status Store::SealOpenPack(std::unique_lock<std::mutex>& lock) {
   open_ids_.clear();
   sealing_ids_.insert(ids.begin(), ids.end());
   sealing_++;
-  lock.unlock();
+  write_mu_.Unlock();
 
   Status s;
   auto sealed = writer->Finish();
@@ -341,7 +341,7 @@ Status Store::SealOpenPack(std::unique_lock<std::mutex>& lock) {
   if (!s.ok() && writer->intact()) {
     // Nothing is lost (a full disk refused the footer): the pack stays open
     // with its objects, to be sealed by a later Flush, once there is room.
-    lock.lock();
+    write_mu_.Lock();
     for (const Hash& id : ids) sealing_ids_.erase(id);
     if (!open_pack_) {
       open_pack_ = std::move(writer);
@@ -351,17 +351,18 @@ Status Store::SealOpenPack(std::unique_lock<std::mutex>& lock) {
       for (const Hash& id : ids) known_.erase(id);
       if (seal_error_.ok()) seal_error_ = s;
     }
-    if (--sealing_ == 0) sealed_.notify_all();
+    if (--sealing_ == 0) sealed_.NotifyAll();
     return s;
   }
   if (s.ok()) {
     s = backend_->PublishPack(sealed->local_path, sealed->name);
-    if (!s.ok()) env_->RemoveFile(sealed->local_path);  // best effort; Open removes leftovers too
+    // Best effort: the error returned is the publish's; Open removes leftovers in tmp/.
+    if (!s.ok()) env_->RemoveFile(sealed->local_path).IgnoreError();
   }
   if (s.ok()) s = index_->AddPack(sealed->name, sealed->size, sealed->entries);
   writer.reset();
 
-  lock.lock();
+  write_mu_.Lock();
   for (const Hash& id : ids) sealing_ids_.erase(id);
   if (!s.ok()) {
     // These objects are not stored; any later write must not count on them,
@@ -369,15 +370,15 @@ Status Store::SealOpenPack(std::unique_lock<std::mutex>& lock) {
     for (const Hash& id : ids) known_.erase(id);
     if (seal_error_.ok()) seal_error_ = s;
   }
-  if (--sealing_ == 0) sealed_.notify_all();
+  if (--sealing_ == 0) sealed_.NotifyAll();
   return s;
 }
 
 Status Store::Flush() {
   {
-    std::unique_lock<std::mutex> lock(write_mu_);
-    STRATA_RETURN_IF_ERROR(SealOpenPack(lock));
-    sealed_.wait(lock, [this] { return sealing_ == 0; });  // packs other threads are sealing
+    MutexLock lock(&write_mu_);
+    STRATA_RETURN_IF_ERROR(SealOpenPack());
+    while (sealing_ != 0) sealed_.Wait(&write_mu_);  // packs other threads are sealing
     STRATA_RETURN_IF_ERROR(seal_error_);
   }
   uint64_t logical = logical_bytes_pending_.exchange(0);
@@ -388,7 +389,7 @@ Status Store::Flush() {
 Status Store::FlushIfUnsealed(const Hash& id) {
   bool unsealed;
   {
-    std::lock_guard<std::mutex> lock(write_mu_);
+    MutexLock lock(&write_mu_);
     unsealed = open_ids_.count(id) > 0 || sealing_ids_.count(id) > 0;
   }
   // Objects are read through the index only; one still in the open pack is
@@ -449,7 +450,7 @@ Result<T> Store::ReadObject(const Hash& id, std::optional<ObjectType> expected, 
 }
 
 Status Store::RefreshAfterMiss() {
-  std::lock_guard<std::mutex> lock(refresh_mu_);
+  MutexLock lock(&refresh_mu_);
   int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                     std::chrono::steady_clock::now().time_since_epoch())
                     .count();
@@ -486,7 +487,7 @@ StoreReadCounters Store::ReadCounters() const {
 
 Result<bool> Store::Contains(const Hash& id) {
   {
-    std::lock_guard<std::mutex> lock(write_mu_);
+    MutexLock lock(&write_mu_);
     if (known_.count(id)) return true;
   }
   STRATA_ASSIGN_OR_RETURN(auto loc, index_->Lookup(id));

@@ -31,12 +31,10 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,6 +48,7 @@
 #include "store/object.h"
 #include "store/tree.h"
 #include "util/hash.h"
+#include "util/mutex.h"
 #include "util/status.h"
 
 namespace strata {
@@ -142,7 +141,7 @@ class Store {
   Result<std::string> Get(const Hash& id, ObjectType expected);
   // The same in a Buffer (never zero-filled): for file data.
   Result<Buffer> GetBuffer(const Hash& id, ObjectType expected);
-  Result<bool> Contains(const Hash& id);
+  Result<bool> Contains(const Hash& id) EXCLUDES(write_mu_);
   Result<Tree> GetTree(const Hash& id);
   Result<Commit> GetCommit(const Hash& id);
   StoreReadCounters ReadCounters() const;
@@ -153,7 +152,7 @@ class Store {
   Result<StoredObject> GetStored(const Hash& id);
   Result<PutResult> PutStored(const Hash& id, const StoredObject& object);
   // Seals the open pack and indexes it; after it returns every Put is durable.
-  Status Flush();
+  Status Flush() EXCLUDES(write_mu_);
   // Adds to the counter of file bytes given to the store (for the dedup ratio).
   void AddLogicalBytes(uint64_t n) { logical_bytes_pending_ += n; }
 
@@ -174,7 +173,7 @@ class Store {
     explicit WriteSession(Store* store) : store_(store) {}
     Store* store_;
   };
-  Result<WriteSession> BeginWrite();
+  Result<WriteSession> BeginWrite() EXCLUDES(session_mu_);
   // The lock file sessions (shared) and gc's deleting phase (exclusive) take.
   std::string GcLockPath() const { return path_ + "/gc.lock"; }
   // Held by a pack merge (pack_merge.h) and by gc for its whole run.
@@ -211,9 +210,9 @@ class Store {
   Status IndexNewPacks();
   // For a shared backend: an object missing from the index may be in a pack
   // another machine published since; lists the packs at most once a second.
-  Status RefreshAfterMiss();
-  void EndWrite();
-  void ForgetKnownIds();
+  Status RefreshAfterMiss() EXCLUDES(refresh_mu_);
+  void EndWrite() EXCLUDES(session_mu_);
+  void ForgetKnownIds() EXCLUDES(write_mu_);
   // Get, GetBuffer and GetStored: finds id in the index (asking a shared
   // backend again on a miss), checks its type (unless nullopt: any type) and
   // reads it with read(pack, entry), once more where the index says gc moved
@@ -224,13 +223,14 @@ class Store {
   // a long-running mount; checks the index at most once a second.
   void DropRemovedPackHandles();
   // Whether the object is stored (remembered in known_ if so).
-  Result<bool> IsStored(const Hash& id);
+  Result<bool> IsStored(const Hash& id) EXCLUDES(write_mu_);
   // Adds an object to the open pack unless another thread just did.
-  Result<PutResult> Append(const Hash& id, ObjectType type, Codec codec, std::string_view stored, uint64_t raw_len);
+  Result<PutResult> Append(const Hash& id, ObjectType type, Codec codec, std::string_view stored, uint64_t raw_len)
+      EXCLUDES(write_mu_);
   // Seals the open pack early when it holds `id`, so that id can be read.
-  Status FlushIfUnsealed(const Hash& id);
-  // Seals the open pack; drops `lock` (on write_mu_) while syncing it.
-  Status SealOpenPack(std::unique_lock<std::mutex>& lock);
+  Status FlushIfUnsealed(const Hash& id) EXCLUDES(write_mu_);
+  // Seals the open pack; drops write_mu_ while syncing it, and holds it again on return.
+  Status SealOpenPack() REQUIRES(write_mu_);
 
   const std::string path_;  // canonical
   const std::unique_ptr<Env> owned_env_;  // confined to path_ (Env::Beneath)
@@ -240,25 +240,29 @@ class Store {
   std::unique_ptr<Backend> backend_;  // packs and refs
   std::unique_ptr<PackCache> packs_;
 
-  std::mutex write_mu_;  // protects the open pack; lock order: write_mu_ before the index's
-  std::unique_ptr<PackWriter> open_pack_;                 // GUARDED_BY(write_mu_)
-  std::unordered_set<Hash> open_ids_;                     // objects in open_pack_, GUARDED_BY(write_mu_)
-  std::unordered_set<Hash> sealing_ids_;  // objects in packs being sealed, GUARDED_BY(write_mu_)
-  int sealing_ = 0;                       // packs being sealed, GUARDED_BY(write_mu_)
-  std::condition_variable sealed_;        // sealing_ dropped to 0
-  Status seal_error_;                     // sticky: a pack that failed to seal, GUARDED_BY(write_mu_)
+  // Lock order, across modules: a workspace's mu_ (SqliteWorkspace) before
+  // any of these; then refresh_mu_, session_mu_, write_mu_, and last the
+  // index's mu_ (Index) and the pack cache's (PackCache), which are leaves.
+  // Nothing under a store lock calls back up into the workspace.
+  Mutex refresh_mu_ ACQUIRED_BEFORE(session_mu_);  // one pack-list refresh at a time
+  int64_t refresh_ms_ GUARDED_BY(refresh_mu_) = 0;  // when the last one started
+  Mutex session_mu_ ACQUIRED_BEFORE(write_mu_);
+  int sessions_ GUARDED_BY(session_mu_) = 0;
+  std::unique_ptr<FileLock> session_lock_ GUARDED_BY(session_mu_);  // shared gc lock while sessions_ > 0
+  Mutex write_mu_;  // protects the open pack
+  std::unique_ptr<PackWriter> open_pack_ GUARDED_BY(write_mu_);
+  std::unordered_set<Hash> open_ids_ GUARDED_BY(write_mu_);  // objects in open_pack_
+  std::unordered_set<Hash> sealing_ids_ GUARDED_BY(write_mu_);  // objects in packs being sealed
+  int sealing_ GUARDED_BY(write_mu_) = 0;  // packs being sealed
+  CondVar sealed_;  // sealing_ dropped to 0
+  Status seal_error_ GUARDED_BY(write_mu_);  // sticky: a pack that failed to seal
   // Every id this Store wrote or found already stored, so repeated Puts of one
-  // object (common in an import) skip the index lookup. GUARDED_BY(write_mu_)
-  std::unordered_set<Hash> known_;
+  // object (common in an import) skip the index lookup.
+  std::unordered_set<Hash> known_ GUARDED_BY(write_mu_);
   std::atomic<uint64_t> logical_bytes_pending_{0};
 
-  std::mutex session_mu_;
-  int sessions_ = 0;                          // GUARDED_BY(session_mu_)
-  std::unique_ptr<FileLock> session_lock_;    // shared gc lock while sessions_ > 0, GUARDED_BY(session_mu_)
   std::atomic<uint64_t> gets_in_flight_{0}, max_gets_in_flight_{0}, lookup_us_{0};
   std::atomic<int64_t> pack_check_ms_{0};     // when DropRemovedPackHandles last looked
-  std::mutex refresh_mu_;                     // one pack-list refresh at a time
-  int64_t refresh_ms_ = 0;                    // when the last one started, GUARDED_BY(refresh_mu_)
   std::atomic<uint64_t> gc_generation_{0};    // the index's gc generation it saw then
   std::atomic<bool> merge_small_packs_{true};
 };

@@ -50,7 +50,7 @@ void Progress::Finish() {
 }
 
 void Progress::Draw(bool final) {
-  std::lock_guard<std::mutex> lock(draw_mu_);
+  MutexLock lock(&draw_mu_);
   if (finished_) return;
   auto now = std::chrono::steady_clock::now();
   if (!final && now - last_draw_ < std::chrono::milliseconds(100)) return;

@@ -8,8 +8,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <string>
+
+#include "util/mutex.h"
 
 namespace strata {
 
@@ -33,9 +34,10 @@ class Progress {
   const bool enabled_;
   std::atomic<uint64_t> total_units_, total_bytes_;
   std::atomic<uint64_t> units_{0}, bytes_{0};
-  std::mutex draw_mu_;
-  std::chrono::steady_clock::time_point start_, last_draw_;  // GUARDED_BY(draw_mu_)
-  bool finished_ = false;                                    // GUARDED_BY(draw_mu_)
+  Mutex draw_mu_;
+  std::chrono::steady_clock::time_point start_ GUARDED_BY(draw_mu_);
+  std::chrono::steady_clock::time_point last_draw_ GUARDED_BY(draw_mu_);
+  bool finished_ GUARDED_BY(draw_mu_) = false;
 };
 
 // "1.5 MiB", "830 B": sizes for people.

@@ -1,7 +1,8 @@
 // Status and Result<T>: errors as values.
 //
 // Every fallible function in strata returns a Status (or a Result<T>, which is
-// a value or a Status). A Status carries a small code that callers branch on and
+// a value or a Status). Both are [[nodiscard]]: a dropped error does not
+// compile (-Werror); a drop that is right is written `.IgnoreError()`. A Status carries a small code that callers branch on and
 // a message that is shown to the user as is, so messages name the thing that
 // failed (a path, an object id, a pack) rather than the function that noticed.
 //
@@ -14,7 +15,7 @@
 
 namespace strata {
 
-class Status {
+class [[nodiscard]] Status {
  public:
   enum class Code {
     kOk = 0,
@@ -54,6 +55,11 @@ class Status {
   bool IsCorruption() const { return code_ == Code::kCorruption; }
   bool IsConflict() const { return code_ == Code::kConflict; }
 
+  // Drops this Status on purpose. Status is [[nodiscard]], so every call that
+  // ignores one says so with this, and a comment beside it says why losing
+  // the error is right there (a cleanup that a later open retries, say).
+  void IgnoreError() const {}
+
   // Prefixes the message with context: "importing /x: <old message>".
   Status WithContext(const std::string& context) const;
   std::string ToString() const;
@@ -67,7 +73,7 @@ class Status {
 
 // A value or the Status that explains why there is none.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {}  // NOLINT: implicit by design

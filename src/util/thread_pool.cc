@@ -10,41 +10,41 @@ ThreadPool::ThreadPool(size_t threads, size_t max_queued) : max_queued_(max_queu
 ThreadPool::~ThreadPool() {
   Wait();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  work_ready_.notify_all();
+  work_ready_.NotifyAll();
   for (auto& t : workers_) t.join();
 }
 
 void ThreadPool::Submit(std::function<void()> task) {
-  std::unique_lock<std::mutex> lock(mu_);
-  space_ready_.wait(lock, [this] { return queue_.size() < max_queued_; });
+  MutexLock lock(&mu_);
+  while (queue_.size() >= max_queued_) space_ready_.Wait(&mu_);
   queue_.push_back(std::move(task));
   pending_++;
-  lock.unlock();
-  work_ready_.notify_one();
+  lock.Unlock();
+  work_ready_.NotifyOne();
 }
 
 void ThreadPool::Wait() {
-  std::unique_lock<std::mutex> lock(mu_);
-  idle_.wait(lock, [this] { return pending_ == 0; });
+  MutexLock lock(&mu_);
+  while (pending_ != 0) idle_.Wait(&mu_);
 }
 
 void ThreadPool::WorkerLoop() {
   for (;;) {
     std::function<void()> task;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      work_ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      MutexLock lock(&mu_);
+      while (!stopping_ && queue_.empty()) work_ready_.Wait(&mu_);
       if (queue_.empty()) return;  // stopping and drained
       task = std::move(queue_.front());
       queue_.pop_front();
     }
-    space_ready_.notify_one();
+    space_ready_.NotifyOne();
     task();
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--pending_ == 0) idle_.notify_all();
+    MutexLock lock(&mu_);
+    if (--pending_ == 0) idle_.NotifyAll();
   }
 }
 

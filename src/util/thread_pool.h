@@ -8,13 +8,13 @@
 // call Wait on their own pool.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "util/mutex.h"
 
 namespace strata {
 
@@ -35,14 +35,14 @@ class ThreadPool {
  private:
   void WorkerLoop();
 
-  std::mutex mu_;
-  std::condition_variable work_ready_;   // a task was queued or stopping_ set
-  std::condition_variable space_ready_;  // the queue shrank
-  std::condition_variable idle_;         // pending_ dropped to zero
-  std::deque<std::function<void()>> queue_;  // GUARDED_BY(mu_)
-  size_t pending_ = 0;                       // queued + running, GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar work_ready_;   // a task was queued or stopping_ set
+  CondVar space_ready_;  // the queue shrank
+  CondVar idle_;         // pending_ dropped to zero
+  std::deque<std::function<void()>> queue_ GUARDED_BY(mu_);
+  size_t pending_ GUARDED_BY(mu_) = 0;  // queued + running
   size_t max_queued_;
-  bool stopping_ = false;                    // GUARDED_BY(mu_)
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> workers_;
 };
 

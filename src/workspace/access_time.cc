@@ -26,7 +26,7 @@ bool RelativeNeedsUpdate(const InodeRow& row, int64_t now) {
 }  // namespace
 
 Status SqliteWorkspace::NoteRead(InodeId ino, AtimeRule rule) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
   if (!S_ISREG(row.mode)) return Status::Ok();
   const int64_t now = NowNs();

@@ -20,22 +20,22 @@ ChunkCache& ChunkCache::Shared() {
 }
 
 ChunkCache::Counters ChunkCache::counters() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return counters_;
 }
 
 uint64_t ChunkCache::capacity() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return capacity_;
 }
 
 ReadAheadLimits ChunkCache::limits() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return limits_;
 }
 
 void ChunkCache::Configure(uint64_t capacity_bytes, ReadAheadLimits limits) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   capacity_ = capacity_bytes;
   // Prefetched chunks must leave room for what readers are using now, or
   // read-ahead would evict the chunks it was meant to save a fetch of.
@@ -45,7 +45,7 @@ void ChunkCache::Configure(uint64_t capacity_bytes, ReadAheadLimits limits) {
 }
 
 Result<std::shared_ptr<const Buffer>> ChunkCache::Get(Store& store, const Hash& id) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(&mu_);
   counters_.demands++;
   auto it = entries_.find(id);
   if (it != entries_.end()) {
@@ -65,7 +65,7 @@ Result<std::shared_ptr<const Buffer>> ChunkCache::Get(Store& store, const Hash& 
     std::shared_ptr<Fetch> f = in->second;
     if (f->prefetch && !f->demanded) counters_.readahead_used++;
     f->demanded = true;
-    fetched_.wait(lock, [&] { return f->done; });
+    while (!f->done) fetched_.Wait(&mu_);
     if (!f->status.ok()) return f->status;
     return f->data;
   }
@@ -75,7 +75,7 @@ Result<std::shared_ptr<const Buffer>> ChunkCache::Get(Store& store, const Hash& 
   fetch->demanded = true;
   inflight_[id] = fetch;
   counters_.fetches_in_flight_max = std::max<uint64_t>(counters_.fetches_in_flight_max, inflight_.size());
-  lock.unlock();
+  lock.Unlock();
 
   RunFetch(store, id, fetch);
   // fetch->done is set and never changes again: reading without the lock is safe.
@@ -86,7 +86,7 @@ Result<std::shared_ptr<const Buffer>> ChunkCache::Get(Store& store, const Hash& 
 bool ChunkCache::Prefetch(Store& store, const Hash& id, uint64_t length, const Executor& run) {
   std::shared_ptr<Fetch> fetch;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (entries_.count(id) || inflight_.count(id)) return false;
     if (prefetches_in_flight_ >= limits_.max_fetches || counters_.readahead_bytes + length > limits_.max_bytes) {
       counters_.readahead_skipped++;
@@ -121,7 +121,7 @@ void ChunkCache::RunFetch(Store& store, const Hash& id, const std::shared_ptr<Fe
     status = got.status().IsCorruption() ? Status::Corruption(what) : Status::IOErrorWithMessage(what, EIO);
   }
 
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   inflight_.erase(id);
   if (fetch->prefetch) {
     prefetches_in_flight_--;
@@ -137,7 +137,7 @@ void ChunkCache::RunFetch(Store& store, const Hash& id, const std::shared_ptr<Fe
   fetch->status = status;
   fetch->data = data;
   fetch->done = true;
-  fetched_.notify_all();
+  fetched_.NotifyAll();
 }
 
 void ChunkCache::Insert(const Hash& id, std::shared_ptr<const Buffer> data, bool unread_prefetch) {

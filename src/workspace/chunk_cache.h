@@ -24,16 +24,15 @@
 // the cache's lock held, so different chunks are fetched in parallel.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include "store/store.h"
+#include "util/mutex.h"
 
 namespace strata::workspace_internal {
 
@@ -57,7 +56,7 @@ class ChunkCache {
   static constexpr uint64_t kDefaultCapacity = 32ull << 20;
 
   // A read's demand for a chunk: its bytes; store errors come back with errno EIO.
-  Result<std::shared_ptr<const Buffer>> Get(Store& store, const Hash& id);
+  Result<std::shared_ptr<const Buffer>> Get(Store& store, const Hash& id) EXCLUDES(mu_);
 
   // Runs a task on another thread (the caller's read-ahead workers).
   using Executor = std::function<void(std::function<void()>)>;
@@ -65,12 +64,12 @@ class ChunkCache {
   // cached, already being fetched, or a read-ahead bound would be exceeded.
   // Returns whether a fetch was started. REQUIRES: `store` outlives the task
   // handed to `run`.
-  bool Prefetch(Store& store, const Hash& id, uint64_t length, const Executor& run);
+  bool Prefetch(Store& store, const Hash& id, uint64_t length, const Executor& run) EXCLUDES(mu_);
 
   // Changes the capacity (evicting down to it) and the read-ahead limits.
-  void Configure(uint64_t capacity_bytes, ReadAheadLimits limits);
-  uint64_t capacity();
-  ReadAheadLimits limits();
+  void Configure(uint64_t capacity_bytes, ReadAheadLimits limits) EXCLUDES(mu_);
+  uint64_t capacity() EXCLUDES(mu_);
+  ReadAheadLimits limits() EXCLUDES(mu_);
 
   struct Counters {
     uint64_t demands = 0;  // Get() calls: hits + misses + waits
@@ -87,7 +86,7 @@ class ChunkCache {
     uint64_t bytes = 0;                  // cached now
     uint64_t readahead_bytes = 0;        // prefetched and not yet read, now
   };
-  Counters counters();
+  Counters counters() EXCLUDES(mu_);
 
  private:
   struct Fetch {
@@ -105,19 +104,20 @@ class ChunkCache {
   };
 
   // Loads id from the store and publishes the result (cache entry, waiters).
-  void RunFetch(Store& store, const Hash& id, const std::shared_ptr<Fetch>& fetch);
-  void Insert(const Hash& id, std::shared_ptr<const Buffer> data, bool unread_prefetch);  // REQUIRES mu_
-  void EvictToCapacity();                                                                    // REQUIRES mu_
+  void RunFetch(Store& store, const Hash& id, const std::shared_ptr<Fetch>& fetch) EXCLUDES(mu_);
+  void Insert(const Hash& id, std::shared_ptr<const Buffer> data, bool unread_prefetch) REQUIRES(mu_);
+  void EvictToCapacity() REQUIRES(mu_);
 
-  std::mutex mu_;
-  std::condition_variable fetched_;
-  uint64_t capacity_ = 0;                                      // GUARDED_BY(mu_)
-  ReadAheadLimits limits_;                                     // GUARDED_BY(mu_)
-  std::unordered_map<Hash, Entry> entries_;                    // GUARDED_BY(mu_)
-  std::list<Hash> lru_;                                        // most recent first, GUARDED_BY(mu_)
-  std::unordered_map<Hash, std::shared_ptr<Fetch>> inflight_;  // GUARDED_BY(mu_)
-  uint64_t prefetches_in_flight_ = 0;                          // GUARDED_BY(mu_)
-  Counters counters_;                                          // GUARDED_BY(mu_)
+  // A leaf lock (lock order: workspace/sqlite_workspace.h): store reads run without it.
+  Mutex mu_;
+  CondVar fetched_;  // a fetch in flight is done
+  uint64_t capacity_ GUARDED_BY(mu_) = 0;
+  ReadAheadLimits limits_ GUARDED_BY(mu_);
+  std::unordered_map<Hash, Entry> entries_ GUARDED_BY(mu_);
+  std::list<Hash> lru_ GUARDED_BY(mu_);  // most recent first
+  std::unordered_map<Hash, std::shared_ptr<Fetch>> inflight_ GUARDED_BY(mu_);
+  uint64_t prefetches_in_flight_ GUARDED_BY(mu_) = 0;
+  Counters counters_ GUARDED_BY(mu_);
 };
 
 }  // namespace strata::workspace_internal

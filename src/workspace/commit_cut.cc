@@ -52,7 +52,7 @@ Result<std::string> SqliteWorkspace::PathOfDirectory(InodeId dir, std::map<Inode
 }
 
 std::vector<InodeId> SqliteWorkspace::HeldFiles() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<InodeId> out;
   for (const auto& [ino, count] : refs_) {
     auto row = db_->GetInode(ino);
@@ -66,7 +66,7 @@ Status SqliteWorkspace::TakeCut(CommitPlan& plan) {
   STRATA_ASSIGN_OR_RETURN(plan.changed, db_->ChangedInodes());
   if (plan.changed.empty()) return Status::Ok();
   std::vector<InodeId> queue;
-  auto add_with_ancestors = [&](InodeId dir) -> Status {
+  auto add_with_ancestors = [&](InodeId dir) REQUIRES(mu_) -> Status {
     while (plan.dirs.emplace(dir, CommitPlan::Dir{}).second) {
       queue.push_back(dir);
       if (dir == kRootInode) break;
@@ -75,7 +75,7 @@ Status SqliteWorkspace::TakeCut(CommitPlan& plan) {
     }
     return Status::Ok();
   };
-  auto add_parents_of = [&](InodeId ino) -> Status {
+  auto add_parents_of = [&](InodeId ino) REQUIRES(mu_) -> Status {
     STRATA_ASSIGN_OR_RETURN(auto names, db_->NamesOf(ino));
     for (const auto& [parent, name] : names) STRATA_RETURN_IF_ERROR(add_with_ancestors(parent));
     return Status::Ok();

@@ -34,10 +34,10 @@ double MsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-void SqliteWorkspace::WaitForCapture(std::unique_lock<std::mutex>& lock, InodeId ino) {
+void SqliteWorkspace::WaitForCapture(InodeId ino) {
   if (capturing_.count(ino) == 0) return;
   wanted_.insert(ino);  // captured next, so this writer waits for its file only
-  capture_cv_.wait(lock, [&] { return capturing_.count(ino) == 0; });
+  while (capturing_.count(ino) != 0) capture_cv_.Wait(&mu_);
 }
 
 Status SqliteWorkspace::CaptureFiles(CommitPlan& plan) {
@@ -54,9 +54,9 @@ Status SqliteWorkspace::CaptureFiles(CommitPlan& plan) {
   for (;;) {
     InodeId ino = 0;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       if (capturing_.empty()) return Status::Ok();
-      auto wanted = std::find_if(wanted_.begin(), wanted_.end(), [&](InodeId i) { return capturing_.count(i); });
+      auto wanted = std::find_if(wanted_.begin(), wanted_.end(), [&](InodeId i) REQUIRES(mu_) { return capturing_.count(i); });
       ino = wanted != wanted_.end() ? *wanted : *capturing_.begin();
     }
     CommitPlan::Capture& c = plan.captures.at(ino);
@@ -86,11 +86,11 @@ Status SqliteWorkspace::CaptureFiles(CommitPlan& plan) {
     if (opened.ok()) chunks = Rechunk(chunker, zero, c.input, read, put, &hashed);
     c.plan.file.reset();  // one descriptor at a time
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       capturing_.erase(ino);
       wanted_.erase(ino);
     }
-    capture_cv_.notify_all();
+    capture_cv_.NotifyAll();
     if (!chunks.ok()) return AsEio(chunks.status(), "capturing " + path_of(ino));
     c.chunks = std::move(*chunks);
     plan.stats.bytes_hashed += hashed;
@@ -124,13 +124,13 @@ Status SqliteWorkspace::WriteTrees(CommitPlan& plan) {
 
 void SqliteWorkspace::EndCapture() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     capturing_.clear();
     wanted_.clear();
     capture_active_ = false;
     db_->TrackChanges(nullptr);
   }
-  capture_cv_.notify_all();
+  capture_cv_.NotifyAll();
 }
 
 Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request) {
@@ -141,7 +141,7 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request) {
   CommitOutcome outcome;
   auto start = std::chrono::steady_clock::now();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (capture_active_) return Errno(EBUSY, "another commit of this workspace is running");
     if (!request.branch.empty() && !info_.branch.empty() && request.branch != info_.branch)
       return Status::InvalidArgument("workspace '" + info_.name + "' tracks branch '" + info_.branch + "', not '" +
@@ -208,7 +208,7 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request) {
     if (s.ok()) {
       // Recorded before the branch moves: a crash right after the move is
       // recognised by Recover() instead of looking like "head moved".
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       Transaction txn(*db_);
       s = txn.status();
       if (s.ok()) s = db_->SetMeta("committing", EncodeCommittingRecord(CommittingRecord{put->id, plan.branch}));
@@ -225,7 +225,7 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request) {
   plan.stats.publish_ms = MsSince(start);
   if (!s.ok()) {
     EndCapture();
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     (void)db_->SetMeta("committing", EncodeCommittingRecord(std::nullopt));
     if (s.IsConflict())
       return Status::Conflict("head moved: branch '" + plan.branch + "' no longer points at this workspace's base " +
@@ -242,11 +242,11 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request) {
 }
 
 Status SqliteWorkspace::Rebase(CommitPlan& plan, const Hash& commit) {
-  std::unique_lock lock(mu_);
-  Status s = [&]() -> Status {
+  MutexLock lock(&mu_);
+  Status s = [&]() REQUIRES(mu_) -> Status {
     Transaction txn(*db_);
     STRATA_RETURN_IF_ERROR(txn.status());
-    auto unchanged_since_cut = [&](InodeId ino) { return modified_since_cut_.count(ino) == 0; };
+    auto unchanged_since_cut = [&](InodeId ino) REQUIRES(mu_) { return modified_since_cut_.count(ino) == 0; };
     for (auto& [ino, c] : plan.captures) {
       if (!unchanged_since_cut(ino)) continue;
       STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
@@ -277,8 +277,8 @@ Status SqliteWorkspace::Rebase(CommitPlan& plan, const Hash& commit) {
     info_.branch = plan.branch;
     s = CommitPending();
   }
-  lock.unlock();
-  capture_cv_.notify_all();
+  lock.Unlock();
+  capture_cv_.NotifyAll();
   return s;
 }
 

@@ -31,9 +31,9 @@ Status CheckRegular(const InodeRow& row) {
 // The zero chunk of these chunker parameters, hashed once per process (a
 // store's parameters never change, and a process opens few stores).
 ChunkRef ZeroChunkOf(const ChunkerParams& params) {
-  static std::mutex mu;
+  static Mutex mu;
   static std::vector<std::pair<ChunkerParams, ChunkRef>> known;
-  std::lock_guard lock(mu);
+  MutexLock lock(&mu);
   for (const auto& [p, chunk] : known) {
     if (p.min_size == params.min_size && p.avg_size == params.avg_size && p.max_size == params.max_size) return chunk;
   }
@@ -49,7 +49,7 @@ Result<size_t> SqliteWorkspace::Read(InodeId ino, uint64_t offset, size_t size, 
   ReadPlan plan;
   size_t n = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
     STRATA_RETURN_IF_ERROR(CheckRegular(row));
     if (offset >= row.size || size == 0) return size_t{0};
@@ -73,8 +73,8 @@ Result<size_t> SqliteWorkspace::Read(InodeId ino, uint64_t offset, size_t size, 
 }
 
 Result<size_t> SqliteWorkspace::Write(InodeId ino, uint64_t offset, std::string_view data) {
-  std::unique_lock lock(mu_);
-  WaitForCapture(lock, ino);
+  MutexLock lock(&mu_);
+  WaitForCapture(ino);
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
   STRATA_RETURN_IF_ERROR(CheckRegular(row));
   if (data.empty()) return size_t{0};
@@ -104,7 +104,7 @@ Status SqliteWorkspace::Sync(InodeId ino) {
   // Data first: once the WAL is durable, its extents must point at durable bytes.
   STRATA_RETURN_IF_ERROR(files_.Sync(ino));
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     counters_.syncs++;
     Status s = CommitPending();
     // Operations lost with a batch SQLite rolled back (perhaps by the

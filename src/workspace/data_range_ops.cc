@@ -145,8 +145,8 @@ Status SqliteWorkspace::Allocate(InodeId ino, int mode, uint64_t offset, uint64_
   if (length == 0) return Errno(EINVAL, "fallocate of an empty range");
   const uint64_t end = offset + length;
   if (end < offset || end > kMaxFileSize) return Errno(EFBIG, "fallocate past the largest file size");
-  std::unique_lock lock(mu_);
-  WaitForCapture(lock, ino);
+  MutexLock lock(&mu_);
+  WaitForCapture(ino);
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
   STRATA_RETURN_IF_ERROR(CheckFile(row, ENODEV));
   // Zeroing stops at the end of the file: everything past it reads as zeros.
@@ -174,7 +174,7 @@ Status SqliteWorkspace::Allocate(InodeId ino, int mode, uint64_t offset, uint64_
 Result<uint64_t> SqliteWorkspace::SeekData(InodeId ino, uint64_t offset, int whence) {
   if (whence != SEEK_DATA && whence != SEEK_HOLE) return Errno(EINVAL, "seek: whence " + std::to_string(whence));
   const bool want_hole = whence == SEEK_HOLE;
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
   STRATA_RETURN_IF_ERROR(CheckFile(row, EINVAL));
   if (offset >= row.size) return Errno(ENXIO, "seek at or past the end of the file");
@@ -212,7 +212,7 @@ Result<uint64_t> SqliteWorkspace::CopyRange(InodeId in, uint64_t in_offset, Inod
   // The base chunk list out took over from in, when it did (see below).
   std::string shared_chunks;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     STRATA_ASSIGN_OR_RETURN(InodeRow src, Inode(in));
     STRATA_ASSIGN_OR_RETURN(InodeRow dst, Inode(out));
     // The checks and their order are those of copy_file_range(2).
@@ -251,7 +251,7 @@ Result<uint64_t> SqliteWorkspace::CopyRange(InodeId in, uint64_t in_offset, Inod
     // Base spans that out reads from the same chunks at the same offsets.
     bool base_shared = false;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       STRATA_ASSIGN_OR_RETURN(InodeRow src, Inode(in));
       *n = src_pos >= src.size ? 0 : std::min({count - done, kCopyPiece, src.size - src_pos});
       if (*n == 0) return Status::Ok();
@@ -283,8 +283,8 @@ Result<uint64_t> SqliteWorkspace::CopyRange(InodeId in, uint64_t in_offset, Inod
       STRATA_RETURN_IF_ERROR(files_.Read(plan, s.start, s.end - s.start, buf.data() + (s.start - src_pos)));
     }
 
-    std::unique_lock lock(mu_);
-    WaitForCapture(lock, out);
+    MutexLock lock(&mu_);
+    WaitForCapture(out);
     STRATA_ASSIGN_OR_RETURN(InodeRow dst, Inode(out));
     if (base_shared) {
       STRATA_ASSIGN_OR_RETURN(std::string chunks, db_->GetBaseChunks(out));

@@ -100,7 +100,7 @@ uint64_t FileData::AllocatedBytes(InodeId ino) const {
 }
 
 Result<std::shared_ptr<DataFile>> FileData::Get(InodeId ino, bool create) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = open_.find(ino);
   if (it != open_.end()) return it->second;
   STRATA_RETURN_IF_ERROR(dir_status_);
@@ -173,7 +173,7 @@ bool FileData::WaitForReleasedSpace(bool* waited) {
 
 void FileData::Remove(InodeId ino) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     open_.erase(ino);
   }
   if (!dir_status_.ok()) return;
@@ -192,7 +192,7 @@ Status FileData::Sync(InodeId ino) {
   // started after the creations it must cover, or runs one itself.
   const uint64_t created = files_created_.load();
   if (created_synced_.load() >= created) return Status::Ok();
-  std::lock_guard lock(dir_sync_mu_);
+  MutexLock lock(&dir_sync_mu_);
   if (created_synced_.load() >= created) return Status::Ok();  // synced while this call waited
   const uint64_t covered = files_created_.load();
   STRATA_RETURN_IF_ERROR(dir_status_);

@@ -41,7 +41,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -50,6 +49,7 @@
 #include "env/env.h"
 #include "store/store.h"
 #include "store/tree.h"
+#include "util/mutex.h"
 #include "util/thread_pool.h"
 #include "workspace/chunk_cache.h"
 #include "workspace/namespace_db.h"
@@ -176,14 +176,14 @@ class FileData {
   const std::unique_ptr<Directory> data_dir_;  // data/, before released_ (which lives in it)
   Store& store_;
   ChunkCache& cache_;
-  std::mutex mu_;
-  std::unordered_map<InodeId, std::shared_ptr<DataFile>> open_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::unordered_map<InodeId, std::shared_ptr<DataFile>> open_ GUARDED_BY(mu_);
   // Files created (or maybe created) so far, and how many of them the last
   // completed fsync of data/ covers; dir_sync_mu_ orders those fsyncs.
   std::atomic<uint64_t> files_created_{0};
   std::atomic<uint64_t> truncations_{0};
   std::atomic<uint64_t> created_synced_{0};
-  std::mutex dir_sync_mu_;
+  Mutex dir_sync_mu_;
   SequentialDetector detector_;
   ReleasedFiles released_;  // data/released/: Remove() moves files there
   // Last: destroyed first, so no prefetch outlives what it uses.

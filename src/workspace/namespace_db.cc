@@ -221,8 +221,13 @@ Result<std::unique_ptr<NamespaceDb>> NamespaceDb::Open(const std::string& path, 
   STRATA_ASSIGN_OR_RETURN(auto version, ndb->GetMeta("schema_version"));
   if (version && *version == "1") {
     STRATA_RETURN_IF_ERROR(ndb->Exec("BEGIN IMMEDIATE"));
-    Status s = ndb->Exec(kUpgradeFrom1);
-    STRATA_RETURN_IF_ERROR(s.ok() ? ndb->Exec("COMMIT") : (ndb->Exec("ROLLBACK"), s));
+    if (Status s = ndb->Exec(kUpgradeFrom1); !s.ok()) {
+      // The upgrade's error is the one to report. A ROLLBACK that fails too
+      // loses nothing: closing the connection (on this return) rolls back.
+      ndb->Exec("ROLLBACK").IgnoreError();
+      return s;
+    }
+    STRATA_RETURN_IF_ERROR(ndb->Exec("COMMIT"));
     STRATA_ASSIGN_OR_RETURN(version, ndb->GetMeta("schema_version"));
   }
   if (!version) return Status::IOError("workspace database " + path + " has no schema version", EIO);

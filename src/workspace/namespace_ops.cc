@@ -83,7 +83,7 @@ Status SqliteWorkspace::DropLink(InodeRow& row, int64_t now, bool* deleted) {
 
 Result<Attr> SqliteWorkspace::Lookup(InodeId parent, std::string_view name) {
   STRATA_RETURN_IF_ERROR(CheckName(name));
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   STRATA_ASSIGN_OR_RETURN(InodeRow dir, Directory(parent));
   STRATA_ASSIGN_OR_RETURN(auto ino, db_->FindEntry(dir.ino, name));
   if (!ino) return Errno(ENOENT, "no entry '" + std::string(name) + "'");
@@ -92,20 +92,20 @@ Result<Attr> SqliteWorkspace::Lookup(InodeId parent, std::string_view name) {
 }
 
 Result<Attr> SqliteWorkspace::GetAttr(InodeId ino) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
   return ToAttr(row);
 }
 
 Result<std::string> SqliteWorkspace::ReadLink(InodeId ino) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
   if (!S_ISLNK(row.mode)) return Errno(EINVAL, "not a symlink");
   return row.target;
 }
 
 Result<std::vector<DirEntry>> SqliteWorkspace::ReadDirectory(InodeId dir, uint64_t offset, size_t max) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Directory(dir));
   STRATA_ASSIGN_OR_RETURN(auto rows, db_->ListEntries(row.ino, offset, max));
   std::vector<DirEntry> out;
@@ -115,7 +115,7 @@ Result<std::vector<DirEntry>> SqliteWorkspace::ReadDirectory(InodeId dir, uint64
 }
 
 Result<DirectoryState> SqliteWorkspace::GetDirectoryState(InodeId dir) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Directory(dir));
   return DirectoryState{row.ino == kRootInode || row.parent == 0 ? row.ino : row.parent, row.next_cookie - 1};
 }
@@ -123,7 +123,7 @@ Result<DirectoryState> SqliteWorkspace::GetDirectoryState(InodeId dir) {
 // ---- attributes
 
 Result<Attr> SqliteWorkspace::SetAttr(InodeId ino, const SetAttrRequest& req) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   Transaction txn(*db_);
   STRATA_RETURN_IF_ERROR(txn.status());
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
@@ -204,7 +204,7 @@ Result<Attr> SqliteWorkspace::MakeNode(InodeId parent, std::string_view name, ui
   InodeRow proto;
   proto.mode = type | (mode & 07777);
   if (type == S_IFCHR || type == S_IFBLK) proto.rdev = rdev;
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return CreateEntry(parent, name, std::move(proto), who);
 }
 
@@ -212,7 +212,7 @@ Result<Attr> SqliteWorkspace::MakeDirectory(InodeId parent, std::string_view nam
                                             const Credentials& who) {
   InodeRow proto;
   proto.mode = S_IFDIR | (mode & 07777);
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return CreateEntry(parent, name, std::move(proto), who);
 }
 
@@ -224,13 +224,13 @@ Result<Attr> SqliteWorkspace::MakeSymlink(InodeId parent, std::string_view name,
   proto.mode = S_IFLNK | 0777;
   proto.target = std::string(target);
   proto.size = target.size();
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return CreateEntry(parent, name, std::move(proto), who);
 }
 
 Result<Attr> SqliteWorkspace::Link(InodeId ino, InodeId new_parent, std::string_view new_name) {
   STRATA_RETURN_IF_ERROR(CheckName(new_name));
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   Transaction txn(*db_);
   STRATA_RETURN_IF_ERROR(txn.status());
   STRATA_ASSIGN_OR_RETURN(InodeRow dir, Directory(new_parent));
@@ -256,7 +256,7 @@ Result<Attr> SqliteWorkspace::Link(InodeId ino, InodeId new_parent, std::string_
 
 Status SqliteWorkspace::Unlink(InodeId parent, std::string_view name) {
   STRATA_RETURN_IF_ERROR(CheckName(name));
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   Transaction txn(*db_);
   STRATA_RETURN_IF_ERROR(txn.status());
   STRATA_ASSIGN_OR_RETURN(InodeRow dir, Directory(parent));
@@ -277,7 +277,7 @@ Status SqliteWorkspace::Unlink(InodeId parent, std::string_view name) {
 
 Status SqliteWorkspace::RemoveDirectory(InodeId parent, std::string_view name) {
   STRATA_RETURN_IF_ERROR(CheckName(name));
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   Transaction txn(*db_);
   STRATA_RETURN_IF_ERROR(txn.status());
   STRATA_ASSIGN_OR_RETURN(InodeRow dir, Directory(parent));
@@ -300,14 +300,14 @@ Status SqliteWorkspace::RemoveDirectory(InodeId parent, std::string_view name) {
 
 Status SqliteWorkspace::Rename(InodeId parent, std::string_view name, InodeId new_parent, std::string_view new_name,
                                unsigned flags) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return RenameLocked(parent, name, new_parent, new_name, flags, nullptr);
 }
 
 Status SqliteWorkspace::RenameLeavingWhiteout(InodeId parent, std::string_view name, InodeId new_parent,
                                               std::string_view new_name, unsigned flags, const Credentials& who) {
   if (flags & kRenameExchange) return Errno(EINVAL, "rename: a whiteout with an exchange");
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return RenameLocked(parent, name, new_parent, new_name, flags, &who);
 }
 
@@ -418,7 +418,7 @@ Status SqliteWorkspace::RenameLocked(InodeId parent, std::string_view name, Inod
 Status SqliteWorkspace::SetXattr(InodeId ino, std::string_view name, std::string_view value, int flags) {
   if (name.empty() || name.size() > 255) return Errno(ERANGE, "bad xattr name");
   if (value.size() > 65536) return Errno(E2BIG, "xattr value too large");
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   Transaction txn(*db_);
   STRATA_RETURN_IF_ERROR(txn.status());
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
@@ -437,7 +437,7 @@ Status SqliteWorkspace::SetXattr(InodeId ino, std::string_view name, std::string
 }
 
 Result<std::string> SqliteWorkspace::GetXattr(InodeId ino, std::string_view name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
   STRATA_ASSIGN_OR_RETURN(auto value, db_->GetXattr(row.ino, name));
   if (!value) return Errno(ENODATA, "no such xattr");
@@ -445,13 +445,13 @@ Result<std::string> SqliteWorkspace::GetXattr(InodeId ino, std::string_view name
 }
 
 Result<std::vector<std::string>> SqliteWorkspace::ListXattrs(InodeId ino) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
   return db_->ListXattrs(row.ino);
 }
 
 Status SqliteWorkspace::RemoveXattr(InodeId ino, std::string_view name) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   Transaction txn(*db_);
   STRATA_RETURN_IF_ERROR(txn.status());
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
@@ -470,19 +470,19 @@ Status SqliteWorkspace::RemoveXattr(InodeId ino, std::string_view name) {
 // ---- lifetime
 
 void SqliteWorkspace::Ref(InodeId ino) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   refs_[ino]++;
 }
 
 bool SqliteWorkspace::RefIfCurrent(InodeId ino, uint64_t swaps) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   if (content_swaps_.load(std::memory_order_relaxed) != swaps) return false;
   refs_[ino]++;
   return true;
 }
 
 void SqliteWorkspace::Unref(InodeId ino, uint64_t count) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = refs_.find(ino);
   if (it == refs_.end()) return;
   if (it->second > count) {

@@ -6,7 +6,7 @@ namespace strata::workspace_internal {
 
 SequentialDetector::Range SequentialDetector::OnRead(uint64_t key, uint64_t offset, uint64_t length) {
   const uint64_t read_end = offset + length;
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   clock_++;
   Stream* match = nullptr;
   for (Stream& s : streams_) {

@@ -21,8 +21,9 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <vector>
+
+#include "util/mutex.h"
 
 namespace strata::workspace_internal {
 
@@ -57,9 +58,9 @@ class SequentialDetector {
   };
 
   const Params params_;
-  std::mutex mu_;
-  std::vector<Stream> streams_;  // GUARDED_BY(mu_)
-  uint64_t clock_ = 0;           // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::vector<Stream> streams_ GUARDED_BY(mu_);
+  uint64_t clock_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace strata::workspace_internal

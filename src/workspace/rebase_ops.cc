@@ -65,7 +65,7 @@ Result<bool> SqliteWorkspace::TryRebase(const Hash& head_id, const strata::Commi
   out->root = merge->merged.subtree;
   out->differs = out->root != head.root || !(meta == head.root_meta);
 
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   if (!modified_since_cut_.empty()) return false;
   STRATA_RETURN_IF_ERROR(ReplaceContent(out->root, meta, head_id, out->differs, &out->stale));
   return true;
@@ -78,7 +78,7 @@ Result<RebaseOutcome> SqliteWorkspace::RebaseOnto(const Hash& commit) {
   auto head = store_.GetCommit(commit);
   if (!head.ok()) return AsEio(head.status(), "reading commit " + commit.ToHex());
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (info_.base == commit) return RebaseOutcome{.up_to_date = true};
   }
   for (int attempt = 0; attempt < kRebaseAttempts; attempt++) {
@@ -88,6 +88,7 @@ Result<RebaseOutcome> SqliteWorkspace::RebaseOnto(const Hash& commit) {
     if (!done.ok()) return done.status();
     if (*done) return out;
   }
+  MutexLock lock(&mu_);
   return Errno(EBUSY, "workspace '" + info_.name +
                           "' kept changing while it was being rebased; nothing was "
                           "changed, try again");

@@ -29,10 +29,10 @@ ReleasedFiles::ReleasedFiles(Directory* parent, const std::string& name) : paren
 ReleasedFiles::~ReleasedFiles() {
   Drain();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  work_.notify_all();
+  work_.NotifyAll();
   thread_.join();
 }
 
@@ -40,17 +40,17 @@ void ReleasedFiles::Release(const std::string& name_there) {
   if (parent_ == nullptr) return;
   std::string name;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     name = name_prefix_ + std::to_string(next_name_++);
   }
   if (folder_) {
     Status moved = parent_->MoveTo(name_there, *folder_, name);
     if (moved.ok()) {
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(&mu_);
         queue_.push_back(std::move(name));
       }
-      work_.notify_one();
+      work_.NotifyOne();
       return;
     }
     if (moved.IsNotFound()) return;  // no data file: the usual case for an inode never written
@@ -59,31 +59,31 @@ void ReleasedFiles::Release(const std::string& name_there) {
 }
 
 bool ReleasedFiles::Drain() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(&mu_);
   const bool waited = !queue_.empty() || deleting_;
-  drained_.wait(lock, [this] { return queue_.empty() && !deleting_; });
+  while (!queue_.empty() || deleting_) drained_.Wait(&mu_);
   return waited;
 }
 
 uint64_t ReleasedFiles::pending() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return queue_.size() + (deleting_ ? 1 : 0);
 }
 
 void ReleasedFiles::DeleteLoop() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(&mu_);
   for (;;) {
-    work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    while (!stopping_ && queue_.empty()) work_.Wait(&mu_);
     if (queue_.empty()) return;  // stopping, nothing left
     std::string name = std::move(queue_.front());
     queue_.pop_front();
     deleting_ = true;
-    lock.unlock();
+    lock.Unlock();
     if (Status s = folder_->Remove(name); !s.ok() && !s.IsNotFound())
       std::fprintf(stderr, "strata: deleting %s\n", s.message().c_str());
-    lock.lock();
+    lock.Lock();
     deleting_ = false;
-    if (queue_.empty()) drained_.notify_all();
+    if (queue_.empty()) drained_.NotifyAll();
   }
 }
 

@@ -22,15 +22,14 @@
 // Thread-safety: all methods may be called concurrently.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "env/env.h"
+#include "util/mutex.h"
 
 namespace strata::workspace_internal {
 
@@ -60,13 +59,13 @@ class ReleasedFiles {
 
   Directory* const parent_;
   std::unique_ptr<Directory> folder_;  // null: renames are not possible
-  std::mutex mu_;
-  std::condition_variable work_;     // queued or stopping_
-  std::condition_variable drained_;  // queue empty and nothing in hand
-  std::deque<std::string> queue_;    // names in dir_, GUARDED_BY(mu_)
-  bool deleting_ = false;            // one name taken from queue_, GUARDED_BY(mu_)
-  bool stopping_ = false;            // GUARDED_BY(mu_)
-  uint64_t next_name_ = 0;           // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar work_;     // queued or stopping_
+  CondVar drained_;  // queue empty and nothing in hand
+  std::deque<std::string> queue_ GUARDED_BY(mu_);  // names in dir_
+  bool deleting_ GUARDED_BY(mu_) = false;  // one name taken from queue_
+  bool stopping_ GUARDED_BY(mu_) = false;
+  uint64_t next_name_ GUARDED_BY(mu_) = 0;
   std::string name_prefix_;          // tells this instance's names from a former one's
   std::thread thread_;               // last: started once the rest is set up
 };

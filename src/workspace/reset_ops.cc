@@ -45,7 +45,7 @@ Status SqliteWorkspace::PlaceKeptDirectories(const std::vector<std::pair<std::st
                                              const std::unordered_set<InodeId>& loaded, StaleCaches* stale) {
   // Loads dir now (if it is still unloaded) and reports every name it has:
   // the kernel may have cached any of them as absent in the old namespace.
-  auto load = [&](InodeId ino) -> Status {
+  auto load = [&](InodeId ino) REQUIRES(mu_) -> Status {
     STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
     STRATA_RETURN_IF_ERROR(EnsureLoaded(row));
     STRATA_ASSIGN_OR_RETURN(auto entries, db_->ListEntries(ino, 0, SIZE_MAX));
@@ -212,8 +212,8 @@ Result<ResetOutcome> SqliteWorkspace::Reset(const ResetRequest& request) {
   auto target = store_.GetCommit(request.commit);
   if (!target.ok()) return AsEio(target.status(), "reading commit " + request.commit.ToHex());
   if (request.hard) {
-    std::unique_lock lock(mu_);
-    capture_cv_.wait(lock, [this] { return !capture_active_; });
+    MutexLock lock(&mu_);
+    while (capture_active_) capture_cv_.Wait(&mu_);
     STRATA_RETURN_IF_ERROR(ReplaceContent(target->root, target->root_meta, request.commit, false, &out.stale));
     out.content_replaced = true;
     return out;
@@ -224,7 +224,7 @@ Result<ResetOutcome> SqliteWorkspace::Reset(const ResetRequest& request) {
   // is still reused by id) and compares it with the new base's tree.
   STRATA_ASSIGN_OR_RETURN(WorkspaceSnapshot snap, Snapshot());
   out.differs = snap.root != target->root || !(snap.root_meta == target->root_meta);
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   Transaction txn(*db_);
   STRATA_RETURN_IF_ERROR(txn.status());
   if (out.differs) {

@@ -26,9 +26,9 @@ Result<WorkspaceSnapshot> SqliteWorkspace::BuildSnapshot(CommitPlan& plan) {
   WorkspaceSnapshot snap;
   auto start = std::chrono::steady_clock::now();
   {
-    std::unique_lock lock(mu_);
+    MutexLock lock(&mu_);
     // One cut at a time: capturing_ and the change tracking belong to it.
-    capture_cv_.wait(lock, [this] { return !capture_active_; });
+    while (capture_active_) capture_cv_.Wait(&mu_);
     // Ours from here until the caller's EndCapture(), also when the cut
     // fails. Active even with nothing to capture: the caller may want to
     // know what changes from here on (RebaseOnto).

@@ -26,10 +26,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -37,6 +35,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "util/mutex.h"
 #include "util/time_ns.h"
 #include "workspace/file_data.h"
 #include "workspace/space_reserve.h"
@@ -68,8 +67,8 @@ class SqliteWorkspace final : public Workspace {
   Status Recover();
   // After the machine restarted since the last open: data files short of
   // their extents (bytes a power cut took) are lengthened with zeros, and
-  // said so in the log. REQUIRES mu_ held.
-  Status RepairAfterRestart();
+  // said so in the log.
+  Status RepairAfterRestart() REQUIRES(mu_);
 
   WorkspaceInfo Info() override;
   WorkspaceCounters Counters() override;
@@ -128,46 +127,49 @@ class SqliteWorkspace final : public Workspace {
   static constexpr std::chrono::milliseconds kCommitDelay{50};
   static constexpr std::chrono::microseconds kCommitPause{1000};
   static constexpr int kCheckpointPages = 1000;  // WAL pages that call for a checkpoint
-  void CommitLoop();
+  void CommitLoop() EXCLUDES(mu_);
+  // A batch to commit, data files to release or shorten, or stopping_.
+  bool HasCommitWork() REQUIRES(mu_);
+  // Waits on commit_cv_ for at most `limit`; returns stopping_.
+  bool WaitForStop(std::chrono::steady_clock::duration limit) REQUIRES(mu_);
   // Commits the batch, then removes and shortens the data files it released.
-  // REQUIRES mu_ held.
-  Status CommitPending();
+  Status CommitPending() REQUIRES(mu_);
   // Makes every committed batch durable (fdatasync of the WAL).
   Status SyncWal();
   // After SQLite rolled a batch back on its own: keeps in doomed_files_ only
   // the inodes whose deletion is still to be committed, and deletes again the
-  // inodes without names that the kernel no longer holds. REQUIRES mu_ held.
-  void ForgetLostDeletions();
+  // inodes without names that the kernel no longer holds.
+  void ForgetLostDeletions() REQUIRES(mu_);
   // Commits each operation on its own while the space reserve is not held
-  // (space_reserve.h), in groups otherwise. REQUIRES mu_ held.
-  void SetSpaceMode();
+  // (space_reserve.h), in groups otherwise.
+  void SetSpaceMode() REQUIRES(mu_);
   // Before writing or allocating n bytes of file data: ENOSPC when that would
-  // leave the database no room to commit (space_reserve.h). REQUIRES mu_ held.
-  Status RoomForData(uint64_t n) { return reserve_.RoomForData(n); }
+  // leave the database no room to commit (space_reserve.h).
+  Status RoomForData(uint64_t n) REQUIRES(mu_) { return reserve_.RoomForData(n); }
 
   // ---- commit (commit_cut.cc, commit_ops.cc)
   struct CommitPlan;
-  Status TakeCut(CommitPlan& plan);          // REQUIRES mu_
-  Status CaptureFiles(CommitPlan& plan);     // takes mu_ between files
-  Status WriteTrees(CommitPlan& plan);       // no lock
-  Status Rebase(CommitPlan& plan, const Hash& commit);  // takes mu_
-  void EndCapture();                         // takes mu_: an aborted commit lets writers go
-  Status RecoverCommit();                    // REQUIRES mu_: a crash between branch move and rebase
-  Result<std::string> PathOfDirectory(InodeId dir, std::map<InodeId, std::string>& cache);  // REQUIRES mu_
+  Status TakeCut(CommitPlan& plan) REQUIRES(mu_);
+  Status CaptureFiles(CommitPlan& plan) EXCLUDES(mu_);  // takes mu_ between files
+  Status WriteTrees(CommitPlan& plan) EXCLUDES(mu_);    // no lock
+  Status Rebase(CommitPlan& plan, const Hash& commit) EXCLUDES(mu_);  // takes mu_
+  void EndCapture() EXCLUDES(mu_);  // an aborted commit lets writers go
+  Status RecoverCommit() REQUIRES(mu_);  // a crash between branch move and rebase
+  Result<std::string> PathOfDirectory(InodeId dir, std::map<InodeId, std::string>& cache) REQUIRES(mu_);
   // ---- snapshot (snapshot_ops.cc)
   // Cut, capture and trees without publishing. Leaves the capture active (and
   // every inode changed since the cut tracked in modified_since_cut_): the
   // caller ends it with EndCapture(), after using the tracking if it wants to.
-  Result<WorkspaceSnapshot> BuildSnapshot(CommitPlan& plan);  // takes mu_
+  Result<WorkspaceSnapshot> BuildSnapshot(CommitPlan& plan) EXCLUDES(mu_);  // takes mu_
   // ---- reset (reset_ops.cc)
   // Rebuilds the namespace as the tree `root` (loaded lazily) with the top
   // directory's metadata `meta`, based on commit `base`. Inodes the kernel
   // holds stay, without names; all others go. The root is marked changed
-  // when `differs` (the content is not the base's tree). REQUIRES mu_, no
+  // when `differs` (the content is not the base's tree). REQUIRES: mu_, no
   // file being captured (RebaseOnto calls it with its capture done but still
   // active, so that no commit starts meanwhile).
   Status ReplaceContent(const Hash& root, const RootMeta& meta, const Hash& base, bool differs,
-                        StaleCaches* stale);
+                        StaleCaches* stale) REQUIRES(mu_);
   // What ReplaceContent hands the loader while it installs a tree, so that a
   // path walk or a listing the kernel is in the middle of never meets a gap:
   // directories the kernel holds keep their numbers where their path is a
@@ -182,98 +184,103 @@ class SqliteWorkspace final : public Workspace {
   };
   // Places the kept directories at their paths in the new tree, loading the
   // directories on the way and, eagerly, every kept directory the old
-  // namespace had loaded. REQUIRES mu_, inside ReplaceContent's transaction.
+  // namespace had loaded. Inside ReplaceContent's transaction.
   Status PlaceKeptDirectories(const std::vector<std::pair<std::string, InodeId>>& kept,
-                              const std::unordered_set<InodeId>& loaded, StaleCaches* stale);
+                              const std::unordered_set<InodeId>& loaded, StaleCaches* stale) REQUIRES(mu_);
   // ---- rebase (rebase_ops.cc)
   // One attempt: false when the workspace changed while the merge was
   // computed (nothing was changed; try again). Takes mu_.
-  Result<bool> TryRebase(const Hash& head_id, const strata::Commit& head, RebaseOutcome* out);
-  // A writer to a file being captured waits here (lock holds mu_).
-  void WaitForCapture(std::unique_lock<std::mutex>& lock, InodeId ino);
+  Result<bool> TryRebase(const Hash& head_id, const strata::Commit& head, RebaseOutcome* out) EXCLUDES(mu_);
+  // A writer to a file being captured waits here (mu_ is released while it waits).
+  void WaitForCapture(InodeId ino) REQUIRES(mu_);
 
-  // ---- helpers; all REQUIRE mu_ held.
+  // ---- helpers; all REQUIRE mu_ held (said by each, checked by clang).
   // ENOENT when gone; ENOSPC (or EIO) when the kernel holds it but its
   // creation was lost with a batch the database could not commit.
-  Result<InodeRow> Inode(InodeId ino);
+  Result<InodeRow> Inode(InodeId ino) REQUIRES(mu_);
   // A directory to look into or change: ENOENT, ENOTDIR, loaded from the base.
-  Result<InodeRow> Directory(InodeId ino);
-  Attr ToAttr(const InodeRow& row) const;
+  Result<InodeRow> Directory(InodeId ino) REQUIRES(mu_);
+  Attr ToAttr(const InodeRow& row) const REQUIRES(mu_);
   // Creates a new inode named name in parent from proto (type, mode, owner, ...).
-  Result<Attr> CreateEntry(InodeId parent, std::string_view name, InodeRow proto, const Credentials& who);
-  // Rename and RenameLeavingWhiteout (a whiteout when whiteout_owner is set). REQUIRES mu_ held.
+  Result<Attr> CreateEntry(InodeId parent, std::string_view name, InodeRow proto, const Credentials& who) REQUIRES(mu_);
+  // Rename and RenameLeavingWhiteout (a whiteout when whiteout_owner is set).
   Status RenameLocked(InodeId parent, std::string_view name, InodeId new_parent, std::string_view new_name,
-                      unsigned flags, const Credentials* whiteout_owner);
+                      unsigned flags, const Credentials* whiteout_owner) REQUIRES(mu_);
   // Drops one name of row (nlink - 1, or 0 for a directory); deletes the inode
   // if nothing refers to it any more. Sets *deleted so the caller removes the
   // data file after the transaction commits.
-  Status DropLink(InodeRow& row, int64_t now, bool* deleted);
+  Status DropLink(InodeRow& row, int64_t now, bool* deleted) REQUIRES(mu_);
   // Whether `ancestor` is `ino` or one of the directories above it.
-  Result<bool> IsAncestor(InodeId ancestor, InodeId ino);
-  void Touch(InodeRow& dir, int64_t now);  // an entry of dir changed
+  Result<bool> IsAncestor(InodeId ancestor, InodeId ino) REQUIRES(mu_);
+  void Touch(InodeRow& dir, int64_t now) REQUIRES(mu_);  // an entry of dir changed
 
   // ---- POSIX ACLs (acl_ops.cc); all REQUIRE mu_ held, inside the caller's
   // transaction, which also writes row (ctime, changed) afterwards.
   // SetXattr of an ACL name: validates the value (EINVAL, EOPNOTSUPP); for
   // the access ACL sets row.mode's permission bits from it (clearing setgid
   // when kill_sgid) and stores it only when the mode cannot say it all.
-  Status SetAcl(InodeRow& row, std::string_view name, std::string_view value, bool kill_sgid);
+  Status SetAcl(InodeRow& row, std::string_view name, std::string_view value, bool kill_sgid) REQUIRES(mu_);
   // RemoveXattr of an ACL name: an ACL that is not there is no error (ext4).
-  Status RemoveAcl(const InodeRow& row, std::string_view name);
+  Status RemoveAcl(const InodeRow& row, std::string_view name) REQUIRES(mu_);
   // After a chmod of row: its stored access ACL takes the new permission bits.
-  Status ChmodAcl(const InodeRow& row);
+  Status ChmodAcl(const InodeRow& row) REQUIRES(mu_);
   // For a new inode in dir: restricts proto.mode by dir's default ACL, or by
   // umask when it has none; returns the ACL xattrs the new inode starts with.
   Result<std::vector<std::pair<std::string, std::string>>> InheritAcls(const InodeRow& dir, InodeRow& proto,
-                                                                       uint32_t umask);
+                                                                       uint32_t umask) REQUIRES(mu_);
 
   // ---- base_loader.cc
   // Inserts the entries of a base directory not yet loaded (no-op otherwise),
   // updating row. Runs inside the caller's transaction or its own.
-  Status EnsureLoaded(InodeRow& dir);
+  Status EnsureLoaded(InodeRow& dir) REQUIRES(mu_);
   // The inode of the base entry at `path` (from the root), for a hard link.
-  Result<InodeId> ResolveBaseLink(const std::string& path);
-  Result<std::optional<InodeId>> FindBaseInode(const std::string& path, int depth);
+  Result<InodeId> ResolveBaseLink(const std::string& path) REQUIRES(mu_);
+  Result<std::optional<InodeId>> FindBaseInode(const std::string& path, int depth) REQUIRES(mu_);
   // The path in the base tree an inode stands for ("" for the root), if any.
-  Result<std::optional<std::string>> BasePathOf(InodeId ino);
+  Result<std::optional<std::string>> BasePathOf(InodeId ino) REQUIRES(mu_);
   // While a reset installs a tree: the kept directory that stands for the
   // directory entry e at path, taken once (nullopt: a new inode).
-  std::optional<InodeId> TakeKeptDirectory(const TreeEntry& e, const std::string& path);
+  std::optional<InodeId> TakeKeptDirectory(const TreeEntry& e, const std::string& path) REQUIRES(mu_);
   // The listing offset of a loaded entry `name` of dir.
-  uint64_t CookieFor(InodeRow& dir, const std::string& name);
+  uint64_t CookieFor(InodeRow& dir, const std::string& name) REQUIRES(mu_);
   // Inserts the inode `ino` for base entry e (not a hard link) found at path.
-  Status InsertBaseEntry(const TreeEntry& e, const std::string& path, InodeId parent, InodeId ino);
+  Status InsertBaseEntry(const TreeEntry& e, const std::string& path, InodeId parent, InodeId ino) REQUIRES(mu_);
 
   Store& store_;
   const std::string dir_;
-  WorkspaceInfo info_;                    // base and branch move with commits, GUARDED_BY(mu_)
+  // The workspace lock. Lock order, across modules: mu_ before every lock of
+  // the store (store.h), of the chunk cache and of FileData, which the
+  // operations call into while holding it; none of those calls back up here.
+  Mutex mu_;
+  WorkspaceInfo info_ GUARDED_BY(mu_);  // base and branch move with commits
   // The tree base paths (origins) are paths in: the first base's root, or the
-  // tree a reset put in place. GUARDED_BY(mu_)
-  std::optional<Hash> base_root_;
-  Replacement* replacing_ = nullptr;  // set only while ReplaceContent runs, GUARDED_BY(mu_)
-  std::mutex mu_;
-  std::unique_ptr<NamespaceDb> db_;              // GUARDED_BY(mu_)
-  std::unordered_map<InodeId, uint64_t> refs_;   // kernel references, GUARDED_BY(mu_)
+  // tree a reset put in place.
+  std::optional<Hash> base_root_ GUARDED_BY(mu_);
+  Replacement* replacing_ GUARDED_BY(mu_) = nullptr;  // set only while ReplaceContent runs
+  std::unique_ptr<NamespaceDb> db_ GUARDED_BY(mu_);
+  std::unordered_map<InodeId, uint64_t> refs_ GUARDED_BY(mu_);  // kernel references
   std::atomic<uint64_t> content_swaps_{0};       // ReplaceContent calls; written under mu_
-  // Data files to delete / cut to their inode's size after the next commit. GUARDED_BY(mu_)
-  std::vector<InodeId> doomed_files_;
-  std::unordered_set<InodeId> shrunk_files_;
+  // Data files to delete / cut to their inode's size after the next commit.
+  std::vector<InodeId> doomed_files_ GUARDED_BY(mu_);
+  std::unordered_set<InodeId> shrunk_files_ GUARDED_BY(mu_);
   // Counters: the ones changed under mu_ are plain, the others atomic.
-  WorkspaceCounters counters_;  // commits, syncs, loads: GUARDED_BY(mu_)
+  WorkspaceCounters counters_ GUARDED_BY(mu_);  // commits, syncs, loads
   std::atomic<uint64_t> bytes_read_{0}, bytes_written_{0};
   // A commit's capture: the files not captured yet, those a writer waits for,
-  // and every inode changed since the cut. GUARDED_BY(mu_); capture_active_ is
-  // written under mu_ and atomic only for WritesMayWait, which reads it without.
+  // and every inode changed since the cut. capture_active_ is written under
+  // mu_ and atomic only for WritesMayWait, which reads it without.
   std::atomic<bool> capture_active_{false};
-  std::unordered_set<InodeId> capturing_, wanted_, modified_since_cut_;
-  std::condition_variable capture_cv_;  // a file was captured
-  std::condition_variable commit_cv_;  // a batch was opened, or stopping_
-  bool stopping_ = false;              // GUARDED_BY(mu_)
+  std::unordered_set<InodeId> capturing_ GUARDED_BY(mu_);
+  std::unordered_set<InodeId> wanted_ GUARDED_BY(mu_);
+  std::unordered_set<InodeId> modified_since_cut_ GUARDED_BY(mu_);
+  CondVar capture_cv_;  // a file was captured
+  CondVar commit_cv_;  // a batch was opened, or stopping_
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::thread committer_;
   FileData files_;
-  SpaceReserve reserve_;  // GUARDED_BY(mu_)
-  uint64_t lost_batches_seen_ = 0;  // db_->lost_batches() when doomed_files_ was last checked, GUARDED_BY(mu_)
-  uint64_t lost_batches_synced_ = 0;  // db_->lost_batches() when Sync last reported them, GUARDED_BY(mu_)
+  SpaceReserve reserve_ GUARDED_BY(mu_);
+  uint64_t lost_batches_seen_ GUARDED_BY(mu_) = 0;  // db_->lost_batches() when doomed_files_ was last checked
+  uint64_t lost_batches_synced_ GUARDED_BY(mu_) = 0;  // db_->lost_batches() when Sync last reported them
   std::unique_ptr<FileLock> lock_;  // held while open: one daemon per workspace
 };
 

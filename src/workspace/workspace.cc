@@ -336,27 +336,28 @@ SqliteWorkspace::SqliteWorkspace(Store& store, std::string dir, WorkspaceInfo in
   // Best effort: on a disk already full, RoomForData keeps the room instead,
   // and each operation commits before it answers (space_reserve.h).
   db_->SetCommitEachOperation(!reserve_.Take());
-  db_->OnBatchOpened([this] {
+  // Called by db_ when an operation opens a batch, so with mu_ held.
+  db_->OnBatchOpened([this]() REQUIRES(mu_) {
     // An operation that will commit its own batch needs the room as a
     // group's commit does: the reserve may have been taken again since
     // (RoomForData, once there was room) and the disk filled meanwhile.
     if (db_->commit_each_operation() && reserve_.MakeRoomForCommit())
       std::fprintf(stderr, "strata: workspace %s: the disk is nearly full; released the space reserve for the database\n",
                    info_.name.c_str());
-    commit_cv_.notify_one();
+    commit_cv_.NotifyOne();
   });
   committer_ = std::thread([this] { CommitLoop(); });
 }
 
 SqliteWorkspace::~SqliteWorkspace() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  commit_cv_.notify_one();
+  commit_cv_.NotifyOne();
   committer_.join();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (Status s = CommitPending(); !s.ok())
       std::fprintf(stderr, "strata: workspace %s: last commit failed: %s\n", info_.name.c_str(), s.message().c_str());
   }
@@ -364,19 +365,30 @@ SqliteWorkspace::~SqliteWorkspace() {
   lock_.reset();  // releases the flock
 }
 
+bool SqliteWorkspace::HasCommitWork() {
+  return stopping_ || db_->HasBatch() || !doomed_files_.empty() || !shrunk_files_.empty();
+}
+
+bool SqliteWorkspace::WaitForStop(std::chrono::steady_clock::duration limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!stopping_ && commit_cv_.WaitUntil(&mu_, until)) {
+  }
+  return stopping_;
+}
+
 void SqliteWorkspace::CommitLoop() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(&mu_);
   while (!stopping_) {
-    const auto work = [this] {
-      return stopping_ || db_->HasBatch() || !doomed_files_.empty() || !shrunk_files_.empty();
-    };
     if (db_->commit_each_operation()) {
       // Operations commit themselves (a nearly full disk): no batch opens, so
       // it looks every kCommitDelay for the data files they released or
       // shortened, whose space is what the user is after.
-      if (!commit_cv_.wait_for(lock, kCommitDelay, work)) continue;
+      const auto until = std::chrono::steady_clock::now() + kCommitDelay;
+      while (!HasCommitWork() && commit_cv_.WaitUntil(&mu_, until)) {
+      }
+      if (!HasCommitWork()) continue;
     } else {
-      commit_cv_.wait(lock, work);
+      while (!HasCommitWork()) commit_cv_.Wait(&mu_);
     }
     // Let operations gather while they keep coming: one commit serves all
     // of them. A pause ends the batch, so that a lone change is not left
@@ -384,7 +396,7 @@ void SqliteWorkspace::CommitLoop() {
     const auto deadline = std::chrono::steady_clock::now() + kCommitDelay;
     uint64_t seen = db_->BatchOperations();
     bool stop = false;
-    while (!(stop = commit_cv_.wait_for(lock, kCommitPause, [this] { return stopping_; }))) {
+    while (!(stop = WaitForStop(kCommitPause))) {
       const uint64_t now_seen = db_->BatchOperations();
       if (now_seen == seen || std::chrono::steady_clock::now() >= deadline) break;
       seen = now_seen;
@@ -393,14 +405,17 @@ void SqliteWorkspace::CommitLoop() {
     if (Status s = CommitPending(); !s.ok()) {
       std::fprintf(stderr, "strata: workspace %s: commit failed: %s\n", info_.name.c_str(), s.message().c_str());
       // Retried at the next batch; back off so a full disk is not hammered.
-      commit_cv_.wait_for(lock, kCommitDelay * 10, [this] { return stopping_; });
+      WaitForStop(kCommitDelay * 10);
     }
     if (db_->WalPages() >= kCheckpointPages) {
-      // Copying the WAL into the database file runs beside the operations...
-      lock.unlock();
-      if (Status s = db_->CheckpointAside(); !s.ok())
-        std::fprintf(stderr, "strata: workspace %s: %s\n", info_.name.c_str(), s.message().c_str());
-      lock.lock();
+      // Copying the WAL into the database file runs beside the operations
+      // (CheckpointAside is for one caller at a time: this thread)...
+      NamespaceDb* const db = db_.get();
+      const std::string name = info_.name;
+      lock.Unlock();
+      if (Status s = db->CheckpointAside(); !s.ok())
+        std::fprintf(stderr, "strata: workspace %s: %s\n", name.c_str(), s.message().c_str());
+      lock.Lock();
       // ...but it always lags the batch that was open meanwhile, and the WAL
       // starts over only once all of it is copied. When it has grown anyway,
       // the little that is left is copied here, between two batches.
@@ -536,7 +551,7 @@ Status SqliteWorkspace::RepairAfterRestart() {
 }
 
 Status SqliteWorkspace::Recover() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   STRATA_RETURN_IF_ERROR(files_.directory_status());
   STRATA_RETURN_IF_ERROR(RepairAfterRestart());
   STRATA_ASSIGN_OR_RETURN(auto orphans, db_->InodesWithoutLinks());
@@ -562,7 +577,7 @@ Status SqliteWorkspace::Recover() {
 WorkspaceCounters SqliteWorkspace::Counters() {
   WorkspaceCounters c;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     c = counters_;
     auto changed = db_->CountChanged();
     if (changed.ok()) c.changed_paths = *changed;
@@ -589,7 +604,7 @@ WorkspaceCounters SqliteWorkspace::Counters() {
 }
 
 WorkspaceInfo SqliteWorkspace::Info() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   WorkspaceInfo info = info_;
   auto changed = db_->CountChanged();
   if (changed.ok()) info.changed_inodes = *changed;
