@@ -47,6 +47,14 @@ void PrintReadPath(const nlohmann::ordered_json& r) {
              s["objects"].get<uint64_t>(), HumanBytes(s["bytes_stored"].get<uint64_t>()),
              HumanBytes(s["bytes_verified"].get<uint64_t>()), ms("lookup_us"), ms("pread_us"), ms("decode_us"),
              s["max_in_flight"].get<uint64_t>());
+  if (s.contains("frames_decoded")) {  // absent from an older daemon
+    const uint64_t frames = s["frames_decoded"].get<uint64_t>(), reads = s["objects"].get<uint64_t>();
+    fmt::print("checks      {} frames decoded ({:.1f} per object read, {} reads of some frames only); {} checked by "
+               "XXH3, {} by SHA-256\n",
+               frames, reads ? static_cast<double>(frames) / reads : 0.0, s["range_reads"].get<uint64_t>(),
+               HumanBytes(s["fast_checked_bytes"].get<uint64_t>()),
+               HumanBytes(s["sha256_checked_bytes"].get<uint64_t>()));
+  }
   if (s.contains("backend") && s["backend"].contains("cache_misses")) {
     const auto& b = s["backend"];
     auto v = [&](const char* key) { return b[key].get<uint64_t>(); };

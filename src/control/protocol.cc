@@ -61,6 +61,10 @@ bool StatsReplyReadable(const Json& j) {
   if (!All(st, {"objects", "bytes_stored", "bytes_verified", "max_in_flight"}, Unsigned) ||
       !All(st, {"lookup_us", "pread_us", "decode_us"}, Number))
     return false;
+  // The checks' counters came later: a daemon older than this command has none.
+  if (st.contains("frames_decoded") &&
+      !All(st, {"frames_decoded", "range_reads", "fast_checked_bytes", "sha256_checked_bytes"}, Unsigned))
+    return false;
   if (!st.contains("backend")) return true;
   const Json& b = st["backend"];
   if (!b.is_object()) return false;

@@ -25,6 +25,10 @@ nlohmann::ordered_json ReadPathJson(const WorkspaceCounters::ReadPath& r) {
             {"lookup_us", s.lookup_us},
             {"pread_us", s.pread_us},
             {"decode_us", s.decode_us},
+            {"frames_decoded", s.frames_decoded},
+            {"range_reads", s.range_reads},
+            {"fast_checked_bytes", s.fast_checked_bytes},
+            {"sha256_checked_bytes", s.sha256_checked_bytes},
             {"max_in_flight", s.max_in_flight},
             {"backend", backend}}}};
 }

@@ -35,6 +35,13 @@ struct CheckCost {
   uint64_t frames = 0, fast_bytes = 0, sha256_bytes = 0;
 };
 
+// Part of an object: whole frames that hold the bytes asked for, starting at
+// `offset` within the object.
+struct ObjectPart {
+  uint64_t offset = 0;
+  Buffer bytes;
+};
+
 class PackCache {
  public:
   // capacity 0: DefaultCapacity().
@@ -55,6 +62,13 @@ class PackCache {
   // The same, in a Buffer: no zero-fill, and raw objects handed over as
   // read. For file data, where these copies show.
   Result<Buffer> ReadObjectBuffer(const std::string& pack_name, const PackEntry& entry);
+  // Bytes [offset, offset + length) of the object, and the rest of the frames
+  // that hold them: for a framed object checked kFast, only those frames are
+  // read and decoded. Otherwise (pack format 1, or kFull, whose SHA-256 needs
+  // every byte) the whole object, at offset 0.
+  // REQUIRES: length > 0 and offset + length <= entry.raw_len.
+  Result<ObjectPart> ReadRange(const std::string& pack_name, const PackEntry& entry, uint64_t offset,
+                               uint64_t length);
   // The object's bytes as the pack holds them (compressed or raw), after
   // checking its id whatever read_check() says: for copying them to another
   // store as they are.
@@ -66,6 +80,7 @@ class PackCache {
   struct Counters {
     uint64_t objects = 0, bytes_stored = 0, bytes_verified = 0, pread_us = 0, decode_us = 0;
     uint64_t frames_decoded = 0;        // frames of framed objects decoded
+    uint64_t range_reads = 0;           // ReadRange calls that read only some frames
     uint64_t fast_checked_bytes = 0;    // stored bytes checked by XXH3
     uint64_t sha256_checked_bytes = 0;  // decoded bytes checked by SHA-256 against their id
   };
@@ -89,7 +104,7 @@ class PackCache {
   std::map<std::string, Lru::iterator> open_;     // GUARDED_BY(mu_)
   std::atomic<ReadCheck> check_;
   std::atomic<uint64_t> objects_{0}, bytes_stored_{0}, bytes_verified_{0}, pread_us_{0}, decode_us_{0};
-  std::atomic<uint64_t> frames_decoded_{0}, fast_checked_{0}, sha256_checked_{0};
+  std::atomic<uint64_t> frames_decoded_{0}, fast_checked_{0}, sha256_checked_{0}, range_reads_{0};
 };
 
 // Decodes one object's stored bytes and checks them against its entry: the

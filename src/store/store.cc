@@ -419,6 +419,12 @@ Result<Buffer> Store::GetBuffer(const Hash& id, ObjectType expected) {
   });
 }
 
+Result<ObjectPart> Store::GetRange(const Hash& id, ObjectType expected, uint64_t offset, uint64_t length) {
+  return ReadObject<ObjectPart>(id, expected, [&](const std::string& pack, const PackEntry& entry) {
+    return packs_->ReadRange(pack, entry, offset, length);
+  });
+}
+
 template <typename T, typename ReadFn>
 Result<T> Store::ReadObject(const Hash& id, std::optional<ObjectType> expected, ReadFn read) {
   STRATA_RETURN_IF_ERROR(FlushIfUnsealed(id));
@@ -497,6 +503,7 @@ StoreReadCounters Store::ReadCounters() const {
   c.pread_us = p.pread_us;
   c.decode_us = p.decode_us;
   c.frames_decoded = p.frames_decoded;
+  c.range_reads = p.range_reads;
   c.fast_checked_bytes = p.fast_checked_bytes;
   c.sha256_checked_bytes = p.sha256_checked_bytes;
   c.lookup_us = lookup_us_.load();

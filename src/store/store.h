@@ -114,6 +114,7 @@ struct StoreReadCounters {
   uint64_t bytes_stored = 0;    // bytes read from packs (compressed)
   uint64_t bytes_verified = 0;  // decoded bytes checked (by either check): each object once per read
   uint64_t frames_decoded = 0;        // frames of framed objects decoded
+  uint64_t range_reads = 0;           // GetRange calls that decoded only some frames of an object
   uint64_t fast_checked_bytes = 0;    // stored bytes checked by their XXH3 frame checksums
   uint64_t sha256_checked_bytes = 0;  // decoded bytes checked by SHA-256 against their id
   uint64_t lookup_us = 0;       // in index lookups
@@ -153,6 +154,11 @@ class Store {
   Result<std::string> Get(const Hash& id, ObjectType expected);
   // The same in a Buffer (never zero-filled): for file data.
   Result<Buffer> GetBuffer(const Hash& id, ObjectType expected);
+  // Bytes [offset, offset + length) of an object, within the whole frames
+  // that hold them (PackCache::ReadRange): a small read of a large chunk
+  // decodes one frame, not the chunk. The whole object where its check needs
+  // every byte (pack format 1, or kFull). REQUIRES: length > 0.
+  Result<ObjectPart> GetRange(const Hash& id, ObjectType expected, uint64_t offset, uint64_t length);
   Result<bool> Contains(const Hash& id);
   Result<Tree> GetTree(const Hash& id);
   Result<Commit> GetCommit(const Hash& id);

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -59,6 +60,19 @@ class ChunkCache {
   // A read's demand for a chunk: its bytes; store errors come back with errno EIO.
   Result<std::shared_ptr<const Buffer>> Get(Store& store, const Hash& id);
 
+  // Bytes [offset, offset + length) of a chunk, for a read that is not part
+  // of a sequential stream: from the whole chunk when it is cached or being
+  // fetched, else from the decoded frames that hold them (Store::GetRange),
+  // which are kept in a part of the cache of their own (a quarter of its
+  // capacity) so that reads near each other find them. `data` holds the
+  // bytes of the chunk from `offset` on, covering at least the range asked.
+  // REQUIRES: length > 0 and offset + length <= the chunk's length.
+  struct Part {
+    std::shared_ptr<const Buffer> data;
+    uint64_t offset = 0;
+  };
+  Result<Part> GetPart(Store& store, const Hash& id, uint64_t offset, uint64_t length);
+
   // Runs a task on another thread (the caller's read-ahead workers).
   using Executor = std::function<void(std::function<void()>)>;
   // Starts loading a chunk of `length` bytes in the background unless it is
@@ -84,6 +98,9 @@ class ChunkCache {
     uint64_t readahead_wasted = 0;   // prefetched chunks evicted (or failed) before any demand
     uint64_t readahead_skipped = 0;  // prefetches refused by a read-ahead bound
     uint64_t fetches_in_flight_max = 0;  // most fetches running at once (parallel store reads)
+    uint64_t part_hits = 0;              // GetPart calls answered by cached frames
+    uint64_t part_fetches = 0;           // GetPart calls that read frames from the store
+    uint64_t part_bytes = 0;             // decoded frames cached now
     uint64_t bytes = 0;                  // cached now
     uint64_t readahead_bytes = 0;        // prefetched and not yet read, now
   };
@@ -108,6 +125,9 @@ class ChunkCache {
   void RunFetch(Store& store, const Hash& id, const std::shared_ptr<Fetch>& fetch);
   void Insert(const Hash& id, std::shared_ptr<const Buffer> data, bool unread_prefetch);  // REQUIRES mu_
   void EvictToCapacity();                                                                    // REQUIRES mu_
+  void InsertPart(const Hash& id, uint64_t offset, std::shared_ptr<const Buffer> data);     // REQUIRES mu_
+  // Converts a store error into what a reader sees (EIO; damage stays Corruption).
+  static Status ReadError(const Hash& id, const Status& s);
 
   std::mutex mu_;
   std::condition_variable fetched_;
@@ -117,6 +137,14 @@ class ChunkCache {
   std::list<Hash> lru_;                                        // most recent first, GUARDED_BY(mu_)
   std::unordered_map<Hash, std::shared_ptr<Fetch>> inflight_;  // GUARDED_BY(mu_)
   uint64_t prefetches_in_flight_ = 0;                          // GUARDED_BY(mu_)
+  // Decoded frames by (chunk, offset of the first); least recently used first out.
+  using PartKey = std::pair<Hash, uint64_t>;
+  struct PartEntry {
+    std::shared_ptr<const Buffer> data;
+    std::list<PartKey>::iterator lru;
+  };
+  std::map<PartKey, PartEntry> parts_;                         // GUARDED_BY(mu_)
+  std::list<PartKey> parts_lru_;                               // most recent first, GUARDED_BY(mu_)
   Counters counters_;                                          // GUARDED_BY(mu_)
 };
 
