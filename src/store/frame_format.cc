@@ -8,12 +8,10 @@
 
 namespace strata {
 namespace {
-// The table's checksum is seeded with the object's id, so that a table read
-// for another object (an index row pointing at the wrong bytes) fails its check.
-uint64_t TableSeed(const Hash& id) { return DecodeFixed64(reinterpret_cast<const char*>(id.bytes.data())); }
-
 Status Bad(const std::string& why) { return Status::Corruption("malformed frame table: " + why); }
 }  // namespace
+
+uint64_t FrameTableSeed(const Hash& id) { return DecodeFixed64(reinterpret_cast<const char*>(id.bytes.data())); }
 
 uint64_t FastChecksum(std::string_view bytes, uint64_t seed) {
   return XXH3_64bits_withSeed(bytes.data(), bytes.size(), seed);
@@ -43,7 +41,7 @@ void EncodeFramed(const Hash& id, std::string_view data, int level, unsigned fra
   }
   const uint32_t table_len = static_cast<uint32_t>(table.size() + 8);
   std::memcpy(table.data(), &table_len, 4);  // little-endian, as PutFixed32
-  PutFixed64(&table, FastChecksum(table, TableSeed(id)));
+  PutFixed64(&table, FastChecksum(table, FrameTableSeed(id)));
   out->assign(table);
   out->append(frames);
 }
@@ -60,7 +58,7 @@ Result<FrameTable> DecodeFrameTable(const Hash& id, std::string_view prefix, uin
   *table_len = len;
   if (prefix.size() < len) return Status::NotFound("frame table needs more bytes");
   const std::string_view bytes = prefix.substr(0, len);
-  if (DecodeFixed64(bytes.data() + len - 8) != FastChecksum(bytes.substr(0, len - 8), TableSeed(id)))
+  if (DecodeFixed64(bytes.data() + len - 8) != FastChecksum(bytes.substr(0, len - 8), FrameTableSeed(id)))
     return Status::Corruption("frame table does not match its checksum (XXH3)");
 
   FrameTable t;
@@ -93,6 +91,14 @@ Result<FrameTable> DecodeFrameTable(const Hash& id, std::string_view prefix, uin
   return t;
 }
 
+Status CheckFramesDecodable(const FrameTable& table, std::string_view stored) {
+  for (size_t i = 0; i < table.frames.size(); i++) {
+    const FrameInfo& f = table.frames[i];
+    STRATA_RETURN_IF_ERROR(CheckDecodable(f.codec, stored.substr(f.stored_offset, f.stored_len), table.PlainLength(i)));
+  }
+  return Status::Ok();
+}
+
 Status DecodeFrame(const FrameTable& table, size_t i, std::string_view stored_frame, char* out) {
   const FrameInfo& f = table.frames[i];
   if (stored_frame.size() != f.stored_len) return Status::Corruption("frame has the wrong length");
@@ -106,6 +112,7 @@ Status DecodeFrame(const FrameTable& table, size_t i, std::string_view stored_fr
 Status DecodeFramedInto(const Hash& id, std::string_view stored, uint64_t raw_len, char* out) {
   uint64_t table_len = 0;
   STRATA_ASSIGN_OR_RETURN(FrameTable t, DecodeFrameTable(id, stored, raw_len, stored.size(), &table_len));
+  STRATA_RETURN_IF_ERROR(CheckFramesDecodable(t, stored));
   for (size_t i = 0; i < t.frames.size(); i++) {
     const FrameInfo& f = t.frames[i];
     STRATA_RETURN_IF_ERROR(DecodeFrame(t, i, stored.substr(f.stored_offset, f.stored_len), out + t.PlainOffset(i)));

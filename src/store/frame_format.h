@@ -38,6 +38,10 @@ constexpr size_t kMinFrameTableSize = 4 + 1 + 1 + 8;
 
 // XXH3-64 of bytes: the fast checksum of stored frames.
 uint64_t FastChecksum(std::string_view bytes, uint64_t seed = 0);
+// The seed of an object's table checksum: the first 8 bytes of its id, so that
+// a table read for another object (an index row pointing at the wrong bytes)
+// fails its check.
+uint64_t FrameTableSeed(const Hash& id);
 
 struct FrameInfo {
   Codec codec = Codec::kRaw;  // kRaw or kZstd, never kFramed
@@ -76,6 +80,11 @@ void EncodeFramed(const Hash& id, std::string_view data, int level, unsigned fra
 // allocated for them.
 Result<FrameTable> DecodeFrameTable(const Hash& id, std::string_view prefix, uint64_t raw_len, uint64_t stored_len,
                                     uint64_t* table_len);
+
+// Whether every frame of an object's stored bytes can decode to its plain
+// length as far as its headers tell (CheckDecodable), so that the object's
+// raw_len is allocated only once each frame has backed its share of it.
+Status CheckFramesDecodable(const FrameTable& table, std::string_view stored);
 
 // Checks frame i's stored bytes against its checksum and decodes them into
 // out[0, PlainLength(i)). REQUIRES: i < table.frames.size().

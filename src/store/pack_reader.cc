@@ -32,10 +32,11 @@ Result<Bytes> DecodeChecked(const PackEntry& entry, std::string_view stored, Rea
                             Make make) {
   if (entry.raw_len > kMaxObjectSize) return Status::Corruption("object claims an impossible size");
   if (entry.codec == Codec::kFramed) {
-    // The table is checked (lengths included) before the output is allocated.
+    // The table and every frame's headers are checked before the output is allocated.
     uint64_t table_len = 0;
     STRATA_ASSIGN_OR_RETURN(FrameTable table,
                             DecodeFrameTable(entry.id, stored, entry.raw_len, stored.size(), &table_len));
+    STRATA_RETURN_IF_ERROR(CheckFramesDecodable(table, stored));
     Bytes raw = make(entry.raw_len);
     for (size_t i = 0; i < table.frames.size(); i++) {
       const FrameInfo& f = table.frames[i];
@@ -231,6 +232,12 @@ Result<ObjectPart> PackCache::ReadRange(const std::string& pack_name, const Pack
   bytes_stored_ += prefix.size() + stored->size();
 
   start = std::chrono::steady_clock::now();
+  for (size_t i = first; i <= last; i++) {  // before allocating what the frames claim
+    const FrameInfo& f = table->frames[i];
+    Status s = CheckDecodable(f.codec, stored->view().substr(f.stored_offset - from.stored_offset, f.stored_len),
+                              table->PlainLength(i));
+    if (!s.ok()) return Damaged(pack_name, entry, s);
+  }
   const uint64_t plain_start = table->PlainOffset(first);
   const uint64_t plain_end = table->PlainOffset(last) + table->PlainLength(last);
   ObjectPart part{plain_start, Buffer(plain_end - plain_start)};
