@@ -6,6 +6,7 @@
 #include "store/pack_reader.h"
 #include "store/pack_writer.h"
 #include "store/store.h"
+#include "store/store_test_fixture.h"
 #include "store/verify.h"
 #include "testing/store_test_util.h"
 
@@ -84,36 +85,7 @@ TEST(FrameFormatTest, FlippedFrameByteNamesTheFastCheck) {
   EXPECT_NE(s.message().find("frame 3 does not match its checksum (XXH3)"), std::string::npos) << s.ToString();
 }
 
-class FramedStoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    path_ = dir_.path() + "/store";
-    ASSERT_TRUE(Store::Init(path_, StoreConfig()).ok());
-    Reopen();
-  }
-  void Reopen() {
-    store_.reset();
-    auto s = Store::Open(path_);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(s).value();
-  }
-  std::string OnlyPack() {
-    auto files = Env::Default()->ListDir(path_ + "/packs");
-    EXPECT_EQ(files->size(), 1u);
-    return path_ + "/packs/" + (*files)[0];
-  }
-  void FlipByteAt(const std::string& file, uint64_t offset) {
-    std::string data = *Env::Default()->ReadFile(file);
-    data[offset] ^= 0x04;
-    ASSERT_TRUE(Env::Default()->RemoveFile(file).ok());
-    auto w = Env::Default()->NewWritableFile(file);
-    ASSERT_TRUE((*w)->Append(data).ok() && (*w)->Close().ok());
-  }
-
-  testing::TempDir dir_;
-  std::string path_;
-  std::unique_ptr<Store> store_;
-};
+using FramedStoreTest = StoreTest;
 
 TEST_F(FramedStoreTest, LocalReadsAreCheckedByXxh3AndFullReadsBySha256Too) {
   const std::string data = Mixed(300000, 4);
