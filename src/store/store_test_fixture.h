@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <set>
 #include <string>
 
 #include "store/store.h"
+#include "store/verify.h"
 #include "testing/store_test_util.h"
 
 namespace strata {
@@ -37,6 +39,16 @@ class StoreTest : public ::testing::Test {
     ASSERT_TRUE(Env::Default()->RemoveFile(file).ok());
     auto w = Env::Default()->NewWritableFile(file);
     ASSERT_TRUE((*w)->Append(data).ok() && (*w)->Close().ok());
+  }
+
+  // The objects `strata verify` names as damaged (hex ids).
+  std::set<std::string> DamagedByVerify() {
+    auto report = VerifyStore(*store_, nullptr);
+    EXPECT_TRUE(report.ok());
+    std::set<std::string> named;
+    if (report.ok())
+      for (const auto& p : report->problems) named.insert(p.object);
+    return named;
   }
 
   testing::TempDir dir_;
