@@ -16,9 +16,10 @@
 // cached) and the number of prefetches in flight. A prefetch over either bound
 // is skipped, never queued.
 //
-// Chunk ids are content hashes checked by Store::Get, so one cache can serve
-// several stores: equal ids mean equal bytes, and a chunk is verified once,
-// when it is loaded from the store.
+// Chunk ids are content hashes, and the store checks what it loads (its
+// frames' XXH3 checksums, or SHA-256 against the id: docs/format/frames.md),
+// so one cache can serve several stores: equal ids mean equal bytes, and a
+// chunk or frame is verified once, when it is loaded from the store.
 //
 // Thread-safety: all methods may be called concurrently. Fetches run without
 // the cache's lock held, so different chunks are fetched in parallel.
