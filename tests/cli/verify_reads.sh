@@ -45,16 +45,7 @@ expect_fail strata mount --read-only main --verify-reads=sometimes "$MP"
 
 step "a flipped byte in a frame: the read fails, verify names the object"
 pack=$(ls -S "$STORE"/packs/*.pack | head -n 1)
-python3 - "$pack" <<'EOF'
-import os, sys
-p = sys.argv[1]
-off = os.path.getsize(p) // 2
-with open(p, "r+b") as f:
-    f.seek(off)
-    b = f.read(1)
-    f.seek(off)
-    f.write(bytes([b[0] ^ 0x5A]))
-EOF
+flip_middle_byte "$pack"
 expect_ok strata mount --read-only main "$MP"
 if cat "$MP/big.bin" >/dev/null 2>"$WORK/cat.err"; then fail "a damaged frame read without an error"; fi
 grep -q "Input/output error" "$WORK/cat.err" || fail "the damaged read was not EIO: $(cat "$WORK/cat.err")"
