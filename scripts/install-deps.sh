@@ -7,7 +7,7 @@ packages=(
   # build
   cmake ninja-build g++ pkg-config
   # libraries
-  libsqlite3-dev libzstd-dev libssl-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+  libsqlite3-dev libzstd-dev libxxhash-dev libssl-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libfuse3-dev libcurl4-openssl-dev
   # the fuzz targets (libFuzzer comes with clang)
   clang

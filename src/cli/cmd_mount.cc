@@ -37,6 +37,7 @@ struct MountArgs {
   bool create_new = false, foreground = false, writeback_cache = false;
   bool suid = false, dev = false;  // root only
   std::string atime = "noatime";   // noatime | relatime | strictatime
+  std::string verify_reads = "fast";  // fast | full
   std::string branch, workspace, name, mountpoint;
   std::string read_only;  // --read-only REV
   uint64_t chunk_cache_mib = 0;  // 0: the default size
@@ -77,6 +78,7 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
   daemon::TuneAllocatorForDaemon();
   auto store = OpenStore(g);
   if (!store.ok()) return fail(store.status());
+  if (a.verify_reads == "full") (*store)->SetReadCheck(ReadCheck::kFull);
   daemon::ServeSpec spec;
   spec.name = name;
   spec.mountpoint = mountpoint;
@@ -360,6 +362,11 @@ void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
                     "what reads do to atime: noatime (default: nothing), relatime (moved when older than "
                     "mtime/ctime or a day), strictatime (every read that reaches the daemon)")
       ->check(CLI::IsMember({"noatime", "relatime", "strictatime"}));
+  mount->add_option("--verify-reads", m.verify_reads,
+                    "how data read from the store's own packs is checked: fast (default: the XXH3 checksum of each "
+                    "stored frame) or full (SHA-256 of each object against its id as well; a remote's objects "
+                    "always are)")
+      ->check(CLI::IsMember({"fast", "full"}));
   mount->add_flag("--suid", m.suid, "honour setuid and setgid bits of the workspace's programs (root only)");
   mount->add_flag("--dev", m.dev, "let device nodes in the workspace be opened (root only)");
   mount->add_option("MOUNTPOINT", m.mountpoint, "an existing directory")->required();

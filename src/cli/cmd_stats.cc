@@ -41,6 +41,10 @@ void PrintReadPath(const WorkspaceCounters::ReadPath& r) {
              "at most {} at once\n",
              s.objects, HumanBytes(s.bytes_stored), HumanBytes(s.bytes_verified), s.lookup_us / 1000.0,
              s.pread_us / 1000.0, s.decode_us / 1000.0, s.max_in_flight);
+  fmt::print("checks      {} frames decoded ({:.1f} per object read, {} reads of some frames only); {} checked by "
+             "XXH3, {} by SHA-256\n",
+             s.frames_decoded, s.objects ? static_cast<double>(s.frames_decoded) / s.objects : 0.0, s.range_reads,
+             HumanBytes(s.fast_checked_bytes), HumanBytes(s.sha256_checked_bytes));
   // A remote store's block cache has counters; a local store has none.
   auto backend = [&](const char* name) -> std::optional<uint64_t> {
     for (const auto& [key, value] : s.backend)

@@ -50,6 +50,8 @@ Json ToJson(const StoreReadCounters& s) {
   for (const auto& [name, value] : s.backend) backend[name] = value;
   return {{"objects", s.objects},     {"bytes_stored", s.bytes_stored},   {"bytes_verified", s.bytes_verified},
           {"lookup_us", s.lookup_us}, {"pread_us", s.pread_us},           {"decode_us", s.decode_us},
+          {"frames_decoded", s.frames_decoded}, {"range_reads", s.range_reads},
+          {"fast_checked_bytes", s.fast_checked_bytes}, {"sha256_checked_bytes", s.sha256_checked_bytes},
           {"max_in_flight", s.max_in_flight}, {"backend", std::move(backend)}};
 }
 
@@ -71,6 +73,10 @@ StoreReadCounters ReadStoreCounters(FieldReader r) {
   s.lookup_us = r.Unsigned("lookup_us");
   s.pread_us = r.Unsigned("pread_us");
   s.decode_us = r.Unsigned("decode_us");
+  s.frames_decoded = r.Unsigned("frames_decoded");
+  s.range_reads = r.Unsigned("range_reads");
+  s.fast_checked_bytes = r.Unsigned("fast_checked_bytes");
+  s.sha256_checked_bytes = r.Unsigned("sha256_checked_bytes");
   s.max_in_flight = r.Unsigned("max_in_flight");
   s.backend = ReadNamedCounts(r, "backend");
   r.Finish();

@@ -58,6 +58,11 @@ class Backend {
   // Where packs live, for messages ("/srv/store/packs").
   virtual std::string PackLocation(const std::string& name) const = 0;
 
+  // Whether packs are files on this machine's disk that this store wrote:
+  // then reads are checked by the frames' fast checksums, and a remote's
+  // (false) by SHA-256 (docs/format/frames.md).
+  virtual bool LocalDisk() const { return false; }
+
   // Whether other machines publish packs here too: then an object missing
   // from the local index may have appeared since it was last synchronised.
   virtual bool Shared() const { return false; }

@@ -13,9 +13,13 @@
 
 namespace strata {
 
-enum class Codec : uint8_t { kRaw = 0, kZstd = 1 };
+// kRaw and kZstd store an object as one piece (pack format version 1, and
+// the frames of a framed object); kFramed is a table of checksummed frames,
+// each raw or zstd (frame_format.h), which this store writes since version 2.
+// The functions below handle kRaw and kZstd; kFramed is frame_format's.
+enum class Codec : uint8_t { kRaw = 0, kZstd = 1, kFramed = 2 };
 
-bool IsValidCodec(uint8_t c);
+bool IsValidCodec(uint8_t c);  // any of the three
 
 // Chooses the codec for data: zstd at `level` if that is smaller, else raw.
 // Returns the codec used; *out holds the stored bytes.

@@ -20,7 +20,7 @@ std::string StoreConfig::ToJson() const {
                   {"min_size", chunker.min_size},
                   {"avg_size", chunker.avg_size},
                   {"max_size", chunker.max_size}};
-  j["compression"] = {{"codec", "zstd"}, {"level", zstd_level}};
+  j["compression"] = {{"codec", "zstd"}, {"level", zstd_level}, {"frame_size", uint64_t{1} << frame_shift}};
   j["pack_size"] = pack_size;
   return j.dump(2) + "\n";
 }
@@ -46,10 +46,10 @@ Result<StoreConfig> StoreConfig::FromJson(std::string_view text) {
   try {
     STRATA_ASSIGN_OR_RETURN(uint64_t version, Unsigned(j, "version"));
     c.version = static_cast<int>(std::min<uint64_t>(version, 1u << 30));
-    if (c.version != kFormatVersion)
+    if (c.version < kOldestFormatVersion || c.version > kFormatVersion)
       return Status::Unsupported("store format version " + std::to_string(c.version) +
-                                 " is not supported by this strata (it reads version " +
-                                 std::to_string(kFormatVersion) + ")");
+                                 " is not supported by this strata (it reads versions " +
+                                 std::to_string(kOldestFormatVersion) + " to " + std::to_string(kFormatVersion) + ")");
     c.hash = j.at("hash").get<std::string>();
     if (c.hash != "sha256") return Status::Unsupported("store uses hash '" + c.hash + "'; only sha256 is known");
     const auto& ch = j.at("chunker");
@@ -65,6 +65,15 @@ Result<StoreConfig> StoreConfig::FromJson(std::string_view text) {
     STRATA_ASSIGN_OR_RETURN(uint64_t level, Unsigned(comp, "level"));
     if (level > 22) return Status::Corruption("config.json has an invalid zstd level");
     c.zstd_level = static_cast<int>(level);
+    // Absent in version 1 stores, which had no frames: the default applies to what is written now.
+    if (comp.contains("frame_size")) {
+      STRATA_ASSIGN_OR_RETURN(uint64_t frame_size, Unsigned(comp, "frame_size"));
+      unsigned shift = kMinFrameShift;
+      while (shift < kMaxFrameShift && (uint64_t{1} << shift) < frame_size) shift++;
+      if ((uint64_t{1} << shift) != frame_size)
+        return Status::Corruption("config.json has an invalid frame size (a power of two from 4 KiB to 16 MiB)");
+      c.frame_shift = shift;
+    }
     STRATA_ASSIGN_OR_RETURN(c.pack_size, Unsigned(j, "pack_size"));
     if (c.pack_size < (1u << 20) || c.pack_size > (4ull << 30))
       return Status::Corruption("config.json has an invalid pack size");

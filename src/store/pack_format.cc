@@ -6,9 +6,9 @@
 
 namespace strata {
 
-std::string EncodePackHeader() {
+std::string EncodePackHeader(uint32_t version) {
   std::string out(kPackMagic, sizeof(kPackMagic));
-  PutFixed32(&out, kPackVersion);
+  PutFixed32(&out, version);
   PutFixed32(&out, 0);
   return out;
 }

@@ -24,7 +24,11 @@
 namespace strata {
 
 constexpr char kPackMagic[8] = {'S', 'T', 'R', 'A', 'T', 'A', 'P', 'K'};
-constexpr uint32_t kPackVersion = 1;
+// Version 2 adds framed objects (codec kFramed, frame_format.h); this store
+// writes version 2 and still reads version 1 packs, whose objects are checked
+// by their SHA-256 id on every read.
+constexpr uint32_t kPackVersion = 2;
+constexpr uint32_t kOldestPackVersion = 1;
 constexpr size_t kPackHeaderSize = 16;
 constexpr size_t kPackTrailerSize = 56;
 constexpr const char* kPackSuffix = ".pack";
@@ -41,7 +45,7 @@ struct PackEntry {
   uint64_t raw_len = 0;
 };
 
-std::string EncodePackHeader();
+std::string EncodePackHeader(uint32_t version = kPackVersion);
 std::string EncodePackFooter(const std::vector<PackEntry>& entries);
 // Decodes a footer; checks that every entry lies inside [kPackHeaderSize, footer_offset).
 Result<std::vector<PackEntry>> DecodePackFooter(std::string_view footer, uint64_t footer_offset);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "store/frame_format.h"
 #include "util/coding.h"
 
 namespace strata {
@@ -14,32 +15,59 @@ uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
 }
 
-// The one check of an object's bytes: they hash to its id.
+// The cryptographic check of an object's bytes: they hash to its id.
 Status CheckId(const PackEntry& entry, std::string_view raw) {
   if (ComputeObjectId(entry.type, raw) != entry.id)
-    return Status::Corruption("content does not match its id (checksum mismatch)");
+    return Status::Corruption("content does not match its id (SHA-256 mismatch)");
   return Status::Ok();
 }
 
 // Decodes stored into `make(entry.raw_len)` (a std::string or a Buffer) and
-// checks the id; the lengths are checked before anything is allocated.
+// checks it: a framed object by its frames' XXH3 checksums, and by its id
+// (SHA-256) too when `check` is kFull; an object of pack format 1 (no frame
+// checksums) always by its id. The lengths are checked before anything is
+// allocated. *cost counts the bytes each check covered.
 template <typename Bytes, typename Make>
-Result<Bytes> DecodeChecked(const PackEntry& entry, std::string_view stored, Make make) {
+Result<Bytes> DecodeChecked(const PackEntry& entry, std::string_view stored, ReadCheck check, CheckCost* cost,
+                            Make make) {
   if (entry.raw_len > kMaxObjectSize) return Status::Corruption("object claims an impossible size");
+  if (entry.codec == Codec::kFramed) {
+    // The table and every frame's headers are checked before the output is allocated.
+    uint64_t table_len = 0;
+    STRATA_ASSIGN_OR_RETURN(FrameTable table,
+                            DecodeFrameTable(entry.id, stored, entry.raw_len, stored.size(), &table_len));
+    STRATA_RETURN_IF_ERROR(CheckFramesDecodable(table, stored));
+    Bytes raw = make(entry.raw_len);
+    for (size_t i = 0; i < table.frames.size(); i++) {
+      const FrameInfo& f = table.frames[i];
+      STRATA_RETURN_IF_ERROR(
+          DecodeFrame(table, i, stored.substr(f.stored_offset, f.stored_len), raw.data() + table.PlainOffset(i)));
+    }
+    cost->frames += table.frames.size();
+    cost->fast_bytes += stored.size();
+    if (check == ReadCheck::kFull) {
+      STRATA_RETURN_IF_ERROR(CheckId(entry, std::string_view(raw.data(), raw.size())));
+      cost->sha256_bytes += raw.size();
+    }
+    return raw;
+  }
   STRATA_RETURN_IF_ERROR(CheckDecodable(entry.codec, stored, entry.raw_len));
   Bytes raw = make(entry.raw_len);
   STRATA_RETURN_IF_ERROR(DecompressInto(entry.codec, stored, entry.raw_len, raw.data()));
   STRATA_RETURN_IF_ERROR(CheckId(entry, std::string_view(raw.data(), raw.size())));
+  cost->sha256_bytes += raw.size();
   return raw;
 }
 }  // namespace
 
 Result<std::string> DecodeObject(const PackEntry& entry, std::string_view stored) {
-  return DecodeChecked<std::string>(entry, stored, [](size_t n) { return std::string(n, '\0'); });
+  CheckCost unused;
+  return DecodeChecked<std::string>(entry, stored, ReadCheck::kFull, &unused,
+                                    [](size_t n) { return std::string(n, '\0'); });
 }
 
-PackCache::PackCache(Backend* backend, size_t capacity)
-    : backend_(backend), capacity_(capacity > 0 ? capacity : DefaultCapacity()) {}
+PackCache::PackCache(Backend* backend, size_t capacity, ReadCheck check)
+    : backend_(backend), capacity_(capacity > 0 ? capacity : DefaultCapacity()), check_(check) {}
 
 size_t PackCache::DefaultCapacity() {
   struct rlimit limit;
@@ -115,6 +143,13 @@ Result<std::string> PackCache::ReadBytes(const std::string& pack_name, const Pac
   return stored;
 }
 
+void PackCache::Count(const CheckCost& cost, uint64_t decode_us) {
+  decode_us_ += decode_us;
+  frames_decoded_ += cost.frames;
+  fast_checked_ += cost.fast_bytes;
+  sha256_checked_ += cost.sha256_bytes;
+}
+
 Result<Buffer> PackCache::ReadObjectBuffer(const std::string& pack_name, const PackEntry& entry) {
   STRATA_ASSIGN_OR_RETURN(auto file, FileHolding(pack_name, entry));
   auto start = std::chrono::steady_clock::now();
@@ -125,16 +160,18 @@ Result<Buffer> PackCache::ReadObjectBuffer(const std::string& pack_name, const P
   bytes_stored_ += stored->size();
 
   start = std::chrono::steady_clock::now();
+  CheckCost cost;
   auto decode = [&]() -> Result<Buffer> {
     if (entry.codec == Codec::kRaw && entry.raw_len == stored->size()) {
-      // Stored raw (incompressible): the bytes read are the object, handed over once checked.
+      // Stored raw (incompressible, format 1): the bytes read are the object, handed over once checked.
       STRATA_RETURN_IF_ERROR(CheckId(entry, stored->view()));
+      cost.sha256_bytes += stored->size();
       return std::move(stored).value();
     }
-    return DecodeChecked<Buffer>(entry, stored->view(), [](size_t n) { return Buffer(n); });
+    return DecodeChecked<Buffer>(entry, stored->view(), check_.load(), &cost, [](size_t n) { return Buffer(n); });
   };
   Result<Buffer> raw = decode();
-  decode_us_ += MicrosSince(start);
+  Count(cost, MicrosSince(start));
   if (!raw.ok()) return Damaged(pack_name, entry, raw.status());
   bytes_verified_ += raw->size();
   return raw;
@@ -143,34 +180,109 @@ Result<Buffer> PackCache::ReadObjectBuffer(const std::string& pack_name, const P
 Result<std::string> PackCache::ReadObject(const std::string& pack_name, const PackEntry& entry) {
   STRATA_ASSIGN_OR_RETURN(std::string stored, ReadBytes(pack_name, entry));
   auto start = std::chrono::steady_clock::now();
+  CheckCost cost;
   if (entry.codec == Codec::kRaw && entry.raw_len == stored.size()) {
-    // Stored raw (incompressible): the bytes read are the object. Check them
-    // and hand them over; DecodeObject would copy them first.
+    // Stored raw (incompressible, format 1): the bytes read are the object.
+    // Check them and hand them over; decoding would copy them first.
     Status intact = CheckId(entry, stored);
-    decode_us_ += MicrosSince(start);
+    cost.sha256_bytes += stored.size();
+    Count(cost, MicrosSince(start));
     if (!intact.ok()) return Damaged(pack_name, entry, intact);
     bytes_verified_ += stored.size();
     return stored;
   }
-  auto raw = DecodeObject(entry, stored);
-  decode_us_ += MicrosSince(start);
+  auto raw = DecodeChecked<std::string>(entry, stored, check_.load(), &cost,
+                                        [](size_t n) { return std::string(n, '\0'); });
+  Count(cost, MicrosSince(start));
   if (!raw.ok()) return Damaged(pack_name, entry, raw.status());
   bytes_verified_ += raw->size();
   return std::move(raw).value();
 }
 
+Result<ObjectPart> PackCache::ReadRange(const std::string& pack_name, const PackEntry& entry, uint64_t offset,
+                                        uint64_t length) {
+  if (entry.codec != Codec::kFramed || check_.load() == ReadCheck::kFull || length == 0 ||
+      offset + length > entry.raw_len) {
+    STRATA_ASSIGN_OR_RETURN(Buffer whole, ReadObjectBuffer(pack_name, entry));
+    return ObjectPart{0, std::move(whole)};
+  }
+  STRATA_ASSIGN_OR_RETURN(auto file, FileHolding(pack_name, entry));
+  auto damaged = [&](const Status& s) { return s.IsCorruption() ? Damaged(pack_name, entry, s) : s; };
+  // The table first: one small read covers it for any chunk (a 2 MiB chunk in
+  // 64 KiB frames has a table of about 400 bytes); a longer one is read again.
+  constexpr uint64_t kTableGuess = 1024;
+  auto start = std::chrono::steady_clock::now();
+  std::string prefix;
+  uint64_t table_len = 0;
+  if (Status s = file->Read(entry.offset, std::min(entry.stored_len, kTableGuess), &prefix); !s.ok()) return damaged(s);
+  auto table = DecodeFrameTable(entry.id, prefix, entry.raw_len, entry.stored_len, &table_len);
+  if (table.status().IsNotFound()) {
+    if (Status s = file->Read(entry.offset, table_len, &prefix); !s.ok()) return damaged(s);
+    table = DecodeFrameTable(entry.id, prefix, entry.raw_len, entry.stored_len, &table_len);
+  }
+  if (!table.ok()) return Damaged(pack_name, entry, table.status());
+  const size_t first = table->FirstFrame(offset), last = table->LastFrame(offset, length);
+  const FrameInfo& from = table->frames[first];
+  const FrameInfo& to = table->frames[last];
+  const uint64_t stored_len = to.stored_offset + to.stored_len - from.stored_offset;
+  auto stored = file->ReadBuffer(entry.offset + from.stored_offset, stored_len);
+  pread_us_ += MicrosSince(start);
+  if (!stored.ok()) return damaged(stored.status());
+  objects_++;
+  bytes_stored_ += prefix.size() + stored->size();
+
+  start = std::chrono::steady_clock::now();
+  for (size_t i = first; i <= last; i++) {  // before allocating what the frames claim
+    const FrameInfo& f = table->frames[i];
+    Status s = CheckDecodable(f.codec, stored->view().substr(f.stored_offset - from.stored_offset, f.stored_len),
+                              table->PlainLength(i));
+    if (!s.ok()) return Damaged(pack_name, entry, s);
+  }
+  const uint64_t plain_start = table->PlainOffset(first);
+  const uint64_t plain_end = table->PlainOffset(last) + table->PlainLength(last);
+  ObjectPart part{plain_start, Buffer(plain_end - plain_start)};
+  CheckCost cost;
+  cost.fast_bytes = table_len;
+  Status decoded;
+  for (size_t i = first; i <= last && decoded.ok(); i++) {
+    const FrameInfo& f = table->frames[i];
+    decoded = DecodeFrame(*table, i, stored->view().substr(f.stored_offset - from.stored_offset, f.stored_len),
+                          part.bytes.data() + (table->PlainOffset(i) - plain_start));
+    cost.frames++;
+    cost.fast_bytes += f.stored_len;
+  }
+  Count(cost, MicrosSince(start));
+  if (!decoded.ok()) return Damaged(pack_name, entry, decoded);
+  range_reads_++;
+  bytes_verified_ += part.bytes.size();
+  return part;
+}
+
 Result<std::string> PackCache::ReadStored(const std::string& pack_name, const PackEntry& entry) {
   STRATA_ASSIGN_OR_RETURN(std::string stored, ReadBytes(pack_name, entry));
   auto start = std::chrono::steady_clock::now();
-  auto raw = DecodeObject(entry, stored);  // checks the id
-  decode_us_ += MicrosSince(start);
+  CheckCost cost;
+  // Always the id: these bytes are about to leave for another store.
+  auto raw = DecodeChecked<std::string>(entry, stored, ReadCheck::kFull, &cost,
+                                        [](size_t n) { return std::string(n, '\0'); });
+  Count(cost, MicrosSince(start));
   if (!raw.ok()) return Damaged(pack_name, entry, raw.status());
   bytes_verified_ += raw->size();
   return stored;
 }
 
 PackCache::Counters PackCache::counters() const {
-  return Counters{objects_.load(), bytes_stored_.load(), bytes_verified_.load(), pread_us_.load(), decode_us_.load()};
+  Counters c;
+  c.objects = objects_.load();
+  c.bytes_stored = bytes_stored_.load();
+  c.bytes_verified = bytes_verified_.load();
+  c.pread_us = pread_us_.load();
+  c.decode_us = decode_us_.load();
+  c.frames_decoded = frames_decoded_.load();
+  c.range_reads = range_reads_.load();
+  c.fast_checked_bytes = fast_checked_.load();
+  c.sha256_checked_bytes = sha256_checked_.load();
+  return c;
 }
 
 Result<std::vector<PackEntry>> ReadPackIndex(const RandomAccessFile& file) {
@@ -180,8 +292,9 @@ Result<std::vector<PackEntry>> ReadPackIndex(const RandomAccessFile& file) {
   STRATA_RETURN_IF_ERROR(file.Read(0, kPackHeaderSize, &header));
   if (header.compare(0, sizeof(kPackMagic), kPackMagic, sizeof(kPackMagic)) != 0)
     return Status::Corruption("pack header has no magic");
-  if (uint32_t v = DecodeFixed32(header.data() + sizeof(kPackMagic)); v != kPackVersion)
-    return Status::Unsupported("pack format version " + std::to_string(v));
+  if (uint32_t v = DecodeFixed32(header.data() + sizeof(kPackMagic)); v < kOldestPackVersion || v > kPackVersion)
+    return Status::Unsupported("pack format version " + std::to_string(v) + " (this strata reads versions " +
+                               std::to_string(kOldestPackVersion) + " to " + std::to_string(kPackVersion) + ")");
   STRATA_RETURN_IF_ERROR(file.Read(size - kPackTrailerSize, kPackTrailerSize, &trailer_bytes));
   STRATA_ASSIGN_OR_RETURN(PackTrailer trailer, DecodePackTrailer(trailer_bytes, size));
   STRATA_RETURN_IF_ERROR(file.Read(trailer.footer_offset, trailer.footer_len, &footer));

@@ -23,10 +23,31 @@
 
 namespace strata {
 
+// How an object read for use is checked (docs/format/frames.md). kFast: a
+// framed object by its frames' XXH3 checksums, for packs this store wrote to
+// its own disk; kFull: by its SHA-256 id as well, for bytes that crossed a
+// trust boundary (a remote's) or a mount that asks for it. Objects of pack
+// format 1 have no frame checksums and are always checked by their id.
+enum class ReadCheck { kFast, kFull };
+
+// The bytes each kind of check covered, and the frames decoded.
+struct CheckCost {
+  uint64_t frames = 0, fast_bytes = 0, sha256_bytes = 0;
+};
+
+// Part of an object: whole frames that hold the bytes asked for, starting at
+// `offset` within the object.
+struct ObjectPart {
+  uint64_t offset = 0;
+  Buffer bytes;
+};
+
 class PackCache {
  public:
   // capacity 0: DefaultCapacity().
-  explicit PackCache(Backend* backend, size_t capacity = 0);
+  explicit PackCache(Backend* backend, size_t capacity = 0, ReadCheck check = ReadCheck::kFast);
+  void SetReadCheck(ReadCheck check) { check_ = check; }
+  ReadCheck read_check() const { return check_.load(); }
 
   // A quarter of this process's descriptor limit (RLIMIT_NOFILE, soft),
   // between 8 and 1024: the rest is for the workspace's files, FUSE and SQLite.
@@ -35,14 +56,22 @@ class PackCache {
   size_t open_count();
 
   // Reads the object described by `entry` from pack `pack_name`, decodes it and
-  // checks that its bytes hash to entry.id. Any mismatch is Corruption that
-  // names the object and the pack.
+  // checks it as read_check() says. Any mismatch is Corruption that names the
+  // object and the pack.
   Result<std::string> ReadObject(const std::string& pack_name, const PackEntry& entry);
   // The same, in a Buffer: no zero-fill, and raw objects handed over as
   // read. For file data, where these copies show.
   Result<Buffer> ReadObjectBuffer(const std::string& pack_name, const PackEntry& entry);
-  // The object's bytes as the pack holds them (compressed or raw), after the
-  // same check: for copying them to another pack as they are.
+  // Bytes [offset, offset + length) of the object, and the rest of the frames
+  // that hold them: for a framed object checked kFast, only those frames are
+  // read and decoded. Otherwise (pack format 1, or kFull, whose SHA-256 needs
+  // every byte) the whole object, at offset 0.
+  // REQUIRES: length > 0 and offset + length <= entry.raw_len.
+  Result<ObjectPart> ReadRange(const std::string& pack_name, const PackEntry& entry, uint64_t offset,
+                               uint64_t length);
+  // The object's bytes as the pack holds them (compressed or raw), after
+  // checking its id whatever read_check() says: for copying them to another
+  // store as they are.
   Result<std::string> ReadStored(const std::string& pack_name, const PackEntry& entry);
   // Closes every handle (reads in flight keep theirs): gc removed packs.
   void Clear();
@@ -50,6 +79,10 @@ class PackCache {
   // What ReadObject has cost so far.
   struct Counters {
     uint64_t objects = 0, bytes_stored = 0, bytes_verified = 0, pread_us = 0, decode_us = 0;
+    uint64_t frames_decoded = 0;        // frames of framed objects decoded
+    uint64_t range_reads = 0;           // ReadRange calls that read only some frames
+    uint64_t fast_checked_bytes = 0;    // stored bytes checked by XXH3
+    uint64_t sha256_checked_bytes = 0;  // decoded bytes checked by SHA-256 against their id
   };
   Counters counters() const;
 
@@ -59,6 +92,7 @@ class PackCache {
   Result<std::shared_ptr<RandomAccessFile>> FileHolding(const std::string& pack_name, const PackEntry& entry);
   // The stored bytes of an entry, counted, unchecked.
   Result<std::string> ReadBytes(const std::string& pack_name, const PackEntry& entry);
+  void Count(const CheckCost& cost, uint64_t decode_us);
   static Status Damaged(const std::string& pack_name, const PackEntry& entry, const Status& why);
 
   Backend* const backend_;
@@ -68,10 +102,13 @@ class PackCache {
   using Lru = std::list<std::pair<std::string, std::shared_ptr<RandomAccessFile>>>;
   Lru lru_ GUARDED_BY(mu_);
   std::map<std::string, Lru::iterator> open_ GUARDED_BY(mu_);
+  std::atomic<ReadCheck> check_;
   std::atomic<uint64_t> objects_{0}, bytes_stored_{0}, bytes_verified_{0}, pread_us_{0}, decode_us_{0};
+  std::atomic<uint64_t> frames_decoded_{0}, fast_checked_{0}, sha256_checked_{0}, range_reads_{0};
 };
 
-// Decodes and checks one object's stored bytes against its entry.
+// Decodes one object's stored bytes and checks them against its entry: the
+// frame checksums of a framed object, and the id (SHA-256) of every object.
 Result<std::string> DecodeObject(const PackEntry& entry, std::string_view stored);
 
 // Reads a pack's trailer and footer (no payload checks).

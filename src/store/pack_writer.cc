@@ -18,11 +18,11 @@ std::string TempName() {
 }
 }  // namespace
 
-Result<std::unique_ptr<PackWriter>> PackWriter::Create(Env* env, const std::string& tmp_dir) {
+Result<std::unique_ptr<PackWriter>> PackWriter::Create(Env* env, const std::string& tmp_dir, uint32_t version) {
   std::string path = tmp_dir + "/" + TempName();
   STRATA_ASSIGN_OR_RETURN(auto file, env->NewWritableFile(path));
   std::unique_ptr<PackWriter> w(new PackWriter(env, path, std::move(file)));
-  STRATA_RETURN_IF_ERROR(w->Write(EncodePackHeader()));
+  STRATA_RETURN_IF_ERROR(w->Write(EncodePackHeader(version)));
   return w;
 }
 

@@ -26,7 +26,10 @@ struct SealedPack {
 
 class PackWriter {
  public:
-  static Result<std::unique_ptr<PackWriter>> Create(Env* env, const std::string& tmp_dir);
+  // `version` is the header's: only tests write the older version 1, to make
+  // stores as an older strata did (its objects then must not be kFramed).
+  static Result<std::unique_ptr<PackWriter>> Create(Env* env, const std::string& tmp_dir,
+                                                    uint32_t version = kPackVersion);
   ~PackWriter();  // removes the temp file unless Finish() succeeded
 
   // A failed Add or Finish (a full disk) leaves the pack as it was before

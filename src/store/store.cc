@@ -13,6 +13,7 @@
 
 #include "env/trust.h"
 #include "store/backend.h"
+#include "store/frame_format.h"
 #include "store/index.h"
 #include "store/pack_merge.h"
 #include "store/pack_reader.h"
@@ -116,6 +117,13 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env, co
   STRATA_ASSIGN_OR_RETURN(std::string text, inside->ReadFile(root + kConfigFile));
   auto config = StoreConfig::FromJson(text);
   if (!config.ok()) return config.status().WithContext("store " + root);
+  if (config->version < StoreConfig::kFormatVersion) {
+    // This strata writes version 2 packs, which an older one cannot read: the
+    // store says so first, so that an older strata refuses the whole store
+    // with a message naming the version instead of failing on packs.
+    config->version = StoreConfig::kFormatVersion;
+    STRATA_RETURN_IF_ERROR(inside->WriteFileAtomically(root + kConfigFile, config->ToJson()));
+  }
   // The index holds the refs, the one thing packs cannot restore.
   if (!inside->Exists(root + kIndexFile))
     return Status::Corruption("store " + root + " is damaged: its index (index.db) is missing");
@@ -138,7 +146,10 @@ Store::Store(std::string path, std::unique_ptr<Env> env, StoreConfig config, std
       config_(std::move(config)),
       index_(std::move(index)),
       backend_(std::move(backend)),
-      packs_(std::make_unique<PackCache>(backend_.get())) {}
+      // Packs on this machine's disk were written by this store: their frame
+      // checksums suffice. A remote's bytes crossed a trust boundary.
+      packs_(std::make_unique<PackCache>(backend_.get(), 0,
+                                         backend_->LocalDisk() ? ReadCheck::kFast : ReadCheck::kFull)) {}
 
 Store::~Store() = default;  // an unflushed open pack is abandoned (its temp file removed)
 
@@ -277,8 +288,8 @@ Result<PutResult> Store::Put(ObjectType type, std::string_view data) {
   // Compress outside the lock: this is where the CPU time goes. The buffer is
   // per thread so its memory is reused from one object to the next.
   thread_local std::string stored;
-  Codec codec = Compress(data, config_.zstd_level, &stored);
-  return Append(id, type, codec, stored, data.size());
+  EncodeFramed(id, data, config_.zstd_level, config_.frame_shift, &stored);
+  return Append(id, type, Codec::kFramed, stored, data.size());
 }
 
 Result<PutResult> Store::PutStored(const Hash& id, const StoredObject& object) {
@@ -409,6 +420,12 @@ Result<Buffer> Store::GetBuffer(const Hash& id, ObjectType expected) {
   });
 }
 
+Result<ObjectPart> Store::GetRange(const Hash& id, ObjectType expected, uint64_t offset, uint64_t length) {
+  return ReadObject<ObjectPart>(id, expected, [&](const std::string& pack, const PackEntry& entry) {
+    return packs_->ReadRange(pack, entry, offset, length);
+  });
+}
+
 template <typename T, typename ReadFn>
 Result<T> Store::ReadObject(const Hash& id, std::optional<ObjectType> expected, ReadFn read) {
   STRATA_RETURN_IF_ERROR(FlushIfUnsealed(id));
@@ -471,6 +488,13 @@ Result<StoredObject> Store::GetStored(const Hash& id) {
   });
 }
 
+void Store::SetReadCheck(ReadCheck check) {
+  // A remote's bytes are always checked in full.
+  packs_->SetReadCheck(backend_->LocalDisk() ? check : ReadCheck::kFull);
+}
+
+ReadCheck Store::read_check() const { return packs_->read_check(); }
+
 StoreReadCounters Store::ReadCounters() const {
   PackCache::Counters p = packs_->counters();
   StoreReadCounters c;
@@ -479,6 +503,10 @@ StoreReadCounters Store::ReadCounters() const {
   c.bytes_verified = p.bytes_verified;
   c.pread_us = p.pread_us;
   c.decode_us = p.decode_us;
+  c.frames_decoded = p.frames_decoded;
+  c.range_reads = p.range_reads;
+  c.fast_checked_bytes = p.fast_checked_bytes;
+  c.sha256_checked_bytes = p.sha256_checked_bytes;
   c.lookup_us = lookup_us_.load();
   c.max_in_flight = max_gets_in_flight_.load();
   c.backend = backend_->Counters();

@@ -15,8 +15,10 @@
 // Flush() returns; a ref must only be moved to a commit after Flush().
 //
 // Reading: Get() finds the object through the index, reads it with pread,
-// decompresses it and checks its id once; a mismatch is Corruption naming the
-// object and the pack, never wrong bytes.
+// checks it (the XXH3 checksums of its frames for a pack on this machine's
+// disk; its SHA-256 id as well for a remote's, or when asked) and decodes
+// it; a mismatch is Corruption naming the object and the pack, never wrong
+// bytes.
 //
 // Garbage collection (gc.h) deletes objects that nothing refers to while
 // other processes keep using the store. Writers protect what they are about
@@ -44,7 +46,9 @@
 #include "env/env.h"
 #include "store/chunker.h"
 #include "store/commit.h"
+#include "store/frame_format.h"
 #include "store/pack_format.h"
+#include "store/pack_reader.h"
 #include "store/object.h"
 #include "store/tree.h"
 #include "util/hash.h"
@@ -59,11 +63,15 @@ class PackWriter;
 class PackCache;
 
 struct StoreConfig {
-  static constexpr int kFormatVersion = 1;
+  // Version 2: packs of version 2 (framed objects with XXH3 frame checksums).
+  // A version 1 store is read as it is and marked version 2 when opened.
+  static constexpr int kFormatVersion = 2;
+  static constexpr int kOldestFormatVersion = 1;
   int version = kFormatVersion;
   std::string hash = "sha256";
   ChunkerParams chunker;
   int zstd_level = 3;
+  unsigned frame_shift = kDefaultFrameShift;  // frames of 1 << frame_shift plain bytes
   uint64_t pack_size = 32ull << 20;  // a pack is sealed once it reaches this
 
   std::string ToJson() const;
@@ -103,7 +111,11 @@ struct StoreStats {
 struct StoreReadCounters {
   uint64_t objects = 0;         // objects read from packs
   uint64_t bytes_stored = 0;    // bytes read from packs (compressed)
-  uint64_t bytes_verified = 0;  // decoded bytes whose id was checked: each object once per read
+  uint64_t bytes_verified = 0;  // decoded bytes checked (by either check): each object once per read
+  uint64_t frames_decoded = 0;        // frames of framed objects decoded
+  uint64_t range_reads = 0;           // GetRange calls that decoded only some frames of an object
+  uint64_t fast_checked_bytes = 0;    // stored bytes checked by their XXH3 frame checksums
+  uint64_t sha256_checked_bytes = 0;  // decoded bytes checked by SHA-256 against their id
   uint64_t lookup_us = 0;       // in index lookups
   uint64_t pread_us = 0;        // in preads of packs
   uint64_t decode_us = 0;       // decompressing and hashing
@@ -141,10 +153,20 @@ class Store {
   Result<std::string> Get(const Hash& id, ObjectType expected);
   // The same in a Buffer (never zero-filled): for file data.
   Result<Buffer> GetBuffer(const Hash& id, ObjectType expected);
+  // Bytes [offset, offset + length) of an object, within the whole frames
+  // that hold them (PackCache::ReadRange): a small read of a large chunk
+  // decodes one frame, not the chunk. The whole object where its check needs
+  // every byte (pack format 1, or kFull). REQUIRES: length > 0.
+  Result<ObjectPart> GetRange(const Hash& id, ObjectType expected, uint64_t offset, uint64_t length);
   Result<bool> Contains(const Hash& id) EXCLUDES(write_mu_);
   Result<Tree> GetTree(const Hash& id);
   Result<Commit> GetCommit(const Hash& id);
   StoreReadCounters ReadCounters() const;
+  // How Get and GetBuffer check what they read (pack_reader.h): kFast unless
+  // a mount asks for kFull (--verify-reads=full). A store on a remote
+  // backend always checks kFull, whatever is asked.
+  void SetReadCheck(ReadCheck check);
+  ReadCheck read_check() const;
   // Copying between stores: the object as stored, checked against its id
   // (decoded and hashed, then the stored bytes handed over); and storing one
   // so obtained as it is. PutStored trusts the id: give it only what

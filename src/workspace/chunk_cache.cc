@@ -42,6 +42,9 @@ void ChunkCache::Configure(uint64_t capacity_bytes, ReadAheadLimits limits) {
   limits.max_bytes = std::min(limits.max_bytes, capacity_bytes / 2);
   limits_ = limits;
   EvictToCapacity();
+  parts_.clear();  // decoded frames are cheap to decode again
+  parts_lru_.clear();
+  counters_.part_bytes = 0;
 }
 
 Result<std::shared_ptr<const Buffer>> ChunkCache::Get(Store& store, const Hash& id) {
@@ -83,6 +86,69 @@ Result<std::shared_ptr<const Buffer>> ChunkCache::Get(Store& store, const Hash& 
   return fetch->data;
 }
 
+Result<ChunkCache::Part> ChunkCache::GetPart(Store& store, const Hash& id, uint64_t offset, uint64_t length) {
+  {
+    MutexLock lock(&mu_);
+    if (entries_.count(id) || inflight_.count(id)) {
+      lock.Unlock();
+      STRATA_ASSIGN_OR_RETURN(auto whole, Get(store, id));
+      return Part{std::move(whole), 0};
+    }
+    // The cached part that starts at or before offset, if it covers the range.
+    auto it = parts_.upper_bound(PartKey{id, offset});
+    if (it != parts_.begin()) {
+      --it;
+      if (it->first.first == id && it->first.second + it->second.data->size() >= offset + length) {
+        counters_.part_hits++;
+        parts_lru_.splice(parts_lru_.begin(), parts_lru_, it->second.lru);
+        return Part{it->second.data, it->first.second};
+      }
+    }
+    counters_.part_fetches++;
+  }
+  // No single-flight here: two random readers of one frame decode it twice,
+  // which costs less than making every part read wait on a map of fetches.
+  auto got = store.GetRange(id, ObjectType::kChunk, offset, length);
+  if (!got.ok()) {
+    MutexLock lock(&mu_);
+    counters_.fetch_errors++;
+    return ReadError(id, got.status());
+  }
+  Part part{std::make_shared<const Buffer>(std::move(got->bytes)), got->offset};
+  MutexLock lock(&mu_);
+  InsertPart(id, part.offset, part.data);
+  return part;
+}
+
+void ChunkCache::InsertPart(const Hash& id, uint64_t offset, std::shared_ptr<const Buffer> data) {
+  const uint64_t bound = capacity_ / 4;
+  if (data->size() > bound) return;
+  const PartKey key{id, offset};
+  if (auto it = parts_.find(key); it != parts_.end()) {  // another reader decoded it meanwhile
+    counters_.part_bytes -= it->second.data->size();
+    parts_lru_.erase(it->second.lru);
+    parts_.erase(it);
+  }
+  parts_lru_.push_front(key);
+  counters_.part_bytes += data->size();
+  parts_[key] = PartEntry{std::move(data), parts_lru_.begin()};
+  while (counters_.part_bytes > bound && !parts_lru_.empty()) {
+    auto victim = parts_.find(parts_lru_.back());
+    counters_.part_bytes -= victim->second.data->size();
+    parts_.erase(victim);
+    parts_lru_.pop_back();
+  }
+}
+
+Status ChunkCache::ReadError(const Hash& id, const Status& s) {
+  // Whatever went wrong in the store, a reader of the file sees EIO (the
+  // file system answers damage with EIO too); damage stays damage, so that
+  // a commit that must read the chunk says so (exit 3), with the cause
+  // alone after it rather than strerror(EIO) as well.
+  const std::string what = "reading chunk " + id.ToHex() + ": " + s.message();
+  return s.IsCorruption() ? Status::Corruption(what) : Status::IOErrorWithMessage(what, EIO);
+}
+
 bool ChunkCache::Prefetch(Store& store, const Hash& id, uint64_t length, const Executor& run) {
   std::shared_ptr<Fetch> fetch;
   {
@@ -113,12 +179,7 @@ void ChunkCache::RunFetch(Store& store, const Hash& id, const std::shared_ptr<Fe
   if (got.ok()) {
     data = std::make_shared<const Buffer>(std::move(got).value());
   } else {
-    // Whatever went wrong in the store, a reader of the file sees EIO (the
-    // file system answers damage with EIO too); damage stays damage, so that
-    // a commit that must read the chunk says so (exit 3), with the cause
-    // alone after it rather than strerror(EIO) as well.
-    const std::string what = "reading chunk " + id.ToHex() + ": " + got.status().message();
-    status = got.status().IsCorruption() ? Status::Corruption(what) : Status::IOErrorWithMessage(what, EIO);
+    status = ReadError(id, got.status());
   }
 
   MutexLock lock(&mu_);

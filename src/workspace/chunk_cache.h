@@ -16,9 +16,10 @@
 // cached) and the number of prefetches in flight. A prefetch over either bound
 // is skipped, never queued.
 //
-// Chunk ids are content hashes checked by Store::Get, so one cache can serve
-// several stores: equal ids mean equal bytes, and a chunk is verified once,
-// when it is loaded from the store.
+// Chunk ids are content hashes, and the store checks what it loads (its
+// frames' XXH3 checksums, or SHA-256 against the id: docs/format/frames.md),
+// so one cache can serve several stores: equal ids mean equal bytes, and a
+// chunk or frame is verified once, when it is loaded from the store.
 //
 // Thread-safety: all methods may be called concurrently. Fetches run without
 // the cache's lock held, so different chunks are fetched in parallel.
@@ -27,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <list>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -58,6 +60,19 @@ class ChunkCache {
   // A read's demand for a chunk: its bytes; store errors come back with errno EIO.
   Result<std::shared_ptr<const Buffer>> Get(Store& store, const Hash& id) EXCLUDES(mu_);
 
+  // Bytes [offset, offset + length) of a chunk, for a read that is not part
+  // of a sequential stream: from the whole chunk when it is cached or being
+  // fetched, else from the decoded frames that hold them (Store::GetRange),
+  // which are kept in a part of the cache of their own (a quarter of its
+  // capacity) so that reads near each other find them. `data` holds the
+  // bytes of the chunk from `offset` on, covering at least the range asked.
+  // REQUIRES: length > 0 and offset + length <= the chunk's length.
+  struct Part {
+    std::shared_ptr<const Buffer> data;
+    uint64_t offset = 0;
+  };
+  Result<Part> GetPart(Store& store, const Hash& id, uint64_t offset, uint64_t length) EXCLUDES(mu_);
+
   // Runs a task on another thread (the caller's read-ahead workers).
   using Executor = std::function<void(std::function<void()>)>;
   // Starts loading a chunk of `length` bytes in the background unless it is
@@ -83,6 +98,9 @@ class ChunkCache {
     uint64_t readahead_wasted = 0;   // prefetched chunks evicted (or failed) before any demand
     uint64_t readahead_skipped = 0;  // prefetches refused by a read-ahead bound
     uint64_t fetches_in_flight_max = 0;  // most fetches running at once (parallel store reads)
+    uint64_t part_hits = 0;              // GetPart calls answered by cached frames
+    uint64_t part_fetches = 0;           // GetPart calls that read frames from the store
+    uint64_t part_bytes = 0;             // decoded frames cached now
     uint64_t bytes = 0;                  // cached now
     uint64_t readahead_bytes = 0;        // prefetched and not yet read, now
   };
@@ -107,6 +125,9 @@ class ChunkCache {
   void RunFetch(Store& store, const Hash& id, const std::shared_ptr<Fetch>& fetch) EXCLUDES(mu_);
   void Insert(const Hash& id, std::shared_ptr<const Buffer> data, bool unread_prefetch) REQUIRES(mu_);
   void EvictToCapacity() REQUIRES(mu_);
+  void InsertPart(const Hash& id, uint64_t offset, std::shared_ptr<const Buffer> data) REQUIRES(mu_);
+  // Converts a store error into what a reader sees (EIO; damage stays Corruption).
+  static Status ReadError(const Hash& id, const Status& s);
 
   // A leaf lock (lock order: workspace/sqlite_workspace.h): store reads run without it.
   Mutex mu_;
@@ -117,6 +138,14 @@ class ChunkCache {
   std::list<Hash> lru_ GUARDED_BY(mu_);  // most recent first
   std::unordered_map<Hash, std::shared_ptr<Fetch>> inflight_ GUARDED_BY(mu_);
   uint64_t prefetches_in_flight_ GUARDED_BY(mu_) = 0;
+  // Decoded frames by (chunk, offset of the first); least recently used first out.
+  using PartKey = std::pair<Hash, uint64_t>;
+  struct PartEntry {
+    std::shared_ptr<const Buffer> data;
+    std::list<PartKey>::iterator lru;
+  };
+  std::map<PartKey, PartEntry> parts_ GUARDED_BY(mu_);
+  std::list<PartKey> parts_lru_ GUARDED_BY(mu_);  // most recent first
   Counters counters_ GUARDED_BY(mu_);
 };
 

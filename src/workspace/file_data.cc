@@ -269,7 +269,8 @@ Status FileData::Read(const ReadPlan& plan, uint64_t offset, size_t n, char* out
 
 Status FileData::Read(const ReadPlan& plan, uint64_t offset, size_t n, ReadTarget* out) {
   // Before this read's own fetches, so the two overlap.
-  if (plan.ino != 0 && offset < plan.base_len) ReadAhead(plan, offset, n);
+  // Internal reads (ino 0: a commit, a copy) go through files in order and use whole chunks.
+  const bool sequential = plan.ino == 0 || (offset < plan.base_len && ReadAhead(plan, offset, n));
   uint64_t pos = offset;
   const uint64_t end = offset + n;
   size_t next = 0;  // first extent that may still matter
@@ -300,7 +301,7 @@ Status FileData::Read(const ReadPlan& plan, uint64_t offset, size_t n, ReadTarge
     if (pos < plan.base_len) {
       // 2. Unchanged bytes of the base file.
       uint64_t stop = std::min(gap_end, plan.base_len);
-      STRATA_RETURN_IF_ERROR(ReadBase(plan, pos, stop - pos, out));
+      STRATA_RETURN_IF_ERROR(ReadBase(plan, pos, stop - pos, sequential, out));
       pos = stop;
       continue;
     }
@@ -311,10 +312,11 @@ Status FileData::Read(const ReadPlan& plan, uint64_t offset, size_t n, ReadTarge
   return Status::Ok();
 }
 
-void FileData::ReadAhead(const ReadPlan& plan, uint64_t offset, size_t n) {
+bool FileData::ReadAhead(const ReadPlan& plan, uint64_t offset, size_t n) {
   SequentialDetector::Range ahead = detector_.OnRead(plan.ino, offset, n);
+  const bool sequential = !ahead.empty();
   ahead.end = std::min(ahead.end, plan.base_len);
-  if (ahead.empty()) return;
+  if (ahead.empty()) return sequential;
   const ChunkCache::Executor run = [this](std::function<void()> task) { read_ahead_pool_.Submit(std::move(task)); };
   uint64_t chunk_start = 0;
   for (const ChunkRef& c : plan.base_chunks) {
@@ -324,19 +326,29 @@ void FileData::ReadAhead(const ReadPlan& plan, uint64_t offset, size_t n) {
     if (chunk_end > ahead.start && chunk_start >= offset + n) cache_.Prefetch(store_, c.id, c.length, run);
     chunk_start = chunk_end;
   }
+  return true;
 }
 
-Status FileData::ReadBase(const ReadPlan& plan, uint64_t offset, size_t n, ReadTarget* out) {
+Status FileData::ReadBase(const ReadPlan& plan, uint64_t offset, size_t n, bool sequential, ReadTarget* out) {
   uint64_t chunk_start = 0;
   const uint64_t end = offset + n;
   for (const ChunkRef& c : plan.base_chunks) {
     uint64_t chunk_end = chunk_start + c.length;
     if (chunk_end > offset && chunk_start < end) {
-      STRATA_ASSIGN_OR_RETURN(auto bytes, cache_.Get(store_, c.id));
-      if (bytes->size() != c.length)
-        return Status::IOError("chunk " + c.id.ToHex() + " has another length than its tree says", EIO);
-      uint64_t from = std::max(offset, chunk_start), to = std::min(end, chunk_end);
-      out->Share(bytes, bytes->view().substr(from - chunk_start, to - from));
+      const uint64_t from = std::max(offset, chunk_start), to = std::min(end, chunk_end);
+      if (!sequential) {
+        // A read out of sequence decodes only the frames that hold its bytes.
+        STRATA_ASSIGN_OR_RETURN(auto part, cache_.GetPart(store_, c.id, from - chunk_start, to - from));
+        if (part.offset > from - chunk_start || part.offset + part.data->size() < to - chunk_start ||
+            part.offset + part.data->size() > c.length)
+          return Status::IOError("chunk " + c.id.ToHex() + " has another length than its tree says", EIO);
+        out->Share(part.data, part.data->view().substr(from - chunk_start - part.offset, to - from));
+      } else {
+        STRATA_ASSIGN_OR_RETURN(auto bytes, cache_.Get(store_, c.id));
+        if (bytes->size() != c.length)
+          return Status::IOError("chunk " + c.id.ToHex() + " has another length than its tree says", EIO);
+        out->Share(bytes, bytes->view().substr(from - chunk_start, to - from));
+      }
     }
     chunk_start = chunk_end;
     if (chunk_start >= end) return Status::Ok();

@@ -163,10 +163,13 @@ class FileData {
   // On a full disk: waits once (*waited) for the space of removed files still
   // being deleted; whether there was any, so the failed call is worth a retry.
   bool WaitForReleasedSpace(bool* waited);
-  Status ReadBase(const ReadPlan& plan, uint64_t offset, size_t n, ReadTarget* out);
+  // `sequential`: the read continues a sequential stream, so whole chunks
+  // are loaded (read-ahead loads the next ones); else only the frames it needs.
+  Status ReadBase(const ReadPlan& plan, uint64_t offset, size_t n, bool sequential, ReadTarget* out);
   // Prefetches the base chunks in the detector's window after a read of
   // [offset, offset + n), if the read continues a sequential stream.
-  void ReadAhead(const ReadPlan& plan, uint64_t offset, size_t n);
+  // Returns whether the read is part of a sequential stream.
+  bool ReadAhead(const ReadPlan& plan, uint64_t offset, size_t n);
 
   // Threads that load prefetched chunks; the cache bounds how many run at once.
   static constexpr size_t kReadAheadThreads = 8;

@@ -28,16 +28,7 @@ packname=$(basename "$pack" .pack)
 size=$(file_size "$pack")
 (( size > 8 * 1024 * 1024 )) || fail "largest pack is only $size bytes; expected the 8 MiB of data in it"
 cp "$pack" "$WORK/pack.orig"
-python3 - "$pack" <<'EOF'
-import os, sys
-p = sys.argv[1]
-off = os.path.getsize(p) // 2
-with open(p, "r+b") as f:
-    f.seek(off)
-    b = f.read(1)
-    f.seek(off)
-    f.write(bytes([b[0] ^ 0x5A]))
-EOF
+flip_middle_byte "$pack"
 cmp -s "$pack" "$WORK/pack.orig" && fail "the pack did not change"
 
 step "verify finds it"

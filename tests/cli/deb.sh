@@ -32,7 +32,7 @@ grep -qE ' \./usr/local/' "$OUT" && fail "the package installs under /usr/local"
 step "its dependencies, read from the binary"
 expect_ok dpkg-deb -f "$deb" Package Version Architecture Depends
 grep -q '^Package: strata$' "$OUT" || fail "package name"
-for dep in libfuse3-3 libsqlite3-0 libzstd1 libssl3 libcurl4 fuse3; do
+for dep in libfuse3-3 libsqlite3-0 libzstd1 libxxhash0 libssl3 libcurl4 fuse3; do
   grep -q "^Depends:.*\b$dep\b" "$OUT" || fail "Depends lacks $dep: $(grep Depends "$OUT")"
 done
 

@@ -326,6 +326,20 @@ assert_store_tmp_empty() {
 # file_size PATH
 file_size() { stat -c %s -- "$1"; }
 
+# flip_middle_byte FILE: flips bits of the byte in the middle of FILE, keeping its size.
+flip_middle_byte() {
+  python3 - "$1" <<'EOF'
+import os, sys
+p = sys.argv[1]
+off = os.path.getsize(p) // 2
+with open(p, "r+b") as f:
+    f.seek(off)
+    b = f.read(1)
+    f.seek(off)
+    f.write(bytes([b[0] ^ 0x5A]))
+EOF
+}
+
 # use_mountpoint: for tests on a real FUSE mount. Needs root and /dev/fuse
 # (else the test is skipped); sets $MP to an empty directory and makes sure no
 # mount there outlives the test, whatever way it ends.

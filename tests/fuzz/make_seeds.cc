@@ -69,7 +69,9 @@ strata::Tree SampleTree() {
   return t;
 }
 
-// A pack of two objects (one compressible, one not), written by PackWriter.
+// A pack written by PackWriter: two objects stored whole (one compressible,
+// one not, as pack format 1 stored every object), and two framed ones as
+// Store::Put stores them (frames of 4 KiB, so that there are several).
 std::string SamplePack(const std::string& scratch) {
   std::filesystem::create_directories(scratch);
   auto writer = strata::PackWriter::Create(strata::Env::Default(), scratch);
@@ -79,6 +81,14 @@ std::string SamplePack(const std::string& scratch) {
     strata::Codec codec = strata::Compress(raw, 3, &stored);
     auto id = strata::ComputeObjectId(strata::ObjectType::kChunk, raw);
     if (!(*writer)->Add(id, strata::ObjectType::kChunk, codec, stored, raw.size()).ok()) std::exit(1);
+  }
+  std::string mixed(6000, 'y');
+  for (int i = 0; i < 6000; i++) mixed.push_back(static_cast<char>((i * 7919) % 251));
+  for (const std::string& raw : {mixed, std::string("tiny")}) {
+    std::string stored;
+    auto id = strata::ComputeObjectId(strata::ObjectType::kChunk, raw);
+    strata::EncodeFramed(id, raw, 3, strata::kMinFrameShift, &stored);
+    if (!(*writer)->Add(id, strata::ObjectType::kChunk, strata::Codec::kFramed, stored, raw.size()).ok()) std::exit(1);
   }
   auto sealed = (*writer)->Finish();
   if (!sealed.ok()) std::exit(1);
@@ -237,7 +247,7 @@ int main(int argc, char** argv) {
   c.root_meta.xattrs = {{"user.x", "y"}};
   Write(dir + "/commit", "merge", strata::EncodeCommit(c));
   Write(dir + "/commit", "first", strata::EncodeCommit(strata::Commit()));
-  Write(dir + "/pack", "two-objects", SamplePack(dir + "/.scratch"));
+  Write(dir + "/pack", "whole-and-framed", SamplePack(dir + "/.scratch"));
   Write(dir + "/config", "default", strata::StoreConfig().ToJson());
   namespace wi = strata::workspace_internal;
   Write(dir + "/chunk_list", "two", wi::EncodeChunkList({{strata::Sha256::Of("a", 1), 7}, {strata::Sha256::Of("b", 1), 1 << 20}}));
