@@ -12,6 +12,7 @@
 #include "store/gc.h"
 #include "store/index.h"
 #include "store/revision.h"
+#include "store/store_test_fixture.h"
 #include "testing/store_test_util.h"
 #include "testing/tree_test_util.h"
 
@@ -21,14 +22,10 @@ namespace {
 constexpr int64_t kDayNs = int64_t{86400} * 1'000'000'000;
 constexpr int64_t kFirstDayNs = int64_t{1704110400} * 1'000'000'000;  // 2024-01-01 12:00 UTC
 
-class ForgetTest : public ::testing::Test {
+class ForgetTest : public StoreTest {
  protected:
   void SetUp() override {
-    path_ = dir_.path() + "/store";
-    ASSERT_TRUE(Store::Init(path_, StoreConfig()).ok());
-    auto s = Store::Open(path_);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(s).value();
+    StoreTest::SetUp();
     store_->SetPackMerging(false);
   }
 
@@ -90,10 +87,6 @@ class ForgetTest : public ::testing::Test {
   }
 
   static std::set<Hash> Forgotten(const ForgetPlan& plan) { return {plan.forget.begin(), plan.forget.end()}; }
-
-  testing::TempDir dir_;
-  std::string path_;
-  std::unique_ptr<Store> store_;
 };
 
 TEST_F(ForgetTest, GcAfterForgetFreesOnlyWhatTheForgottenCommitsHeld) {

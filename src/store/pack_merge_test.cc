@@ -15,6 +15,7 @@
 #include "store/index.h"
 #include "store/pack_reader.h"
 #include "store/store.h"
+#include "store/store_test_fixture.h"
 #include "testing/store_test_util.h"
 
 namespace strata {
@@ -63,20 +64,9 @@ std::string ReadFile(Store& store, const Hash& id) {
   return data.ok() ? *data : data.status().ToString();
 }
 
-class PackMergeTest : public ::testing::Test {
+class PackMergeTest : public StoreTest {
  protected:
-  void SetUp() override {
-    path_ = dir_.path() + "/store";
-    ASSERT_TRUE(Store::Init(path_, StoreConfig()).ok());
-    auto s = Store::Open(path_);
-    ASSERT_TRUE(s.ok()) << s.status().ToString();
-    store_ = std::move(s).value();
-  }
   uint64_t Packs() { return *store_->index()->PackCount(); }
-
-  testing::TempDir dir_;
-  std::string path_;
-  std::unique_ptr<Store> store_;
 };
 
 TEST(PackMergePolicyTest, MergesOneFullTierOfSmallPacksOnly) {

@@ -1,5 +1,5 @@
-// StoreTest: a fresh store per test, reopened at will, for the tests of the
-// store_test binary (store_test.cc, frame_test.cc).
+// StoreTest: a fresh store per test, reopened at will, for the store's tests
+// (store_test.cc, frame_test.cc, pack_merge_test.cc, forget_test.cc).
 #pragma once
 
 #include <gtest/gtest.h>
