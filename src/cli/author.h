@@ -7,7 +7,7 @@
 //   3. the login name and login@host.
 // The author is then "Name <email>", as git writes it. When neither was given
 // by 1 or 2 it stays "login@host", what strata recorded before it had names.
-// docs/identity.md is the user's documentation of this.
+// README.md ("Who made a commit") is the user's documentation of this.
 #pragma once
 
 #include <string>

@@ -279,10 +279,9 @@ void RegisterHistoryCommands(CLI::App& app, Globals& g, int* exit_code) {
                   "does not");
   log->add_option("-n,--max-count", log_args.max_count, "show at most N commits")->check(CLI::NonNegativeNumber);
   auto* json = log->add_flag("--json", g.json, "machine-readable output (with --graph: the rows drawn with each)");
-  auto* graph = log->add_flag("--graph", log_args.graph, "one line per commit, with the lines of history drawn beside it");
-  log->add_flag("--oneline", log_args.oneline, "one line per commit: short id, branches, subject")
-      ->excludes(json)
-      ->excludes(graph);
+  log->add_flag("--graph", log_args.graph, "one line per commit, with the lines of history drawn beside it");
+  // --graph draws one line per commit already: --oneline beside it changes nothing.
+  log->add_flag("--oneline", log_args.oneline, "one line per commit: short id, branches, subject")->excludes(json);
   log->callback([&g, exit_code] { *exit_code = RunLog(g, log_args); });
 
   static PathArgs ls_args;

@@ -8,7 +8,7 @@
 //
 // A branch name wins over a hex prefix that happens to spell the same, and a
 // branch named HEAD over the default branch. Commands that are given a
-// workspace read HEAD as its base instead (docs/revisions.md).
+// workspace read HEAD as its base instead (README.md, "Commands").
 #pragma once
 
 #include <optional>
