@@ -190,11 +190,10 @@ Result<std::pair<Side, Side>> ResolveSides(Store& store, const DiffArgs& a, cons
   for (int i = 0; i < 2; i++) {
     if (i == 0 ? from_ws.has_value() : to_ws.has_value()) continue;
     std::string spec = i == 0 ? a.from : a.to;
-    const std::string rev = SplitRevPath(spec).rev;
-    if (workspace_head && rev.substr(0, rev.find('~')) == kHead) {
-      if (workspace_head->empty())
+    if (workspace_head) {
+      if (workspace_head->empty() && HeadAs(spec, "") != spec)
         return Status::NotFound("HEAD: the workspace compared was started empty and has no base commit");
-      spec = *workspace_head + spec.substr(kHead.size());
+      spec = HeadAs(spec, *workspace_head);
     }
     STRATA_ASSIGN_OR_RETURN(sides[i], CommitSide(store, spec));
   }
@@ -212,9 +211,11 @@ int RunDiff(Globals& g, const DiffArgs& args) {
   if (!session.ok()) return Fail(session.status());
   std::optional<WorkspaceTarget> alone;
   if (a.to.empty()) {
+    // A workspace first (a mountpoint such as ../mnt is no range);
+    // "ws:a..b" is refused as a workspace's name, and is a range.
     auto ws = WorkspaceAlone(**store, a.from);
-    if (!ws.ok()) return Fail(ws.status());
-    const std::optional<RevRange> range = *ws ? std::nullopt : SplitRevRange(a.from);
+    const std::optional<RevRange> range = ws.ok() && *ws ? std::nullopt : SplitHistoryRange(a.from);
+    if (!range && !ws.ok()) return Fail(ws.status());
     if (range) {  // A..B compares A with B, as git's diff does
       a.from = range->from;
       a.to = range->to;

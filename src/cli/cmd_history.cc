@@ -8,6 +8,7 @@
 #include <set>
 
 #include "cli/history.h"
+#include "cli/workspace_target.h"
 #include "store/forget.h"
 #include "store/revision.h"
 
@@ -83,6 +84,49 @@ void PrintGraph(const std::vector<std::pair<Hash, Commit>>& commits,
   if (json) PrintJson(out);
 }
 
+// A workspace named where log takes a revision (ws:NAME or a mountpoint)
+// stands for its base commit. nullopt when spec names no workspace.
+Result<std::optional<Hash>> WorkspaceBase(Store& store, const std::string& spec) {
+  STRATA_ASSIGN_OR_RETURN(auto target, FindWorkspaceSide(store, spec));
+  if (!target) return std::optional<Hash>();
+  STRATA_ASSIGN_OR_RETURN(auto list, Workspace::List(store));
+  for (const WorkspaceInfo& info : list) {
+    if (info.name != target->name) continue;
+    if (!info.base) return Status::NotFound("workspace '" + info.name + "' was started empty: it has no commits yet");
+    return info.base;
+  }
+  return Status::NotFound("no workspace '" + target->name + "'");
+}
+
+// log's REV or A..B: where to start, and what to leave out (all that A
+// reaches). HEAD beside a workspace is its base.
+struct LogRange {
+  Hash start;
+  std::optional<Hash> exclude;
+};
+Result<LogRange> ResolveLogRange(Store& store, const std::string& spec) {
+  // A workspace first: a mountpoint such as ../mnt is no range. "ws:a..b"
+  // is refused as a workspace's name, and is a range.
+  auto alone = WorkspaceBase(store, spec);
+  if (alone.ok() && *alone) return LogRange{**alone, std::nullopt};
+  const std::optional<RevRange> range = SplitHistoryRange(spec);
+  if (!range) {
+    if (!alone.ok()) return alone.status();
+    STRATA_ASSIGN_OR_RETURN(Hash id, ResolveRevision(store, spec));
+    return LogRange{id, std::nullopt};
+  }
+  STRATA_ASSIGN_OR_RETURN(auto from_ws, WorkspaceBase(store, range->from));
+  STRATA_ASSIGN_OR_RETURN(auto to_ws, WorkspaceBase(store, range->to));
+  const std::optional<Hash> head = from_ws ? from_ws : to_ws;
+  auto resolve = [&](const std::string& side, const std::optional<Hash>& ws) -> Result<Hash> {
+    if (ws) return *ws;
+    return ResolveRevision(store, head ? HeadAs(side, head->ToHex()) : side);
+  };
+  STRATA_ASSIGN_OR_RETURN(Hash from, resolve(range->from, from_ws));
+  STRATA_ASSIGN_OR_RETURN(Hash to, resolve(range->to, to_ws));
+  return LogRange{to, from};
+}
+
 // Every commit reachable from the starts, not going into `stop`.
 Result<std::vector<std::pair<Hash, Commit>>> Reachable(Store& store, std::deque<Hash> todo,
                                                       const std::set<Hash>& stop) {
@@ -103,7 +147,8 @@ struct PathArgs {
 };
 
 int RunLog(Globals& g, const LogArgs& a) {
-  auto store = OpenStore(g);
+  // A mountpoint as REV says which store to read (OpenStoreFor).
+  auto store = OpenStoreFor(g, a.rev);
   if (!store.ok()) return Fail(store.status());
   auto refs = (*store)->ListRefs();
   if (!refs.ok()) return Fail(refs.status());
@@ -117,14 +162,11 @@ int RunLog(Globals& g, const LogArgs& a) {
   std::deque<Hash> todo;
   std::set<Hash> stop;
   if (!a.rev.empty()) {
-    const std::optional<RevRange> range = SplitRevRange(a.rev);
-    auto id = ResolveRevision(**store, range ? range->to : a.rev);
-    if (!id.ok()) return Fail(id.status());
-    todo.push_back(*id);
-    if (range) {
-      auto from = ResolveRevision(**store, range->from);
-      if (!from.ok()) return Fail(from.status());
-      auto excluded = Reachable(**store, {*from}, {});
+    auto range = ResolveLogRange(**store, a.rev);
+    if (!range.ok()) return Fail(range.status());
+    todo.push_back(range->start);
+    if (range->exclude) {
+      auto excluded = Reachable(**store, {*range->exclude}, {});
       if (!excluded.ok()) return Fail(excluded.status());
       for (const auto& [hidden, c] : *excluded) stop.insert(hidden);
     }
@@ -249,6 +291,24 @@ int RunLs(Globals& g, const PathArgs& a) {
 
 }  // namespace
 
+std::optional<RevRange> SplitHistoryRange(const std::string& spec) {
+  constexpr std::string_view kWorkspacePrefix = "ws:";
+  if (!spec.starts_with(kWorkspacePrefix)) return SplitRevRange(spec);
+  auto rest = SplitRevRange(spec.substr(kWorkspacePrefix.size()));
+  if (!rest) return std::nullopt;
+  // "ws:..main" left its workspace's name empty: no range of ours.
+  if (spec.compare(kWorkspacePrefix.size(), 2, "..") == 0) return std::nullopt;
+  rest->from = std::string(kWorkspacePrefix) + rest->from;
+  return rest;
+}
+
+std::string HeadAs(const std::string& spec, const std::string& head_hex) {
+  if (!spec.starts_with(kHead)) return spec;
+  const std::string rest = spec.substr(kHead.size());
+  if (!rest.empty() && rest[0] != '~' && rest[0] != ':') return spec;  // HEADS, HEAD_x: other names
+  return head_hex + rest;
+}
+
 int CatFile(Globals& g, const std::string& spec) {
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(store.status());
@@ -275,8 +335,8 @@ void RegisterHistoryCommands(CLI::App& app, Globals& g, int* exit_code) {
   static LogArgs log_args;  // option storage must outlive parsing: the app lives for the process
   auto* log = app.add_subcommand("log", "list commits, newest first (all branches when no REV)");
   log->add_option("REV", log_args.rev,
-                  "start from this revision (HEAD: the default branch's head); A..B: the commits B reaches and A "
-                  "does not");
+                  "start from this revision (HEAD: the default branch's head; a workspace, ws:NAME or a "
+                  "mountpoint: its base); A..B: the commits B reaches and A does not");
   log->add_option("-n,--max-count", log_args.max_count, "show at most N commits")->check(CLI::NonNegativeNumber);
   auto* json = log->add_flag("--json", g.json, "machine-readable output (with --graph: the rows drawn with each)");
   log->add_flag("--graph", log_args.graph, "one line per commit, with the lines of history drawn beside it");

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "store/revision.h"
 
 namespace strata::cli {
 
@@ -17,6 +18,15 @@ void RegisterDiffCommands(CLI::App& app, Globals& g, int* exit_code);
 // cat REV:PATH, show REV:PATH: the file's bytes to standard output; exit 1
 // when PATH is missing, a directory or not a regular file.
 int CatFile(Globals& g, const std::string& spec);
+
+// spec with a leading HEAD (HEAD, HEAD~N, HEAD:PATH) read as the commit
+// head_hex: HEAD beside a workspace is the commit that workspace is based on.
+// Any other spec is returned as it is.
+std::string HeadAs(const std::string& spec, const std::string& head_hex);
+
+// SplitRevRange (store/revision.h) for log and diff, where a side may also
+// be ws:NAME: that ':' is no REV:PATH's, so "ws:a..main" is a range too.
+std::optional<RevRange> SplitHistoryRange(const std::string& spec);
 
 // The first line of a commit message.
 std::string Subject(const std::string& message);

@@ -125,6 +125,19 @@ expect_ok strata diff HEAD~1 ws:w --name-status
 [[ $(cat "$OUT") == $'M\t.\nM\tf\nA\tnew' ]] || fail "diff HEAD~1 ws:NAME: $(cat "$OUT")"
 expect_ok strata diff HEAD~1 HEAD --name-only
 [[ $(cat "$OUT") == "f" ]] || fail "diff HEAD~1 HEAD: $(cat "$OUT")"
+# log: a workspace stands for its base; HEAD beside it is that base too.
+expect_ok strata log ws:w --oneline -n 1
+[[ $(cat "$OUT") == "$s5 fifth" ]] || fail "log ws:NAME does not start at the workspace's base: $(cat "$OUT")"
+expect_ok strata log "$MP" --oneline -n 1
+[[ $(cat "$OUT") == "$s5 fifth" ]] || fail "log MOUNTPOINT: $(cat "$OUT")"
+expect_ok strata log ws:w..main --oneline
+[[ $(cat "$OUT") == "${c6:0:12} (main) sixth" ]] || fail "log ws:NAME..main: $(cat "$OUT")"
+expect_ok strata log HEAD~1..ws:w --oneline
+[[ $(cat "$OUT") == "$s5 fifth" ]] || fail "log HEAD~1..ws:NAME (HEAD the workspace's base): $(cat "$OUT")"
+expect_ok strata diff ws:w..main --name-only
+[[ $(cat "$OUT") == $'.\nf\nnew' ]] || fail "diff ws:NAME..REV: $(cat "$OUT")"
+expect_exit 1 strata log ws:nosuch
+expect_stderr_matches "nosuch"
 expect_ok strata umount "$MP"
 
 step "show REV:PATH: a file's content at a commit"
