@@ -301,7 +301,13 @@ int RunDiff(Globals& g, const DiffArgs& args) {
 }
 
 int RunShow(Globals& g, const std::string& rev) {
-  if (rev.find(':') != std::string::npos) return CatFile(g, rev);  // REV:PATH: the file's content
+  if (rev.find(':') != std::string::npos) {  // REV:PATH: the file's content
+    if (g.json) {
+      std::fprintf(stderr, "strata: show REV:PATH writes the file's bytes; --json applies to a commit only\n");
+      return kExitUsage;
+    }
+    return CatFile(g, rev);
+  }
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(store.status());
   auto id = ResolveContentRevision(**store, rev);

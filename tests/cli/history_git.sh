@@ -147,6 +147,8 @@ expect_ok strata show HEAD~3:dir/g
 [[ $(cat "$OUT") == "inner" ]] || fail "show HEAD~N:PATH: $(cat "$OUT")"
 expect_ok strata show "${c6:0:12}:f"
 [[ $(cat "$OUT") == "six" ]] || fail "show PREFIX:PATH: $(cat "$OUT")"
+expect_exit 2 strata show main:f --json
+expect_stdout_empty
 expect_exit 1 strata show main:missing
 expect_stderr_matches "'missing' does not exist"
 expect_stdout_empty
