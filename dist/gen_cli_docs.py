@@ -131,10 +131,19 @@ commit can be mounted read\-only, exported, forked or pushed to a remote
 store in an S3 bucket.
 .PP
 A revision (\fIREV\fR) is a full commit id, a unique prefix of one (at least 4
-hex digits), a branch name, or one of these followed by \fB~\fR\fIN\fR (N
-commits back along first parents). \fIREV\fR\fB:\fR\fIPATH\fR names a path
-inside a commit.
+hex digits), a branch name, \fBHEAD\fR, or one of these followed by
+\fB~\fR\fIN\fR (N commits back along first parents). \fBHEAD\fR is the head of
+branch \fBmain\fR (or of the only branch); beside a workspace in \fBlog\fR and
+\fBdiff\fR it is that workspace's base commit. \fIA\fB..\fIB\fR (in \fBlog\fR
+and \fBdiff\fR) is what \fIB\fR reaches and \fIA\fR does not.
+\fIREV\fR\fB:\fR\fIPATH\fR names a path inside a commit.
 .SH ENVIRONMENT
+.TP
+.B STRATA_AUTHOR_NAME\fR, \fBSTRATA_AUTHOR_EMAIL
+the author that \fBcommit\fR, \fBimport\fR and \fBexec \-\-commit\fR record, as
+\fIName\fR <\fIemail\fR>; otherwise \fBname = \fR... and \fBemail = \fR...
+lines of \fB$XDG_CONFIG_HOME/strata/config\fR, else
+\fB~/.config/strata/config\fR; otherwise the login name and \fIlogin\fB@\fIhost\fR.
 .TP
 .B STRATA_STORE
 the store when \fB\-\-store\fR is not given; otherwise
@@ -281,11 +290,19 @@ __strata_names() {
   esac
 }
 
+# Branch names, and HEAD when there is a branch for it to name.
+__strata_revs() {
+  local branches
+  branches=$(__strata_names branch)
+  [ -z "$branches" ] || printf 'HEAD\n%s\n' "$branches"
+}
+
 __strata_values() {
   local kind=${1%+}
   case $kind in
-    rev|branch) __strata_names branch ;;
-    rev-or-workspace) __strata_names branch; __strata_names workspace | while read -r w; do echo "ws:$w"; done
+    rev) __strata_revs ;;
+    branch) __strata_names branch ;;
+    rev-or-workspace) __strata_revs; __strata_names workspace | while read -r w; do echo "ws:$w"; done
                       echo @dir ;;
     workspace) __strata_names workspace ;;
     workspace-or-dir) __strata_names workspace; echo @dir ;;

@@ -58,7 +58,8 @@ int Fail(const Status& s);
 void PrintJson(const nlohmann::ordered_json& j);
 std::string ShortId(const Hash& h);
 std::string FormatTime(int64_t sec, uint32_t nsec);
-std::string DefaultAuthor();  // user@host
+// A commit's time as git prints it: "Wed Dec 2 12:00:00 2026 +0000", local time.
+std::string FormatCommitTime(int64_t time_ns);
 // Waits up to timeout_ms for process pid to exit (a zombie has exited); true
 // when it has, or when there is no such process.
 bool WaitForProcessExit(int pid, int timeout_ms);

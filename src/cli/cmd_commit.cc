@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "cli/author.h"
 #include "cli/cli.h"
 #include "cli/workspace_target.h"
 #include "control/protocol.h"
@@ -28,7 +29,9 @@ int RunCommit(Globals& g, const CommitArgs& a) {
   if (a.message.empty()) return Fail(Status::InvalidArgument("a commit needs a message (-m MESSAGE)"));
   auto store = OpenStoreFor(g, a.target);
   if (!store.ok()) return Fail(store.status());
-  CommitRequest request{a.message, DefaultAuthor(), a.branch};
+  auto author = CommitAuthor();
+  if (!author.ok()) return Fail(author.status());
+  CommitRequest request{a.message, *author, a.branch};
   auto reply = CommitWorkspace(**store, a.target, request);
   if (!reply.ok()) return Fail(reply.status());
   if (g.json) {

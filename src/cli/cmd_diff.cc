@@ -126,7 +126,7 @@ std::string JoinPath(const std::vector<std::string>& names) {
 struct DiffArgs {
   std::string from, to;
   std::vector<std::string> paths;
-  bool stat = false, name_status = false;
+  bool stat = false, name_status = false, name_only = false;
 };
 
 // One side of a diff: a commit (REV or REV:PATH), or what a workspace's next
@@ -178,18 +178,30 @@ Result<std::pair<Side, Side>> ResolveSides(Store& store, const DiffArgs& a, cons
   STRATA_ASSIGN_OR_RETURN(auto from_ws, FindWorkspaceSide(store, a.from));
   STRATA_ASSIGN_OR_RETURN(auto to_ws, FindWorkspaceSide(store, a.to));
   Side sides[2];
+  // Beside a workspace, HEAD is the commit that workspace is based on.
+  std::optional<std::string> workspace_head;
   for (int i = 0; i < 2; i++) {
     const auto& ws = i == 0 ? from_ws : to_ws;
-    if (ws) {
-      STRATA_ASSIGN_OR_RETURN(sides[i], WorkspaceSide(store, *ws, nullptr));
-    } else {
-      STRATA_ASSIGN_OR_RETURN(sides[i], CommitSide(store, i == 0 ? a.from : a.to));
+    if (!ws) continue;
+    WorkspaceSnapshot snap;
+    STRATA_ASSIGN_OR_RETURN(sides[i], WorkspaceSide(store, *ws, &snap));
+    if (!workspace_head) workspace_head = snap.base ? snap.base->ToHex() : "";
+  }
+  for (int i = 0; i < 2; i++) {
+    if (i == 0 ? from_ws.has_value() : to_ws.has_value()) continue;
+    std::string spec = i == 0 ? a.from : a.to;
+    if (workspace_head) {
+      if (workspace_head->empty() && HeadAs(spec, "") != spec)
+        return Status::NotFound("HEAD: the workspace compared was started empty and has no base commit");
+      spec = HeadAs(spec, *workspace_head);
     }
+    STRATA_ASSIGN_OR_RETURN(sides[i], CommitSide(store, spec));
   }
   return std::make_pair(std::move(sides[0]), std::move(sides[1]));
 }
 
-int RunDiff(Globals& g, const DiffArgs& a) {
+int RunDiff(Globals& g, const DiffArgs& args) {
+  DiffArgs a = args;
   // A mountpoint on either side says which store to read (OpenStoreFor).
   auto store = OpenStoreFor(g, MountSourceOf(a.to) ? a.to : a.from);
   if (!store.ok()) return Fail(store.status());
@@ -199,16 +211,23 @@ int RunDiff(Globals& g, const DiffArgs& a) {
   if (!session.ok()) return Fail(session.status());
   std::optional<WorkspaceTarget> alone;
   if (a.to.empty()) {
+    // A workspace first (a mountpoint such as ../mnt is no range);
+    // "ws:a..b" is refused as a workspace's name, and is a range.
     auto ws = WorkspaceAlone(**store, a.from);
-    if (!ws.ok()) return Fail(ws.status());
-    if (!*ws) {
+    const std::optional<RevRange> range = ws.ok() && *ws ? std::nullopt : SplitHistoryRange(a.from);
+    if (!range && !ws.ok()) return Fail(ws.status());
+    if (range) {  // A..B compares A with B, as git's diff does
+      a.from = range->from;
+      a.to = range->to;
+    } else if (!*ws) {
       std::fprintf(stderr,
                    "strata: '%s' is not a workspace (a name, ws:NAME or a mountpoint); compare two revisions "
                    "with: strata diff A B\n",
                    a.from.c_str());
       return kExitUsage;
+    } else {
+      alone = std::move(*ws);
     }
-    alone = std::move(*ws);
   }
   auto sides = ResolveSides(**store, a, alone);
   if (!sides.ok()) return Fail(sides.status());
@@ -273,6 +292,8 @@ int RunDiff(Globals& g, const DiffArgs& a) {
   }
   if (a.stat) {
     PrintStat(rows);
+  } else if (a.name_only) {
+    for (const ChangeRow& r : rows) fmt::print("{}\n", r.path);
   } else {
     PrintNameStatus(rows);
   }
@@ -280,6 +301,13 @@ int RunDiff(Globals& g, const DiffArgs& a) {
 }
 
 int RunShow(Globals& g, const std::string& rev) {
+  if (rev.find(':') != std::string::npos) {  // REV:PATH: the file's content
+    if (g.json) {
+      std::fprintf(stderr, "strata: show REV:PATH writes the file's bytes; --json applies to a commit only\n");
+      return kExitUsage;
+    }
+    return CatFile(g, rev);
+  }
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(store.status());
   auto id = ResolveContentRevision(**store, rev);
@@ -332,8 +360,7 @@ int RunShow(Globals& g, const std::string& rev) {
     fmt::print("Merge:  {}\n", fmt::join(hex, " "));
   }
   fmt::print("Author: {}\n", c->author);
-  const SplitTime when = SplitNs(c->time_ns);
-  fmt::print("Date:   {}\n\n", FormatTime(when.sec, when.nsec));
+  fmt::print("Date:   {}\n\n", FormatCommitTime(c->time_ns));
   std::string_view msg = c->message;
   while (!msg.empty()) {
     size_t nl = msg.find('\n');
@@ -350,8 +377,9 @@ int RunShow(Globals& g, const std::string& rev) {
 
 void RegisterDiffCommands(CLI::App& app, Globals& g, int* exit_code) {
   static std::string show_rev;  // option storage must outlive parsing: the app lives for the process
-  auto* show = app.add_subcommand("show", "a commit: id, parents, author, time, message, and what it changed");
-  show->add_option("REV", show_rev, "the commit")->required();
+  auto* show = app.add_subcommand(
+      "show", "a commit: id, parents, author, time, message, and what it changed; REV:PATH: a file's content");
+  show->add_option("REV", show_rev, "the commit, or REV:PATH for a file in it")->required();
   show->add_flag("--json", g.json, "machine-readable output");
   show->callback([&g, exit_code] { *exit_code = RunShow(g, show_rev); });
 
@@ -360,7 +388,10 @@ void RegisterDiffCommands(CLI::App& app, Globals& g, int* exit_code) {
       "diff",
       "paths that differ between two commits or workspaces: A added, D deleted, M modified (content, mode, owner, "
       "mtime or xattrs), T type changed");
-  diff->add_option("A", d.from, "the old side: REV, REV:PATH, ws:WORKSPACE or a mountpoint")->required();
+  diff->add_option("A", d.from,
+                   "the old side: REV, REV:PATH, ws:WORKSPACE or a mountpoint; A..B alone compares A with B; "
+                   "HEAD beside a workspace is its base")
+      ->required();
   auto* b = diff->add_option("B", d.to,
                              "the new side: REV, REV:PATH, ws:WORKSPACE or a mountpoint; without B, A is a "
                              "workspace compared with its base");
@@ -384,7 +415,9 @@ void RegisterDiffCommands(CLI::App& app, Globals& g, int* exit_code) {
                               "per path its size before and after (size differences, not an edit distance), "
                               "then a summary");
   auto* name_status = diff->add_flag("--name-status", d.name_status, "a status letter and a path per line (default)");
+  auto* name_only = diff->add_flag("--name-only", d.name_only, "the changed paths only, one per line");
   stat->excludes(name_status);
+  name_only->excludes(stat)->excludes(name_status);
   diff->add_flag("--json", g.json, "machine-readable output");
   diff->callback([&g, exit_code] { *exit_code = RunDiff(g, d); });
 }

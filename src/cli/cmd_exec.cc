@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "cli/author.h"
 #include "cli/cli.h"
 #include "cli/exec_runs.h"
 #include "cli/workspace_target.h"
@@ -130,6 +131,13 @@ int RunExec(Globals& g, const ExecArgs& a) {
   if (Status s = CheckArgs(a); !s.ok()) return ExecFail(s);
   auto limits = ParseLimits(a);
   if (!limits.ok()) return ExecFail(limits.status());
+  // Known before the program runs: a bad config file must not cost its work.
+  std::string author;
+  if (a.commit) {
+    auto found = CommitAuthor();
+    if (!found.ok()) return ExecFail(found.status());
+    author = std::move(found).value();
+  }
   std::string name, store_path, state_dir;
   bool created = false;
   std::optional<MountedWorkspace> mounted;
@@ -225,7 +233,7 @@ int RunExec(Globals& g, const ExecArgs& a) {
   }
   bool clean = false;  // the workspace holds nothing that is not committed
   if (a.commit && o.exit_status == 0) {
-    auto reply = CommitWorkspace(**store, name, CommitRequest{a.message, DefaultAuthor(), ""});
+    auto reply = CommitWorkspace(**store, name, CommitRequest{a.message, author, ""});
     if (!reply.ok()) {
       rc = ExecFail(reply.status().WithContext("the program succeeded but its changes were not committed"));
     } else {

@@ -8,23 +8,45 @@
 #include <set>
 
 #include "cli/history.h"
+#include "cli/workspace_target.h"
 #include "store/forget.h"
 #include "store/revision.h"
-#include "util/time_ns.h"
 
 namespace strata::cli {
 namespace {
 
 struct LogArgs {
   std::string rev;
-  bool graph = false;
+  bool graph = false, oneline = false;
+  int64_t max_count = -1;  // -n N; -1: all
 };
+
+std::string Decoration(std::map<Hash, std::vector<std::string>>& names, const Hash& id) {
+  return names.count(id) ? fmt::format(" ({})", fmt::join(names[id], ", ")) : "";
+}
+
+nlohmann::ordered_json CommitJson(const Hash& id, const Commit& c, std::map<Hash, std::vector<std::string>>& names,
+                                  const std::unordered_set<Hash>& forgotten) {
+  nlohmann::ordered_json parents = nlohmann::ordered_json::array();
+  for (const Hash& p : c.parents) parents.push_back(p.ToHex());
+  return {{"id", id.ToHex()},
+          {"parents", parents},
+          {"root", c.root.ToHex()},
+          {"author", c.author},
+          {"time", c.time_ns},
+          {"message", c.message},
+          {"branches", names.count(id) ? names[id] : std::vector<std::string>{}},
+          {"forgotten", forgotten.count(id) > 0}};
+}
 
 // `log --graph`: children before parents, and a line of history kept together
 // (git's --topo-order): a commit is shown once all its children are; of those
 // ready, the one that became ready last goes first, tips newest first.
+// With json, each commit's object gets the rows drawn with it ("graph":
+// {"before", "line", "after"}) instead of being printed.
 void PrintGraph(const std::vector<std::pair<Hash, Commit>>& commits,
-                std::map<Hash, std::vector<std::string>>& names, const std::unordered_set<Hash>& forgotten) {
+                std::map<Hash, std::vector<std::string>>& names, const std::unordered_set<Hash>& forgotten,
+                int64_t max_count, bool json) {
   std::map<Hash, const Commit*> by_id;
   std::map<Hash, int> children;
   for (const auto& [id, c] : commits) by_id[id] = &c;
@@ -35,26 +57,98 @@ void PrintGraph(const std::vector<std::pair<Hash, Commit>>& commits,
   for (auto it = commits.rbegin(); it != commits.rend(); ++it)
     if (children[it->first] == 0) ready.push_back(it->first);
   LogGraph graph;
-  while (!ready.empty()) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (int64_t shown = 0; !ready.empty() && shown != max_count; shown++) {
     Hash id = ready.back();
     ready.pop_back();
     const Commit& c = *by_id[id];
-    LogGraph::Row row = graph.Add(id, c.parents);
-    std::string branches;
-    if (names.count(id)) branches = fmt::format(" ({})", fmt::join(names[id], ", "));
-    fmt::print("{}{}{}{} {}\n", row.prefix, ShortId(id), branches, forgotten.count(id) ? " [forgotten]" : "",
-               Subject(c.message));
-    for (const std::string& line : row.after) fmt::print("{}\n", line);
+    // A parent outside the commits listed (behind the A of A..B) is not
+    // drawn, nor waited for.
+    std::vector<Hash> parents;
     for (const Hash& p : c.parents)
+      if (by_id.count(p)) parents.push_back(p);
+    LogGraph::Row row = graph.Add(id, parents);
+    for (const Hash& p : parents)
       if (--children[p] == 0) ready.push_back(p);
+    if (json) {
+      nlohmann::ordered_json j = CommitJson(id, c, names, forgotten);
+      j["graph"] = {{"before", row.before}, {"line", row.prefix}, {"after", row.after}};
+      out.push_back(std::move(j));
+      continue;
+    }
+    for (const std::string& line : row.before) fmt::print("{}\n", line);
+    fmt::print("{}{}{}{} {}\n", row.prefix, ShortId(id), Decoration(names, id),
+               forgotten.count(id) ? " [forgotten]" : "", Subject(c.message));
+    for (const std::string& line : row.after) fmt::print("{}\n", line);
   }
+  if (json) PrintJson(out);
+}
+
+// A workspace named where log takes a revision (ws:NAME or a mountpoint)
+// stands for its base commit. nullopt when spec names no workspace.
+Result<std::optional<Hash>> WorkspaceBase(Store& store, const std::string& spec) {
+  STRATA_ASSIGN_OR_RETURN(auto target, FindWorkspaceSide(store, spec));
+  if (!target) return std::optional<Hash>();
+  STRATA_ASSIGN_OR_RETURN(auto list, Workspace::List(store));
+  for (const WorkspaceInfo& info : list) {
+    if (info.name != target->name) continue;
+    if (!info.base) return Status::NotFound("workspace '" + info.name + "' was started empty: it has no commits yet");
+    return info.base;
+  }
+  return Status::NotFound("no workspace '" + target->name + "'");
+}
+
+// log's REV or A..B: where to start, and what to leave out (all that A
+// reaches). HEAD beside a workspace is its base.
+struct LogRange {
+  Hash start;
+  std::optional<Hash> exclude;
+};
+Result<LogRange> ResolveLogRange(Store& store, const std::string& spec) {
+  // A workspace first: a mountpoint such as ../mnt is no range. "ws:a..b"
+  // is refused as a workspace's name, and is a range.
+  auto alone = WorkspaceBase(store, spec);
+  if (alone.ok() && *alone) return LogRange{**alone, std::nullopt};
+  const std::optional<RevRange> range = SplitHistoryRange(spec);
+  if (!range) {
+    if (!alone.ok()) return alone.status();
+    STRATA_ASSIGN_OR_RETURN(Hash id, ResolveRevision(store, spec));
+    return LogRange{id, std::nullopt};
+  }
+  STRATA_ASSIGN_OR_RETURN(auto from_ws, WorkspaceBase(store, range->from));
+  STRATA_ASSIGN_OR_RETURN(auto to_ws, WorkspaceBase(store, range->to));
+  const std::optional<Hash> head = from_ws ? from_ws : to_ws;
+  auto resolve = [&](const std::string& side, const std::optional<Hash>& ws) -> Result<Hash> {
+    if (ws) return *ws;
+    return ResolveRevision(store, head ? HeadAs(side, head->ToHex()) : side);
+  };
+  STRATA_ASSIGN_OR_RETURN(Hash from, resolve(range->from, from_ws));
+  STRATA_ASSIGN_OR_RETURN(Hash to, resolve(range->to, to_ws));
+  return LogRange{to, from};
+}
+
+// Every commit reachable from the starts, not going into `stop`.
+Result<std::vector<std::pair<Hash, Commit>>> Reachable(Store& store, std::deque<Hash> todo,
+                                                      const std::set<Hash>& stop) {
+  std::set<Hash> seen = stop;
+  std::vector<std::pair<Hash, Commit>> commits;
+  while (!todo.empty()) {
+    Hash id = todo.front();
+    todo.pop_front();
+    if (!seen.insert(id).second) continue;
+    STRATA_ASSIGN_OR_RETURN(Commit c, store.GetCommit(id));
+    for (const Hash& p : c.parents) todo.push_back(p);
+    commits.emplace_back(id, std::move(c));
+  }
+  return commits;
 }
 struct PathArgs {
   std::string spec;
 };
 
 int RunLog(Globals& g, const LogArgs& a) {
-  auto store = OpenStore(g);
+  // A mountpoint as REV says which store to read (OpenStoreFor).
+  auto store = OpenStoreFor(g, a.rev);
   if (!store.ok()) return Fail(store.status());
   auto refs = (*store)->ListRefs();
   if (!refs.ok()) return Fail(refs.status());
@@ -64,57 +158,47 @@ int RunLog(Globals& g, const LogArgs& a) {
   auto forgotten = ForgottenCommits(**store);
   if (!forgotten.ok()) return Fail(forgotten.status());
 
+  // REV, or A..B: what B reaches and A does not.
   std::deque<Hash> todo;
+  std::set<Hash> stop;
   if (!a.rev.empty()) {
-    auto id = ResolveRevision(**store, a.rev);
-    if (!id.ok()) return Fail(id.status());
-    todo.push_back(*id);
+    auto range = ResolveLogRange(**store, a.rev);
+    if (!range.ok()) return Fail(range.status());
+    todo.push_back(range->start);
+    if (range->exclude) {
+      auto excluded = Reachable(**store, {*range->exclude}, {});
+      if (!excluded.ok()) return Fail(excluded.status());
+      for (const auto& [hidden, c] : *excluded) stop.insert(hidden);
+    }
   } else {
     for (const auto& [name, id] : *refs) todo.push_back(id);
   }
-  std::set<Hash> seen;
-  std::vector<std::pair<Hash, Commit>> commits;
-  while (!todo.empty()) {
-    Hash id = todo.front();
-    todo.pop_front();
-    if (!seen.insert(id).second) continue;
-    auto c = (*store)->GetCommit(id);
-    if (!c.ok()) return Fail(c.status());
-    for (const Hash& p : c->parents) todo.push_back(p);
-    commits.emplace_back(id, std::move(c).value());
-  }
-  std::stable_sort(commits.begin(), commits.end(),
+  auto commits = Reachable(**store, std::move(todo), stop);
+  if (!commits.ok()) return Fail(commits.status());
+  std::stable_sort(commits->begin(), commits->end(),
                    [](const auto& x, const auto& y) { return x.second.time_ns > y.second.time_ns; });
   if (a.graph) {
-    PrintGraph(commits, names, *forgotten);
+    PrintGraph(*commits, names, *forgotten, a.max_count, g.json);
     return kExitOk;
   }
+  if (a.max_count >= 0 && commits->size() > static_cast<size_t>(a.max_count)) commits->resize(a.max_count);
 
   if (g.json) {
     nlohmann::ordered_json j = nlohmann::ordered_json::array();
-    for (const auto& [id, c] : commits) {
-      nlohmann::ordered_json parents = nlohmann::ordered_json::array();
-      for (const Hash& p : c.parents) parents.push_back(p.ToHex());
-      j.push_back({{"id", id.ToHex()},
-                   {"parents", parents},
-                   {"root", c.root.ToHex()},
-                   {"author", c.author},
-                   {"time", c.time_ns},
-                   {"message", c.message},
-                   {"branches", names.count(id) ? names[id] : std::vector<std::string>{}},
-                   {"forgotten", forgotten->count(id) > 0}});
-    }
+    for (const auto& [id, c] : *commits) j.push_back(CommitJson(id, c, names, *forgotten));
     PrintJson(j);
     return kExitOk;
   }
-  for (const auto& [id, c] : commits) {
-    std::string branches;
-    if (names.count(id)) branches = fmt::format(" ({})", fmt::join(names[id], ", "));
-    fmt::print("commit {}{}{}\n", id.ToHex(), branches,
+  for (const auto& [id, c] : *commits) {
+    if (a.oneline) {
+      fmt::print("{}{}{} {}\n", ShortId(id), Decoration(names, id), forgotten->count(id) ? " [forgotten]" : "",
+                 Subject(c.message));
+      continue;
+    }
+    fmt::print("commit {}{}{}\n", id.ToHex(), Decoration(names, id),
                forgotten->count(id) ? " [forgotten by strata forget: its files are no longer kept]" : "");
     fmt::print("Author: {}\n", c.author);
-    const SplitTime when = SplitNs(c.time_ns);
-    fmt::print("Date:   {}\n\n", FormatTime(when.sec, when.nsec));
+    fmt::print("Date:   {}\n\n", FormatCommitTime(c.time_ns));
     fmt::print("    {}\n\n", c.message);
   }
   return kExitOk;
@@ -205,36 +289,59 @@ int RunLs(Globals& g, const PathArgs& a) {
   return kExitOk;
 }
 
-int RunCat(Globals& g, const PathArgs& a) {
+}  // namespace
+
+std::optional<RevRange> SplitHistoryRange(const std::string& spec) {
+  constexpr std::string_view kWorkspacePrefix = "ws:";
+  if (!spec.starts_with(kWorkspacePrefix)) return SplitRevRange(spec);
+  auto rest = SplitRevRange(spec.substr(kWorkspacePrefix.size()));
+  if (!rest) return std::nullopt;
+  // "ws:..main" left its workspace's name empty: no range of ours.
+  if (spec.compare(kWorkspacePrefix.size(), 2, "..") == 0) return std::nullopt;
+  rest->from = std::string(kWorkspacePrefix) + rest->from;
+  return rest;
+}
+
+std::string HeadAs(const std::string& spec, const std::string& head_hex) {
+  if (!spec.starts_with(kHead)) return spec;
+  const std::string rest = spec.substr(kHead.size());
+  if (!rest.empty() && rest[0] != '~' && rest[0] != ':') return spec;  // HEADS, HEAD_x: other names
+  return head_hex + rest;
+}
+
+int CatFile(Globals& g, const std::string& spec) {
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(store.status());
-  if (SplitRevPath(a.spec).path.empty()) return Fail(Status::InvalidArgument("cat needs REV:PATH naming a file"));
-  auto loc = Locate(**store, a.spec);
+  if (SplitRevPath(spec).path.empty()) return Fail(Status::InvalidArgument("'" + spec + "' names no file (REV:PATH)"));
+  auto loc = Locate(**store, spec);
   if (!loc.ok()) return Fail(loc.status());
   const TreeEntry& e = loc->entry;
-  if (e.kind == EntryKind::kDirectory) return Fail(Status::InvalidArgument("'" + a.spec + "' is a directory"));
+  if (e.kind == EntryKind::kDirectory)
+    return Fail(Status::InvalidArgument("'" + spec + "' is a directory (list it with: strata ls " + spec + ")"));
   if (e.kind != EntryKind::kFile)
-    return Fail(Status::InvalidArgument("'" + a.spec + "' is a " + EntryKindName(e.kind) + ", not a file"));
+    return Fail(Status::InvalidArgument("'" + spec + "' is a " + EntryKindName(e.kind) + ", not a file"));
   for (const ChunkRef& c : e.chunks) {
     auto data = (*store)->Get(c.id, ObjectType::kChunk);
     if (!data.ok()) return Fail(data.status());
     if (data->size() != c.length)
-      return Fail(Status::Corruption("chunk " + c.id.ToHex() + " has the wrong length for '" + a.spec + "'"));
+      return Fail(Status::Corruption("chunk " + c.id.ToHex() + " has the wrong length for '" + spec + "'"));
     if (std::fwrite(data->data(), 1, data->size(), stdout) != data->size())
       return Fail(Status::IOError("writing to standard output", errno));
   }
   return kExitOk;
 }
 
-}  // namespace
-
 void RegisterHistoryCommands(CLI::App& app, Globals& g, int* exit_code) {
   static LogArgs log_args;  // option storage must outlive parsing: the app lives for the process
   auto* log = app.add_subcommand("log", "list commits, newest first (all branches when no REV)");
-  log->add_option("REV", log_args.rev, "start from this revision");
-  auto* json = log->add_flag("--json", g.json, "machine-readable output");
-  log->add_flag("--graph", log_args.graph, "one line per commit, with the lines of history drawn beside it")
-      ->excludes(json);
+  log->add_option("REV", log_args.rev,
+                  "start from this revision (HEAD: the default branch's head; a workspace, ws:NAME or a "
+                  "mountpoint: its base); A..B: the commits B reaches and A does not");
+  log->add_option("-n,--max-count", log_args.max_count, "show at most N commits")->check(CLI::NonNegativeNumber);
+  auto* json = log->add_flag("--json", g.json, "machine-readable output (with --graph: the rows drawn with each)");
+  log->add_flag("--graph", log_args.graph, "one line per commit, with the lines of history drawn beside it");
+  // --graph draws one line per commit already: --oneline beside it changes nothing.
+  log->add_flag("--oneline", log_args.oneline, "one line per commit: short id, branches, subject")->excludes(json);
   log->callback([&g, exit_code] { *exit_code = RunLog(g, log_args); });
 
   static PathArgs ls_args;
@@ -246,7 +353,7 @@ void RegisterHistoryCommands(CLI::App& app, Globals& g, int* exit_code) {
   static PathArgs cat_args;
   auto* cat = app.add_subcommand("cat", "write a file of a commit to standard output");
   cat->add_option("REV:PATH", cat_args.spec, "revision and path of a file")->required();
-  cat->callback([&g, exit_code] { *exit_code = RunCat(g, cat_args); });
+  cat->callback([&g, exit_code] { *exit_code = CatFile(g, cat_args.spec); });
 
   RegisterDiffCommands(app, g, exit_code);
   RegisterBranchCommands(app, g, exit_code);

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "cli/author.h"
 #include "cli/cli.h"
 #include "snapshot/exporter.h"
 #include "snapshot/importer.h"
@@ -74,7 +75,9 @@ int RunImport(Globals& g, const ImportArgs& a) {
   if (!store.ok()) return Fail(store.status());
   options.branch = a.branch;
   options.message = a.message.empty() ? "import " + a.dir : a.message;
-  options.author = DefaultAuthor();
+  auto author = CommitAuthor();
+  if (!author.ok()) return Fail(author.status());
+  options.author = *author;
   if (!a.no_cache) {
     auto cache = ImportCachePath(**store);
     if (!cache.ok()) return Fail(cache.status());

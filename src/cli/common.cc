@@ -1,6 +1,5 @@
 #include <fmt/format.h>
 #include <poll.h>
-#include <pwd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "remote/remote.h"
+#include "util/time_ns.h"
 
 namespace strata::cli {
 
@@ -71,6 +71,19 @@ void PrintJson(const nlohmann::ordered_json& j) {
 
 std::string ShortId(const Hash& h) { return h.ToHex().substr(0, 12); }
 
+std::string FormatCommitTime(int64_t time_ns) {
+  const SplitTime when = SplitNs(time_ns);
+  time_t t = static_cast<time_t>(when.sec);
+  struct tm tm;
+  localtime_r(&t, &tm);
+  // strftime's %e pads the day with a space; git prints it bare.
+  char weekday_month[16], clock[16], zone[16];
+  std::strftime(weekday_month, sizeof(weekday_month), "%a %b", &tm);
+  std::strftime(clock, sizeof(clock), "%H:%M:%S", &tm);
+  std::strftime(zone, sizeof(zone), "%z", &tm);
+  return fmt::format("{} {} {} {} {}", weekday_month, tm.tm_mday, clock, tm.tm_year + 1900, zone);
+}
+
 std::string FormatTime(int64_t sec, uint32_t nsec) {
   time_t t = static_cast<time_t>(sec);
   struct tm tm;
@@ -80,14 +93,6 @@ std::string FormatTime(int64_t sec, uint32_t nsec) {
   char zone[16];
   std::strftime(zone, sizeof(zone), "%z", &tm);
   return fmt::format("{}.{:09d} {}", buf, nsec, zone);
-}
-
-std::string DefaultAuthor() {
-  std::string user = "unknown";
-  if (struct passwd* pw = ::getpwuid(::geteuid()); pw && pw->pw_name) user = pw->pw_name;
-  char host[256] = "localhost";
-  ::gethostname(host, sizeof(host) - 1);
-  return user + "@" + host;
 }
 
 bool WaitForProcessExit(int pid, int timeout_ms) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "store/revision.h"
 
 namespace strata::cli {
 
@@ -13,6 +14,19 @@ namespace strata::cli {
 void RegisterBranchCommands(CLI::App& app, Globals& g, int* exit_code);
 // cmd_diff.cc: show, diff.
 void RegisterDiffCommands(CLI::App& app, Globals& g, int* exit_code);
+
+// cat REV:PATH, show REV:PATH: the file's bytes to standard output; exit 1
+// when PATH is missing, a directory or not a regular file.
+int CatFile(Globals& g, const std::string& spec);
+
+// spec with a leading HEAD (HEAD, HEAD~N, HEAD:PATH) read as the commit
+// head_hex: HEAD beside a workspace is the commit that workspace is based on.
+// Any other spec is returned as it is.
+std::string HeadAs(const std::string& spec, const std::string& head_hex);
+
+// SplitRevRange (store/revision.h) for log and diff, where a side may also
+// be ws:NAME: that ':' is no REV:PATH's, so "ws:a..main" is a range too.
+std::optional<RevRange> SplitHistoryRange(const std::string& spec);
 
 // The first line of a commit message.
 std::string Subject(const std::string& message);
@@ -23,16 +37,22 @@ std::string Subject(const std::string& message);
 // (or a new one on the right), its first parent continues that column, further
 // parents open columns to its right, and columns that wait for the same commit
 // join. Moves between columns are drawn one column per row with '/' and '\'.
+// A commit without parents ends its column. A commit no column waits for
+// starts a new line of history; when the row above drew something in its
+// column (a root that just ended there), a row with that column blank comes
+// first, so that unrelated histories never look joined.
 class LogGraph {
  public:
   struct Row {
-    std::string prefix;              // for the commit's own line: "* | "
-    std::vector<std::string> after;  // rows joining it to what comes next: "|/"
+    std::vector<std::string> before;  // rows separating it from what came before: "| "
+    std::string prefix;               // for the commit's own line: "* | "
+    std::vector<std::string> after;   // rows joining it to what comes next: "|/"
   };
   Row Add(const Hash& id, const std::vector<Hash>& parents);
 
  private:
   std::vector<Hash> columns_;  // the commit each column waits for
+  std::string last_row_;       // the last row drawn, to see what it left in each column
 };
 
 }  // namespace strata::cli

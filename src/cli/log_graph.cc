@@ -8,10 +8,19 @@ namespace strata::cli {
 std::string Subject(const std::string& message) { return message.substr(0, message.find('\n')); }
 
 LogGraph::Row LogGraph::Add(const Hash& id, const std::vector<Hash>& parents) {
-  auto it = std::find(columns_.begin(), columns_.end(), id);
-  if (it == columns_.end()) it = columns_.insert(columns_.end(), id);  // a new line of history
-  const size_t here = static_cast<size_t>(it - columns_.begin());
   Row row;
+  auto it = std::find(columns_.begin(), columns_.end(), id);
+  if (it == columns_.end()) {  // a new line of history, in a new column on the right
+    const size_t at = 2 * columns_.size();
+    if (at < last_row_.size() && last_row_[at] != ' ') {
+      std::string gap;
+      for (size_t i = 0; i < columns_.size(); i++) gap += "| ";
+      gap.erase(gap.find_last_not_of(' ') + 1);
+      row.before.push_back(std::move(gap));
+    }
+    it = columns_.insert(columns_.end(), id);
+  }
+  const size_t here = static_cast<size_t>(it - columns_.begin());
   for (size_t i = 0; i < columns_.size(); i++) row.prefix += i == here ? "* " : "| ";
 
   // Where each line goes next: every column keeps waiting for its commit, the
@@ -55,6 +64,7 @@ LogGraph::Row LogGraph::Add(const Hash& id, const std::vector<Hash>& parents) {
     line.erase(line.find_last_not_of(' ') + 1);
     row.after.push_back(std::move(line));
   }
+  last_row_ = row.after.empty() ? row.prefix : row.after.back();
   return row;
 }
 

@@ -17,6 +17,7 @@ std::vector<std::string> Draw(const std::vector<std::pair<char, std::string>>& c
     std::vector<Hash> ids;
     for (char p : parents) ids.push_back(Id(p));
     LogGraph::Row row = graph.Add(Id(name), ids);
+    for (const std::string& line : row.before) out.push_back(line);
     out.push_back(row.prefix + name);
     for (const std::string& line : row.after) out.push_back(line);
   }
@@ -46,8 +47,20 @@ TEST(LogGraphTest, AMergeBesideAnotherLine) {
             (Lines{"* t", "| * m", "|/|", "| * b", "|/", "* a"}));
 }
 
-TEST(LogGraphTest, UnrelatedHistoriesAndOctopusMerges) {
-  EXPECT_EQ(Draw({{'x', ""}, {'y', ""}}), (Lines{"* x", "* y"}));
+TEST(LogGraphTest, ARootEndsItsLineAndAnUnrelatedHistoryStartsANewOne) {
+  // Two roots one after the other: a blank row between them.
+  EXPECT_EQ(Draw({{'x', ""}, {'y', ""}}), (Lines{"* x", "", "* y"}));
+  // Two chains: c-b-a, then z-y: the second does not continue the first.
+  EXPECT_EQ(Draw({{'c', "b"}, {'b', "a"}, {'a', ""}, {'z', "y"}, {'y', ""}}),
+            (Lines{"* c", "* b", "* a", "", "* z", "* y"}));
+  // A root beside a line that goes on: the other column keeps its '|'.
+  EXPECT_EQ(Draw({{'t', "a"}, {'r', ""}, {'s', ""}, {'a', ""}}),
+            (Lines{"* t", "| * r", "|", "| * s", "* a"}));
+  // A new history that lands where nothing was drawn needs no gap.
+  EXPECT_EQ(Draw({{'t', "a"}, {'r', ""}, {'a', ""}}), (Lines{"* t", "| * r", "* a"}));
+}
+
+TEST(LogGraphTest, OctopusMerges) {
   EXPECT_EQ(Draw({{'o', "abc"}, {'a', ""}, {'b', ""}, {'c', ""}}),
             (Lines{"* o", "|\\", "| |\\", "* | | a", " / /", "* | b", " /", "* c"}));
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "env/beneath.h"
+#include "env/user_config.h"
 
 namespace strata {
 namespace {
@@ -24,18 +25,7 @@ std::string Canonical(const std::string& path) {
   return out;
 }
 
-std::string TrustFilePath() {
-  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && xdg[0] == '/')
-    return std::string(xdg) + "/strata/trusted";
-  std::string home;
-  if (struct passwd* pw = ::getpwuid(::geteuid()); pw != nullptr && pw->pw_dir != nullptr) home = pw->pw_dir;
-  if (home.empty()) {
-    const char* env_home = std::getenv("HOME");
-    if (env_home == nullptr) return "";
-    home = env_home;
-  }
-  return home + "/.config/strata/trusted";
-}
+std::string TrustFilePath() { return UserConfigFile("trusted"); }
 
 std::vector<std::string> TrustedEntries() {
   std::vector<std::string> out;

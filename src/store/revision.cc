@@ -19,11 +19,23 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
+// HEAD without a workspace to speak of: the default branch's head.
+Result<Hash> DefaultHead(Store& store) {
+  STRATA_ASSIGN_OR_RETURN(auto refs, store.ListRefs());
+  for (const auto& [name, id] : refs)
+    if (name == kDefaultBranch) return id;
+  if (refs.size() == 1) return refs.begin()->second;
+  if (refs.empty()) return Status::NotFound("HEAD names no commit: the store has no branch yet");
+  return Status::NotFound("HEAD is ambiguous: the store has " + std::to_string(refs.size()) +
+                          " branches and none is named '" + kDefaultBranch + "'; name a branch instead");
+}
+
 Result<Hash> ResolveBase(Store& store, std::string_view base) {
   if (IsValidRefName(base)) {
     STRATA_ASSIGN_OR_RETURN(auto ref, store.GetRef(std::string(base)));
     if (ref) return *ref;
   }
+  if (base == kHead) return DefaultHead(store);
   if (IsHex(base) && base.size() >= 4 && base.size() <= Hash::kSize * 2) {
     STRATA_ASSIGN_OR_RETURN(auto matches, store.FindCommitsByPrefix(Lower(base), 2));
     if (matches.size() == 1) return matches[0];
@@ -59,6 +71,13 @@ Result<Hash> ResolveRevision(Store& store, std::string_view rev) {
     id = c.parents[0];
   }
   return id;
+}
+
+std::optional<RevRange> SplitRevRange(std::string_view spec) {
+  size_t dots = spec.find("..");
+  if (dots == std::string_view::npos || spec.substr(0, dots).find(':') != std::string_view::npos) return std::nullopt;
+  std::string from(spec.substr(0, dots)), to(spec.substr(dots + 2));
+  return RevRange{from.empty() ? std::string(kHead) : from, to.empty() ? std::string(kHead) : to};
 }
 
 RevPath SplitRevPath(std::string_view spec) {

@@ -57,6 +57,40 @@ TEST_F(RevisionTest, BranchIdPrefixAndAncestors) {
   EXPECT_EQ(*ResolveRevision(*store_, commits_[1].ToHex().substr(0, 12) + "~1"), commits_[0]);
 }
 
+TEST_F(RevisionTest, HeadIsTheDefaultBranch) {
+  EXPECT_EQ(*ResolveRevision(*store_, "HEAD"), commits_[2]);
+  EXPECT_EQ(*ResolveRevision(*store_, "HEAD~2"), commits_[0]);
+  // Beside main, another branch changes nothing; without main, HEAD is
+  // ambiguous until only one branch is left.
+  ASSERT_TRUE(store_->CompareAndSwapRef("other", std::nullopt, commits_[0]).ok());
+  EXPECT_EQ(*ResolveRevision(*store_, "HEAD"), commits_[2]);
+  ASSERT_TRUE(store_->DeleteRef("main", commits_[2]).ok());
+  EXPECT_EQ(*ResolveRevision(*store_, "HEAD"), commits_[0]);
+  ASSERT_TRUE(store_->CompareAndSwapRef("third", std::nullopt, commits_[1]).ok());
+  auto ambiguous = ResolveRevision(*store_, "HEAD");
+  ASSERT_FALSE(ambiguous.ok());
+  EXPECT_NE(ambiguous.status().message().find("HEAD is ambiguous"), std::string::npos);
+  // A branch called HEAD is taken at its word.
+  ASSERT_TRUE(store_->CompareAndSwapRef("HEAD", std::nullopt, commits_[1]).ok());
+  EXPECT_EQ(*ResolveRevision(*store_, "HEAD"), commits_[1]);
+}
+
+TEST_F(RevisionTest, Ranges) {
+  auto r = SplitRevRange("main~2..main");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->from, "main~2");
+  EXPECT_EQ(r->to, "main");
+  r = SplitRevRange("..topic");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->from, "HEAD");
+  EXPECT_EQ(r->to, "topic");
+  r = SplitRevRange("main..");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->to, "HEAD");
+  EXPECT_FALSE(SplitRevRange("main"));
+  EXPECT_FALSE(SplitRevRange("main:dir/..x"));  // after ':' it is a path
+}
+
 TEST_F(RevisionTest, BadRevisionsAreClearErrors) {
   EXPECT_TRUE(ResolveRevision(*store_, "main~3").status().IsNotFound());
   EXPECT_TRUE(ResolveRevision(*store_, "nosuch").status().IsNotFound());

@@ -86,3 +86,19 @@ mp=$(awk -v s="strata:k1:$STORE" '$1 == s {print $2}' /proc/mounts)
 expect_ok strata exec --workspace k1 --at "$AT" -- cat kept.txt
 grep -q "^strata:k1:$STORE " /proc/mounts || fail "an exec on a mount it did not make unmounted it"
 expect_ok strata umount "$mp"
+
+step "--commit records the author of the config file, and refuses to run with a malformed one"
+mkdir -p "$XDG_CONFIG_HOME/strata"
+printf 'name = Sandbox Tool\nemail = tool@example.org\n' >"$XDG_CONFIG_HOME/strata/config"
+expect_ok strata exec --branch f2 --name a1 --commit -m authored --at "$AT" -- sh -c 'echo a >authored.txt'
+expect_ok strata show f2 --json
+json_true 'd["author"] == "Sandbox Tool <tool@example.org>" and d["message"] == "authored"'
+printf 'name = Sandbox Tool\nname = again\n' >"$XDG_CONFIG_HOME/strata/config"
+expect_exit 125 strata exec --branch f2 --name a2 --commit -m refused --at "$AT" -- sh -c 'echo x >ran.txt'
+expect_stderr_matches "config:2: 'name' is given a second time"
+# Refused before anything was set up: no workspace for the run, so the program never ran.
+expect_ok strata workspace list --json
+json_true '[w for w in d if w["name"] == "a2"] == []'
+expect_ok strata show f2 --json
+json_true 'd["message"] == "authored"'
+rm "$XDG_CONFIG_HOME/strata/config"

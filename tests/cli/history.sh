@@ -79,7 +79,8 @@ s3=${c3:0:12}
 expect_ok strata log --graph
 printf '* %s (feature) feature work\n| * %s (main) second\n|/\n* %s first\n' "$s3" "$s2" "$s1" >"$WORK/want"
 diff -u "$WORK/want" "$OUT" || fail "log --graph of two branches"
-expect_exit 2 strata log --graph --json
+expect_ok strata log --graph --json
+json_true "[(c['id'], c['graph']['line'], c['graph']['after']) for c in d] == [('$c3', '* ', []), ('$c2', '| * ', ['|/']), ('$c1', '* ', [])]"
 step "log without --graph is as before"
 expect_ok strata log --json
 json_true "[c['id'] for c in d] == ['$c3', '$c2', '$c1'] and d[2]['parents'] == [] and d[0]['branches'] == ['feature']"

@@ -100,7 +100,8 @@ check_completion "build " "${s[@]}" commit bu
 check_completion "ws:build " "${s[@]}" diff main ws:
 check_completion "--message " "${s[@]}" commit build --me
 # The store given after the command (global options may follow it) counts too.
-check_completion "dev main " strata log --store "$STORE" ""
+check_completion "HEAD dev main " strata log --store "$STORE" ""
+check_completion "HEAD " "${s[@]}" show H
 # A store that does not exist offers nothing (and prints no error into the line).
 check_completion "" strata --store "$WORK/none" log ""
 check_completion "$WORK/mp " "${s[@]}" umount "$WORK/m"

@@ -33,11 +33,12 @@ ERR="$WORK/last.err"   # stderr of the last run/expect_* command
 RC=0                   # exit status of the last run/expect_* command
 BG_PIDS=()             # background processes to end on exit
 # No store may leak in from the caller's environment.
-unset STRATA_STORE
+unset STRATA_STORE STRATA_AUTHOR_NAME STRATA_AUTHOR_EMAIL
 # Nor may a command that falls back to the default store location touch the
 # caller's: that default lives under XDG_DATA_HOME.
 export XDG_DATA_HOME="$WORK/xdg"
 export XDG_CACHE_HOME="$WORK/xdg-cache"   # the import cache, kept out of the real home
+export XDG_CONFIG_HOME="$WORK/xdg-config"  # the author identity and trust lists, too
 export LC_ALL=C.UTF-8
 
 _cleanup() {
