@@ -8,7 +8,6 @@
 #include <charconv>
 #include <cstring>
 #include <memory>
-#include <mutex>
 
 #include "remote/curl_library.h"
 #include "util/hex.h"
