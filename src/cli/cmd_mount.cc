@@ -216,8 +216,7 @@ int MountIn(Globals& g, const MountArgs& a) {
 
 // Unmounts and waits for the daemon to exit.
 Status Unmount(const std::string& mountpoint, int daemon_pid) {
-  if (!daemon::RunFusermount(mountpoint, /*lazy=*/false))
-    return Status::IOError("cannot unmount " + mountpoint + " (busy? see fusermount3)", EBUSY);
+  STRATA_RETURN_IF_ERROR(daemon::UnmountFuse(mountpoint, /*lazy=*/false));
   // A pid file descriptor, not kill(pid, 0): the daemon may be the caller's
   // own child (strata exec), which stays a zombie until reaped.
   (void)WaitForProcessExit(daemon_pid, 10'000);

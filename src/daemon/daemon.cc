@@ -96,7 +96,8 @@ class OwnerWatch {
       if (fds[1].revents & POLLIN) return;
       std::fprintf(stderr, "strata: the process %d that owns this mount is gone; unmounting %s\n", owner_pid,
                    mountpoint.c_str());
-      RunFusermount(mountpoint, /*lazy=*/true);
+      // Nothing to report to: the owner is gone, and this daemon ends next.
+      UnmountFuse(mountpoint, /*lazy=*/true).IgnoreError();
     });
     return Status::Ok();
   }
@@ -172,7 +173,7 @@ Status ServeMount(Store& store, const ServeSpec& spec, ReadyPipe& ready) {
   OwnerWatch owner;
   if (Status w = owner.Start(spec.owner_pid, spec.mountpoint); !w.ok()) {
     control.Stop();
-    (void)RunFusermount(spec.mountpoint, /*lazy=*/true);
+    UnmountFuse(spec.mountpoint, /*lazy=*/true).IgnoreError();  // w is the failure reported
     return fail(w);
   }
   WriteMountRecord(options.state_dir, spec.mountpoint);

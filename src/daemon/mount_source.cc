@@ -1,5 +1,6 @@
 #include "daemon/mount_source.h"
 
+#include <sys/mount.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -99,8 +100,14 @@ bool IsDeadMount(const std::string& path) {
   return rc != 0 && (errno == ENOTCONN || errno == ECONNABORTED);
 }
 
-bool RunFusermount(const std::string& mountpoint, bool lazy) {
+namespace {
+
+// fusermount3 says why on its stderr, which is the user's; the exit status
+// alone cannot tell busy from anything else, so the message guesses the
+// usual cause.
+Status RunFusermount(const std::string& mountpoint, bool lazy) {
   pid_t pid = ::fork();
+  if (pid < 0) return Status::IOError("fork for fusermount3", errno);
   if (pid == 0) {
     if (lazy)
       ::execlp("fusermount3", "fusermount3", "-u", "-z", "-q", mountpoint.c_str(), static_cast<char*>(nullptr));
@@ -109,8 +116,31 @@ bool RunFusermount(const std::string& mountpoint, bool lazy) {
     ::_exit(127);
   }
   int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status::Ok();
+  return Status::IOError("cannot unmount " + mountpoint + " (busy? see fusermount3)", EBUSY);
+}
+
+}  // namespace
+
+Status UnmountFuse(const std::string& mountpoint, bool lazy) {
+  if (::geteuid() != 0) return RunFusermount(mountpoint, lazy);
+  // NOFOLLOW as fusermount3 does: a link put in the mount's place is not
+  // followed to some other mount.
+  if (::umount2(mountpoint.c_str(), (lazy ? MNT_DETACH : 0) | UMOUNT_NOFOLLOW) == 0) return Status::Ok();
+  const int err = errno;
+  switch (err) {
+    case EPERM:  // root of a user namespace that does not own this mount
+      return RunFusermount(mountpoint, lazy);
+    case EBUSY:
+      return Status::IOError("cannot unmount " + mountpoint + " (a process has a file open there or works inside)",
+                             EBUSY);
+    case EINVAL:
+      return Status::IOError("cannot unmount " + mountpoint + " (not a mountpoint)", EINVAL);
+    default:
+      return Status::IOError("cannot unmount " + mountpoint, err);
+  }
 }
 
 }  // namespace strata::daemon

@@ -17,6 +17,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/status.h"
+
 namespace strata::daemon {
 
 struct MountSource {
@@ -48,10 +50,17 @@ inline bool IsStrataMountpoint(const std::string& path) { return StrataMountSour
 // Whether the FUSE mount at path has lost its daemon (see mount_source.cc).
 bool IsDeadMount(const std::string& path);
 
-// Runs fusermount3 -u (with -z: lazily, for a mount whose daemon is gone);
-// true when it succeeded.
-bool RunFusermount(const std::string& mountpoint, bool lazy);
-// Detaches a mount whose daemon is gone.
-inline void DetachMount(const std::string& mountpoint) { RunFusermount(mountpoint, /*lazy=*/true); }
+// Unmounts the FUSE mount at mountpoint; lazy detaches it even while busy
+// (for a mount whose daemon is gone). Root calls umount2(2) itself, which
+// saves forking and executing fusermount3 on every unmount (strata exec
+// unmounts once per run); anyone else, and root without the privilege over
+// this mount (inside a user namespace), runs fusermount3 -u [-z]. IOError
+// saying why (EBUSY: busy) when the mount stays.
+Status UnmountFuse(const std::string& mountpoint, bool lazy);
+// Detaches a mount whose daemon is gone. A failure is dropped: the callers
+// report what they found either way, and a later umount retries.
+inline void DetachMount(const std::string& mountpoint) {
+  UnmountFuse(mountpoint, /*lazy=*/true).IgnoreError();
+}
 
 }  // namespace strata::daemon

@@ -415,7 +415,8 @@ Result<std::unique_ptr<S3Client>> S3Client::Create(S3Location location, S3Creden
   if (options.list_page_size < 1 || options.list_page_size > 1000) {
     return Status::InvalidArgument("S3 list page size must be 1 to 1000");
   }
-  s3::GlobalInit();
+  // A clear error now, before any request, when libcurl is not installed.
+  STRATA_RETURN_IF_ERROR(s3::GlobalInit());
   return std::unique_ptr<S3Client>(
       std::make_unique<CurlS3Client>(std::move(location), std::move(credentials), options));
 }

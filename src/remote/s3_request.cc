@@ -1,6 +1,5 @@
 #include "remote/s3_request.h"
 
-#include <curl/curl.h>
 #include <strings.h>
 #include <unistd.h>
 
@@ -9,8 +8,8 @@
 #include <charconv>
 #include <cstring>
 #include <memory>
-#include <mutex>
 
+#include "remote/curl_library.h"
 #include "util/hex.h"
 
 namespace strata::s3 {
@@ -20,17 +19,19 @@ namespace {
 // one (a handle is not thread-safe), and each thread keeps its connections
 // alive between requests. Freed when the thread ends.
 struct ThreadHandle {
+  const CurlApi& api;
   CURL* curl = nullptr;
-  ThreadHandle() : curl(curl_easy_init()) {}
+  explicit ThreadHandle(const CurlApi& curl_api) : api(curl_api), curl(api.easy_init()) {}
   ~ThreadHandle() {
-    if (curl != nullptr) curl_easy_cleanup(curl);
+    if (curl != nullptr) api.easy_cleanup(curl);
   }
   ThreadHandle(const ThreadHandle&) = delete;
   ThreadHandle& operator=(const ThreadHandle&) = delete;
 };
 
 struct SlistDeleter {
-  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+  const CurlApi* api;
+  void operator()(curl_slist* l) const { api->slist_free_all(l); }
 };
 
 // What the upload callbacks read from.
@@ -163,24 +164,26 @@ Transport Classify(CURLcode code, curl_off_t request_bytes, bool stalled) {
 
 }  // namespace
 
-void GlobalInit() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
+Status GlobalInit() { return LoadCurl().status(); }
 
 HttpResponse Perform(const HttpConfig& config, const HttpRequest& request) {
-  GlobalInit();
-  thread_local ThreadHandle handle;
   HttpResponse response;
+  Result<const CurlApi*> loaded = LoadCurl();
+  if (!loaded.ok()) {
+    response.transport_error = loaded.status().message();
+    return response;
+  }
+  const CurlApi& api = **loaded;
+  thread_local ThreadHandle handle(api);
   CURL* curl = handle.curl;
   if (curl == nullptr) {
     response.transport_error = "curl_easy_init failed";
     return response;
   }
 
-  std::unique_ptr<curl_slist, SlistDeleter> headers;
+  std::unique_ptr<curl_slist, SlistDeleter> headers(nullptr, SlistDeleter{&api});
   auto add_header = [&](const std::string& h) {
-    headers.reset(curl_slist_append(headers.release(), h.c_str()));
+    headers.reset(api.slist_append(headers.release(), h.c_str()));
   };
   add_header("x-amz-content-sha256: UNSIGNED-PAYLOAD");
   // No "Expect:" to turn off curl's "Expect: 100-continue" (sent for bodies
@@ -193,62 +196,62 @@ HttpResponse Perform(const HttpConfig& config, const HttpRequest& request) {
   UploadSource upload{request.body, request.body_fd,
                       request.body_fd >= 0 ? request.body_size : request.body.size(), 0, 0};
 
-  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for timeouts
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
-  curl_easy_setopt(curl, CURLOPT_USERNAME, config.access_key.c_str());
-  curl_easy_setopt(curl, CURLOPT_PASSWORD, config.secret_key.c_str());
-  curl_easy_setopt(curl, CURLOPT_AWS_SIGV4, sigv4.c_str());
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
+  api.easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // threads: no SIGALRM for timeouts
+  api.easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
+  api.easy_setopt(curl, CURLOPT_USERNAME, config.access_key.c_str());
+  api.easy_setopt(curl, CURLOPT_PASSWORD, config.secret_key.c_str());
+  api.easy_setopt(curl, CURLOPT_AWS_SIGV4, sigv4.c_str());
+  api.easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
   const int stall_ms = std::max(1, request.stall_ms);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min(config.connect_timeout_ms, stall_ms)));
+  api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min(config.connect_timeout_ms, stall_ms)));
   // "No byte moved for stall_ms", watched in milliseconds (curl's own
   // low-speed limit counts whole seconds). A large transfer that moves is
   // never cut off.
   ProgressWatch watch{std::chrono::steady_clock::now(), 0, std::chrono::milliseconds(stall_ms), false};
-  curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-  curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, OnProgress);
-  curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &watch);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteBody);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response);
+  api.easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+  api.easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, OnProgress);
+  api.easy_setopt(curl, CURLOPT_XFERINFODATA, &watch);
+  api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, WriteBody);
+  api.easy_setopt(curl, CURLOPT_WRITEDATA, &response);
   HeaderSink header_sink{&response, request.method != "HEAD"};
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &header_sink);
-  if (request.fresh_connection) curl_easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
+  api.easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
+  api.easy_setopt(curl, CURLOPT_HEADERDATA, &header_sink);
+  if (request.fresh_connection) api.easy_setopt(curl, CURLOPT_FRESH_CONNECT, 1L);
 
   if (request.method == "HEAD") {
-    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+    api.easy_setopt(curl, CURLOPT_NOBODY, 1L);
   } else if (request.method == "PUT") {
-    curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(upload.size));
-    curl_easy_setopt(curl, CURLOPT_READFUNCTION, ReadBody);
-    curl_easy_setopt(curl, CURLOPT_READDATA, &upload);
-    curl_easy_setopt(curl, CURLOPT_SEEKFUNCTION, SeekBody);
-    curl_easy_setopt(curl, CURLOPT_SEEKDATA, &upload);
+    api.easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+    api.easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(upload.size));
+    api.easy_setopt(curl, CURLOPT_READFUNCTION, ReadBody);
+    api.easy_setopt(curl, CURLOPT_READDATA, &upload);
+    api.easy_setopt(curl, CURLOPT_SEEKFUNCTION, SeekBody);
+    api.easy_setopt(curl, CURLOPT_SEEKDATA, &upload);
   } else if (request.method != "GET") {
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    api.easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   }
 
-  CURLcode code = curl_easy_perform(curl);
+  CURLcode code = api.easy_perform(curl);
   curl_off_t request_bytes = 0;
-  curl_easy_getinfo(curl, CURLINFO_REQUEST_SIZE, &request_bytes);
+  api.easy_getinfo(curl, CURLINFO_REQUEST_SIZE, &request_bytes);
   response.transport = Classify(code, request_bytes, watch.stalled);
   response.progressed = watch.moved > 0;
   response.last_progress = watch.last_progress;
   if (code == CURLE_OK) {
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+    api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
     curl_off_t length = -1;
-    curl_easy_getinfo(curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+    api.easy_getinfo(curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
     if (length >= 0) response.content_length = static_cast<uint64_t>(length);
   } else if (watch.stalled) {
     response.transport_error = "nothing moved for " + std::to_string(stall_ms) + " ms";
   } else if (upload.read_errno != 0) {
     response.transport_error = std::string("reading the upload: ") + std::strerror(upload.read_errno);
   } else {
-    response.transport_error = error_buffer[0] != 0 ? error_buffer : curl_easy_strerror(code);
+    response.transport_error = error_buffer[0] != 0 ? error_buffer : api.easy_strerror(code);
   }
   // The handle outlives this frame: drop its pointers into it.
-  curl_easy_reset(curl);
+  api.easy_reset(curl);
   return response;
 }
 

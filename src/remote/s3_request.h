@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/status.h"
+
 namespace strata::s3 {
 
 struct HttpConfig {
@@ -64,8 +66,10 @@ struct HttpResponse {
   bool progressed = false;  // whether any body byte moved
 };
 
-// Runs curl_global_init once per process; Perform() calls it too.
-void GlobalInit();
+// Loads libcurl and runs curl_global_init, once per process (see
+// curl_library.h); Unsupported when libcurl cannot be loaded. Perform() loads
+// it too, and answers Transport::kLocal with that message when it cannot.
+Status GlobalInit();
 
 HttpResponse Perform(const HttpConfig& config, const HttpRequest& request);
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Debian package CPack makes from the build: what it holds (binary, helper,
-# man pages, completions, example unit, all under /usr), its dependencies as
-# dpkg-shlibdeps read them from the binary, the binary unpacked from it runs;
+# man pages, completions, example unit, all under /usr), its dependencies (as
+# dpkg-shlibdeps read them from the binary, plus those listed by hand), the binary unpacked from it runs;
 # then `apt-get install ./strata_*.deb` for real, and strata used as installed
 # (man, completion, `mount -t fuse.strata` through /sbin/mount.fuse.strata).
 # The install happens in a private mount namespace over throwaway overlays of
@@ -29,7 +29,7 @@ for f in ./usr/bin/strata ./usr/sbin/mount.fuse.strata ./usr/share/man/man1/stra
 done
 grep -qE ' \./usr/local/' "$OUT" && fail "the package installs under /usr/local"
 
-step "its dependencies, read from the binary"
+step "its dependencies: read from the binary, and libcurl4 (loaded at run time) and fuse3 by hand"
 expect_ok dpkg-deb -f "$deb" Package Version Architecture Depends
 grep -q '^Package: strata$' "$OUT" || fail "package name"
 for dep in libfuse3-3 libsqlite3-0 libzstd1 libxxhash0 libssl3 libcurl4 fuse3; do

@@ -58,6 +58,17 @@ json_true 'd["workspace_counters"]["operations_committed"] >= 5'
 expect_ok strata stats "$MP"
 expect_output_matches "write"
 
+step "umount of a busy mount is refused, says why, and leaves the mount working"
+(cd "$MP/newdir" && exec sleep 60) &
+busy_pid=$!
+BG_PIDS+=("$busy_pid")
+for _ in $(seq 50); do [[ $(readlink "/proc/$busy_pid/cwd" 2>/dev/null) == "$MP/newdir" ]] && break; sleep 0.1; done
+expect_fail strata umount "$MP"
+expect_stderr_matches "cannot unmount $MP .*busy"
+grep -q " $MP fuse" /proc/mounts || fail "a refused umount unmounted"
+cmp "$MP/new.txt" <(printf 'new file\n') || fail "the mount stopped working after a refused umount"
+kill "$busy_pid" && wait "$busy_pid" 2>/dev/null || true
+
 step "unmount, mount again: every change is still there"
 expect_ok strata umount "$MP"
 grep -q " $MP fuse" /proc/mounts && fail "still mounted after umount"
