@@ -16,14 +16,14 @@ constexpr uint64_t SplitMix64(uint64_t& state) {
 
 constexpr uint64_t kGearSeed = 0x5354524154413031ULL;  // "STRATA01"
 
-constexpr std::array<uint64_t, 256> MakeGearTable() {
-  std::array<uint64_t, 256> table{};
+constexpr GearTable MakeGearTable() {
+  GearTable table{};
   uint64_t state = kGearSeed;
   for (auto& v : table) v = SplitMix64(state);
   return table;
 }
 
-constexpr std::array<uint64_t, 256> kGear = MakeGearTable();
+constexpr GearTable kGear = MakeGearTable();
 
 int Log2(size_t v) {
   int bits = 0;
@@ -46,7 +46,11 @@ bool ChunkerParams::Valid() const {
          max_size <= 64 * 1024 * 1024;
 }
 
-Chunker::Chunker(const ChunkerParams& params) : params_(params) {
+const GearTable& Chunker::DefaultGearTable() { return kGear; }
+
+Chunker::Chunker(const ChunkerParams& params) : Chunker(params, kGear) {}
+
+Chunker::Chunker(const ChunkerParams& params, const GearTable& gear) : params_(params), gear_(gear) {
   int bits = Log2(params.avg_size);
   // Normalization level 2: two bits stricter before the average, two looser after.
   mask_small_ = TopBits(bits + 2);
@@ -60,11 +64,11 @@ size_t Chunker::NextCut(const uint8_t* data, size_t n) const {
   uint64_t h = 0;
   size_t i = params_.min_size;
   for (; i < normal; i++) {
-    h = (h << 1) + kGear[data[i]];
+    h = (h << 1) + gear_[data[i]];
     if ((h & mask_small_) == 0) return i + 1;
   }
   for (; i < end; i++) {
-    h = (h << 1) + kGear[data[i]];
+    h = (h << 1) + gear_[data[i]];
     if ((h & mask_large_) == 0) return i + 1;
   }
   return end;

@@ -9,9 +9,12 @@
 //
 // The gear table and the masks are part of the store format: changing them
 // changes chunk ids and so defeats dedup against older data. See
-// docs/format/chunking.md.
+// docs/format/chunking.md. An encrypted store will chunk with a table derived
+// from its key instead (crypto/gear_table.h), so that chunk sizes do not
+// fingerprint known files; every other store keeps the default table.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -25,9 +28,16 @@ struct ChunkerParams {
   bool Valid() const;
 };
 
+// The 256 values the rolling hash adds, one per input byte value.
+using GearTable = std::array<uint64_t, 256>;
+
 class Chunker {
  public:
-  explicit Chunker(const ChunkerParams& params);
+  explicit Chunker(const ChunkerParams& params);  // with DefaultGearTable()
+  Chunker(const ChunkerParams& params, const GearTable& gear);
+
+  // The public table of every unencrypted store (part of the store format).
+  static const GearTable& DefaultGearTable();
 
   // Returns the length of the chunk that starts at data[0]. `n` bytes are
   // available; pass at least max_size bytes unless the data ends at n
@@ -38,6 +48,7 @@ class Chunker {
 
  private:
   ChunkerParams params_;
+  GearTable gear_;
   uint64_t mask_small_;  // stricter: used before avg_size
   uint64_t mask_large_;  // looser: used after avg_size
 };

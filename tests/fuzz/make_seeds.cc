@@ -9,6 +9,7 @@
 #include <string>
 
 #include "control/protocol.h"
+#include "crypto/key_file.h"
 #include "fuzz_input.h"
 #include "remote/remote.h"
 #include "remote/s3_backend.h"
@@ -233,6 +234,16 @@ void RemoteSeeds(const std::string& dir) {
 
 }  // namespace
 
+// A key file with cheap scrypt parameters whose passphrase is the one
+// fuzz_key_file tries, so mutations reach the unwrap as well as the decoder.
+void KeyFileSeeds(const std::string& dir) {
+  strata::crypto::Key256 master;
+  master.bytes.fill(0x42);
+  auto file = strata::crypto::WrapMasterKey(master, "fuzz", strata::crypto::ScryptParams{10, 8, 1}, 1700000000);
+  if (!file.ok()) std::abort();
+  Write(dir, "cheap", strata::crypto::EncodeKeyFile(*file));
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
   const std::string dir = argv[1];
@@ -267,5 +278,6 @@ int main(int argc, char** argv) {
   WorkspaceRowSeeds(dir + "/workspace_row");
   ControlSeeds(dir + "/control");
   RemoteSeeds(dir + "/remote");
+  KeyFileSeeds(dir + "/key_file");
   return 0;
 }

@@ -1,0 +1,23 @@
+// Keyed object ids: HMAC-SHA256 of an object's content under the object-id
+// subkey. Equal content under one master key gets one id, so dedup works
+// inside an encrypted store, while someone without the key cannot compute
+// the id of a file they know and look for it (a plain SHA-256 would let them).
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string_view>
+
+#include "crypto/aead.h"
+#include "util/hash.h"
+#include "util/status.h"
+
+namespace strata::crypto {
+
+// HMAC-SHA256 (RFC 2104) of data under key, any key length.
+Result<Hash> HmacSha256(std::string_view key, std::string_view data);
+
+// The keyed id of content. REQUIRES: id_key is DeriveSubkey(master, kSubkeyObjectId).
+Result<Hash> KeyedId(const Key256& id_key, std::string_view content);
+
+}  // namespace strata::crypto
