@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "cli/change_rows.h"
 #include "cli/history.h"
 #include "cli/workspace_target.h"
 #include "store/forget.h"
@@ -19,47 +20,6 @@
 
 namespace strata::cli {
 namespace {
-
-// What the listing needs of one change; TreeChange keeps whole entries.
-struct ChangeRow {
-  char letter = 'M';
-  std::string path;  // as displayed
-  EntryKind old_kind = EntryKind::kFile, new_kind = EntryKind::kFile;
-  uint64_t old_size = 0, new_size = 0;  // 0 for what is absent or not a file
-  unsigned fields = 0;
-};
-
-ChangeRow ToRow(const TreeChange& c) {
-  ChangeRow r;
-  r.letter = ChangeLetter(c.type);
-  const TreeEntry& shown = c.new_entry ? *c.new_entry : *c.old_entry;
-  r.path = c.path.empty() ? "." : c.path;
-  if (shown.kind == EntryKind::kDirectory && !c.path.empty()) r.path += '/';
-  if (c.old_entry) {
-    r.old_kind = c.old_entry->kind;
-    r.old_size = c.old_entry->kind == EntryKind::kFile ? c.old_entry->size : 0;
-  }
-  if (c.new_entry) {
-    r.new_kind = c.new_entry->kind;
-    r.new_size = c.new_entry->kind == EntryKind::kFile ? c.new_entry->size : 0;
-  }
-  if (!c.old_entry) r.old_kind = r.new_kind;
-  if (!c.new_entry) r.new_kind = r.old_kind;
-  r.fields = c.fields;
-  return r;
-}
-
-nlohmann::ordered_json RowJson(const ChangeRow& r) {
-  nlohmann::ordered_json j{{"status", std::string(1, r.letter)}, {"path", r.path}, {"kind", EntryKindName(r.new_kind)}};
-  if (r.letter == 'T') {
-    j["old_kind"] = EntryKindName(r.old_kind);
-    j["new_kind"] = EntryKindName(r.new_kind);
-  }
-  if (r.letter == 'M') j["changed"] = ChangedFieldNames(r.fields);
-  j["old_size"] = r.old_size;
-  j["new_size"] = r.new_size;
-  return j;
-}
 
 void PrintNameStatus(const std::vector<ChangeRow>& rows) {
   for (const ChangeRow& r : rows) fmt::print("{}\t{}\n", r.letter, r.path);
@@ -360,7 +320,9 @@ void RegisterDiffCommands(CLI::App& app, Globals& g, int* exit_code) {
       "diff",
       "paths that differ between two commits or workspaces: A added, D deleted, M modified (content, mode, owner, "
       "mtime or xattrs), T type changed");
-  diff->add_option("A", d.from, "the old side: REV, REV:PATH, ws:WORKSPACE or a mountpoint")->required();
+  diff->add_option("A", d.from,
+                   "the old side: REV, REV:PATH, ws:WORKSPACE or a mountpoint; without A, the workspace of the "
+                   "mount the current directory is in, compared with its base");
   auto* b = diff->add_option("B", d.to,
                              "the new side: REV, REV:PATH, ws:WORKSPACE or a mountpoint; without B, A is a "
                              "workspace compared with its base");
@@ -386,7 +348,19 @@ void RegisterDiffCommands(CLI::App& app, Globals& g, int* exit_code) {
   auto* name_status = diff->add_flag("--name-status", d.name_status, "a status letter and a path per line (default)");
   stat->excludes(name_status);
   diff->add_flag("--json", g.json, "machine-readable output");
-  diff->callback([&g, exit_code] { *exit_code = RunDiff(g, d); });
+  diff->callback([&g, exit_code] {
+    if (d.to.empty()) {
+      // A alone is a workspace: nothing, or a path inside a mount, names the
+      // mount's.
+      auto target = WorkspaceArgument(d.from);
+      if (!target.ok()) {
+        *exit_code = Fail(target.status());
+        return;
+      }
+      d.from = *target;
+    }
+    *exit_code = RunDiff(g, d);
+  });
 }
 
 }  // namespace strata::cli

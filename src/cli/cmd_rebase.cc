@@ -105,10 +105,21 @@ void RegisterRebaseCommands(CLI::App& app, Globals& g, int* exit_code) {
   static RebaseArgs a;  // option storage must outlive parsing
   auto* rebase = app.add_subcommand(
       "rebase", "replay a workspace's changes on REV (default: its branch's head); conflicts change nothing");
-  rebase->add_option("TARGET", a.target, "a mountpoint of a workspace, or a workspace's name")->required();
+  rebase->add_option("TARGET", a.target, "a mountpoint of a workspace, a path inside one, or a workspace's name")
+      ->required();
   rebase->add_option("REV", a.rev, "the commit to rebase onto (default: the head of the workspace's branch)");
   rebase->add_flag("--json", g.json, "print the result as JSON");
-  rebase->callback([&g, exit_code] { *exit_code = RunRebase(g, a); });
+  rebase->callback([&g, exit_code] {
+    // A path inside a mount (or, for commit, nothing: the current directory)
+    // names the mount's workspace.
+    auto target = WorkspaceArgument(a.target);
+    if (!target.ok()) {
+      *exit_code = Fail(target.status());
+      return;
+    }
+    a.target = *target;
+    *exit_code = RunRebase(g, a);
+  });
 }
 
 }  // namespace strata::cli

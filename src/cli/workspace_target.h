@@ -21,6 +21,13 @@ struct WorkspaceTarget {
   std::optional<MountedWorkspace> mounted;  // nullopt: not mounted, open it here
 };
 
+// What a command given `arg` for its workspace means, as git finds the
+// repository of a directory: no argument is the strata mount the current
+// directory lies in (NotFound, saying how to name one, when it lies in none);
+// a path (containing a '/', or "." or "..") inside a mount is that mount's
+// mountpoint; anything else (a name, a mountpoint) is returned as it is.
+Result<std::string> WorkspaceArgument(const std::string& arg);
+
 // For commands whose argument is always a workspace (commit, reset, rebase):
 // a mountpoint or a name. NotFound when it is neither; Unavailable, saying
 // so, when it is a strata mount whose daemon has stopped.
