@@ -58,17 +58,7 @@ void RegisterCommitCommands(CLI::App& app, Globals& g, int* exit_code) {
   commit->add_option("-m,--message", a.message, "the commit message")->required();
   commit->add_option("--branch", a.branch, "the branch, for a workspace that tracks none yet");
   commit->add_flag("--json", g.json, "print the result as JSON");
-  commit->callback([&g, exit_code] {
-    // A path inside a mount (or, for commit, nothing: the current directory)
-    // names the mount's workspace.
-    auto target = WorkspaceArgument(a.target);
-    if (!target.ok()) {
-      *exit_code = Fail(target.status());
-      return;
-    }
-    a.target = *target;
-    *exit_code = RunCommit(g, a);
-  });
+  commit->callback(OnWorkspaceArgument(&a.target, exit_code, [&g] { return RunCommit(g, a); }));
   RegisterResetCommands(app, g, exit_code);
   RegisterRebaseCommands(app, g, exit_code);
 }

@@ -349,17 +349,14 @@ void RegisterDiffCommands(CLI::App& app, Globals& g, int* exit_code) {
   stat->excludes(name_status);
   diff->add_flag("--json", g.json, "machine-readable output");
   diff->callback([&g, exit_code] {
-    if (d.to.empty()) {
-      // A alone is a workspace: nothing, or a path inside a mount, names the
-      // mount's.
-      auto target = WorkspaceArgument(d.from);
-      if (!target.ok()) {
-        *exit_code = Fail(target.status());
-        return;
-      }
-      d.from = *target;
+    auto run = [&g] { return RunDiff(g, d); };
+    if (!d.to.empty()) {
+      *exit_code = run();
+      return;
     }
-    *exit_code = RunDiff(g, d);
+    // A alone is a workspace: nothing, or a path inside a mount, names the
+    // mount's.
+    OnWorkspaceArgument(&d.from, exit_code, run)();
   });
 }
 

@@ -109,17 +109,7 @@ void RegisterRebaseCommands(CLI::App& app, Globals& g, int* exit_code) {
       ->required();
   rebase->add_option("REV", a.rev, "the commit to rebase onto (default: the head of the workspace's branch)");
   rebase->add_flag("--json", g.json, "print the result as JSON");
-  rebase->callback([&g, exit_code] {
-    // A path inside a mount (or, for commit, nothing: the current directory)
-    // names the mount's workspace.
-    auto target = WorkspaceArgument(a.target);
-    if (!target.ok()) {
-      *exit_code = Fail(target.status());
-      return;
-    }
-    a.target = *target;
-    *exit_code = RunRebase(g, a);
-  });
+  rebase->callback(OnWorkspaceArgument(&a.target, exit_code, [&g] { return RunRebase(g, a); }));
 }
 
 }  // namespace strata::cli

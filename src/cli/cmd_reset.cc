@@ -85,17 +85,7 @@ void RegisterResetCommands(CLI::App& app, Globals& g, int* exit_code) {
   reset->add_option("REV", a.rev, "the new base")->required();
   reset->add_flag("--hard", a.hard, "discard the workspace's changes: its content becomes REV's tree");
   reset->add_flag("--json", g.json, "print the result as JSON");
-  reset->callback([&g, exit_code] {
-    // A path inside a mount (or, for commit, nothing: the current directory)
-    // names the mount's workspace.
-    auto target = WorkspaceArgument(a.target);
-    if (!target.ok()) {
-      *exit_code = Fail(target.status());
-      return;
-    }
-    a.target = *target;
-    *exit_code = RunReset(g, a);
-  });
+  reset->callback(OnWorkspaceArgument(&a.target, exit_code, [&g] { return RunReset(g, a); }));
 }
 
 }  // namespace strata::cli

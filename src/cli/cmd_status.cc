@@ -161,15 +161,7 @@ void RegisterStatusCommands(CLI::App& app, Globals& g, int* exit_code) {
                      "directory is in)");
   status->add_flag("--short", a.short_form, "one line for the workspace and its branch, then a letter and a path per line");
   status->add_flag("--json", g.json, "machine-readable output");
-  status->callback([&g, exit_code] {
-    auto target = WorkspaceArgument(a.target);
-    if (!target.ok()) {
-      *exit_code = Fail(target.status());
-      return;
-    }
-    a.target = *target;
-    *exit_code = RunStatus(g, a);
-  });
+  status->callback(OnWorkspaceArgument(&a.target, exit_code, [&g] { return RunStatus(g, a); }));
 }
 
 }  // namespace strata::cli

@@ -88,6 +88,18 @@ Result<std::string> WorkspaceArgument(const std::string& arg) {
   return arg;
 }
 
+std::function<void()> OnWorkspaceArgument(std::string* target, int* exit_code, std::function<int()> run) {
+  return [target, exit_code, run = std::move(run)] {
+    auto resolved = WorkspaceArgument(*target);
+    if (!resolved.ok()) {
+      *exit_code = Fail(resolved.status());
+      return;
+    }
+    *target = *resolved;
+    *exit_code = run();
+  };
+}
+
 Result<WorkspaceTarget> ResolveWorkspace(Store& store, const std::string& mountpoint_or_name) {
   if (auto mounted = FindMountedWorkspace(store, mountpoint_or_name))
     return WorkspaceTarget{mounted->name, mounted};
