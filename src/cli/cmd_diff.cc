@@ -320,27 +320,32 @@ void RegisterDiffCommands(CLI::App& app, Globals& g, int* exit_code) {
       "diff",
       "paths that differ between two commits or workspaces: A added, D deleted, M modified (content, mode, owner, "
       "mtime or xattrs), T type changed");
-  diff->add_option("A", d.from,
-                   "the old side: REV, REV:PATH, ws:WORKSPACE or a mountpoint; without A, the workspace of the "
-                   "mount the current directory is in, compared with its base");
+  auto* a = diff->add_option("A", d.from,
+                             "the old side: REV, REV:PATH, ws:WORKSPACE or a mountpoint; without A, the workspace "
+                             "of the mount the current directory is in, compared with its base");
   auto* b = diff->add_option("B", d.to,
                              "the new side: REV, REV:PATH, ws:WORKSPACE or a mountpoint; without B, A is a "
                              "workspace compared with its base");
-  // B is optional, so in `diff WORKSPACE -- PATH` CLI11 would hand PATH to B.
-  // Positionals are validated as they are parsed: B refuses a value that
-  // comes after "--" (CLI11 has recorded the "--" by then), which then goes
-  // to PATH. The first verdict is kept for the validation after parsing.
-  static bool b_accepted = false;
+  // A and B are optional, so in `diff -- PATH` or `diff WORKSPACE -- PATH`
+  // CLI11 would hand PATH to a side. Positionals are validated as they are
+  // parsed: a side refuses a value that comes after "--" (CLI11 has recorded
+  // the "--" by then), which then goes to PATH. The first verdict is kept for
+  // the validation after parsing.
   diff->validate_positionals();
-  b->check(CLI::Validator(
-      [diff](std::string&) -> std::string {
-        if (b_accepted) return "";
-        auto seen = diff->remaining();
-        if (std::find(seen.begin(), seen.end(), "--") != seen.end()) return "a path after --, not a side";
-        b_accepted = true;
-        return "";
-      },
-      "", "SIDE"));
+  auto side_before_dashes = [diff](bool* accepted) {
+    return CLI::Validator(
+        [diff, accepted](std::string&) -> std::string {
+          if (*accepted) return "";
+          auto seen = diff->remaining();
+          if (std::find(seen.begin(), seen.end(), "--") != seen.end()) return "a path after --, not a side";
+          *accepted = true;
+          return "";
+        },
+        "", "SIDE");
+  };
+  static bool a_accepted = false, b_accepted = false;
+  a->check(side_before_dashes(&a_accepted));
+  b->check(side_before_dashes(&b_accepted));
   diff->add_option("PATH", d.paths, "only these paths (after --), relative to what is compared");
   auto* stat = diff->add_flag("--stat", d.stat,
                               "per path its size before and after (size differences, not an edit distance), "

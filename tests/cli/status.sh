@@ -60,6 +60,10 @@ json_true 'd["changes"] == json.load(open("'"$WORK/status.json"'"))["changes"]'
 expect_ok bare diff
 expect_output_matches "^A[[:space:]]+added\$"
 expect_output_matches "^D[[:space:]]+gone\$"
+# With no side, the paths after -- still limit it.
+expect_ok bare diff -- sub
+expect_output_matches "^T[[:space:]]+sub/typed/\$"
+if grep -q "added" "$OUT"; then fail "diff -- sub listed a path outside sub"; fi
 # A path inside the mount names it too, from anywhere.
 cd "$WORK"
 expect_ok bare status "$MP/sub/deep" --json
@@ -78,8 +82,17 @@ cd "$WORK"
 expect_ok strata status one --json
 json_true 'd["changes"] == json.load(open("'"$WORK/status.json"'"))["changes"]'
 
+step "commands on the store alone find it from inside a mount too"
+cd "$MP/sub/deep"
+expect_ok bare log main --json
+json_true '[c["id"] for c in d] == ["'"$base"'"]'
+expect_ok bare workspace list --json
+json_true '[w["name"] for w in d] == ["one"]'
+
 step "outside every mount, with no store: the commands say so"
 cd "$WORK"
+expect_exit 1 bare log main
+expect_stderr_matches "no store"
 expect_exit 1 bare status
 expect_stderr_matches "not inside a strata mount"
 expect_exit 1 bare diff
