@@ -100,17 +100,13 @@ std::optional<MountSource> MountSourceOf(const std::string& path) {
   return text ? ParseMountSource(*text) : std::nullopt;
 }
 
-std::optional<EnclosingMount> EnclosingStrataMount(const std::string& path) {
-  if (path.empty()) return std::nullopt;
-  const std::string canonical = CanonicalOrAsWritten(path);
-  if (canonical.empty()) return std::nullopt;
-  std::ifstream in("/proc/mounts");
+std::optional<EnclosingMount> EnclosingMountIn(std::istream& mount_table, const std::string& canonical_path) {
   std::string fsname, dir, type, rest;
   std::string best_dir, best_type, best_source;
   // Of the mounts at one mountpoint, the last listed is on top: it wins ties.
-  while (in >> fsname >> dir >> type && std::getline(in, rest)) {
+  while (mount_table >> fsname >> dir >> type && std::getline(mount_table, rest)) {
     std::string mountpoint = UnescapeMountField(dir);
-    if (!DirectoryHolds(mountpoint, canonical) || mountpoint.size() < best_dir.size()) continue;
+    if (!DirectoryHolds(mountpoint, canonical_path) || mountpoint.size() < best_dir.size()) continue;
     best_dir = std::move(mountpoint);
     best_type = type;
     best_source = UnescapeMountField(fsname);
@@ -119,6 +115,14 @@ std::optional<EnclosingMount> EnclosingStrataMount(const std::string& path) {
   auto source = ParseMountSource(best_source);
   if (!source) return std::nullopt;
   return EnclosingMount{best_dir, std::move(*source)};
+}
+
+std::optional<EnclosingMount> EnclosingStrataMount(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  const std::string canonical = CanonicalOrAsWritten(path);
+  if (canonical.empty()) return std::nullopt;
+  std::ifstream in("/proc/mounts");
+  return EnclosingMountIn(in, canonical);
 }
 
 // statfs is never served from a cache, unlike stat: it reaches the daemon, or

@@ -13,6 +13,7 @@
 // "strata:NAME" (no store); they parse with an empty store.
 #pragma once
 
+#include <istream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,6 +52,8 @@ struct EnclosingMount {
   MountSource source;
 };
 std::optional<EnclosingMount> EnclosingStrataMount(const std::string& path);
+// The same, for a canonical path, from a mount table in /proc/mounts' format.
+std::optional<EnclosingMount> EnclosingMountIn(std::istream& mount_table, const std::string& canonical_path);
 // Whether /proc/mounts shows a strata FUSE mount at path (which may belong to
 // a daemon that died: then the path answers ENOTCONN to everything).
 inline bool IsStrataMountpoint(const std::string& path) { return StrataMountSource(path).has_value(); }
