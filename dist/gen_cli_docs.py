@@ -32,6 +32,7 @@ VALUE_KINDS = {
 VALUE_KINDS_IN = {
     ("branch delete", "NAME"): "branch",
     ("init", "PATH"): "dir",
+    ("status", "PATH"): "workspace-or-dir",
 }
 
 

@@ -22,6 +22,7 @@ using daemon::FormatMountSource;
 using daemon::MountSource;
 using daemon::MountSourceOf;
 using daemon::ParseMountSource;
+using daemon::EnclosingStrataMount;
 using daemon::StrataMountSource;
 
 // Exit codes, documented in the README.
@@ -39,7 +40,8 @@ struct Globals {
   mode_t caller_umask = 022;  // the umask strata was started with (it runs with 077)
 };
 
-// --store, else $STRATA_STORE, else $XDG_DATA_HOME/strata, else ~/.local/share/strata.
+// --store, else $STRATA_STORE, else the store of the strata mount the current
+// directory lies in, else $XDG_DATA_HOME/strata, else ~/.local/share/strata.
 std::string StorePath(const Globals& g);
 // The local store, or with --remote the store at that remote.
 Result<std::unique_ptr<Store>> OpenStore(const Globals& g);
@@ -55,6 +57,9 @@ CLI::Validator FiniteRange(double lo, double hi);
 
 // Prints "strata: <message>" to stderr and returns the exit code for the status.
 int Fail(const Status& s);
+// For options that parse but do not go together (CLI11 cannot say so):
+// prints "strata: <message>" to stderr and returns kExitUsage.
+int UsageError(const std::string& message);
 void PrintJson(const nlohmann::ordered_json& j);
 std::string ShortId(const Hash& h);
 std::string FormatTime(int64_t sec, uint32_t nsec);
@@ -85,6 +90,7 @@ void RegisterSnapshotCommands(CLI::App& app, Globals& g, int* exit_code);  // im
 void RegisterHistoryCommands(CLI::App& app, Globals& g, int* exit_code);   // log, ls, cat, show, diff, branch, fork
 void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code);     // mount, umount, workspace
 void RegisterCommitCommands(CLI::App& app, Globals& g, int* exit_code);    // commit
+void RegisterStatusCommands(CLI::App& app, Globals& g, int* exit_code);    // status
 void RegisterGcCommands(CLI::App& app, Globals& g, int* exit_code);        // gc, fsck
 void RegisterForgetCommands(CLI::App& app, Globals& g, int* exit_code);    // forget
 void RegisterRemoteCommands(CLI::App& app, Globals& g, int* exit_code);    // remote, push, pull

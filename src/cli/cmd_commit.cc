@@ -26,7 +26,7 @@ struct CommitArgs {
 };
 
 int RunCommit(Globals& g, const CommitArgs& a) {
-  if (a.message.empty()) return Fail(Status::InvalidArgument("a commit needs a message (-m MESSAGE)"));
+  if (a.message.empty()) return UsageError("a commit needs a message (-m MESSAGE)");
   auto store = OpenStoreFor(g, a.target);
   if (!store.ok()) return Fail(store.status());
   auto author = CommitAuthor();
@@ -55,11 +55,13 @@ int RunCommit(Globals& g, const CommitArgs& a) {
 void RegisterCommitCommands(CLI::App& app, Globals& g, int* exit_code) {
   static CommitArgs a;  // option storage must outlive parsing
   auto* commit = app.add_subcommand("commit", "turn a workspace's changes into a commit on its branch");
-  commit->add_option("TARGET", a.target, "a mountpoint of a workspace, or a workspace's name")->required();
+  commit->add_option("TARGET", a.target,
+                     "a mountpoint of a workspace, a path inside one, or a workspace's name (default: the mount "
+                     "the current directory is in)");
   commit->add_option("-m,--message", a.message, "the commit message")->required();
   commit->add_option("--branch", a.branch, "the branch, for a workspace that tracks none yet");
   commit->add_flag("--json", g.json, "print the result as JSON");
-  commit->callback([&g, exit_code] { *exit_code = RunCommit(g, a); });
+  commit->callback(OnWorkspaceArgument(&a.target, exit_code, [&g] { return RunCommit(g, a); }));
   RegisterResetCommands(app, g, exit_code);
   RegisterRebaseCommands(app, g, exit_code);
 }

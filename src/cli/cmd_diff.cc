@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
+#include "cli/change_rows.h"
 #include "cli/history.h"
 #include "cli/workspace_target.h"
 #include "store/forget.h"
@@ -19,47 +21,6 @@
 
 namespace strata::cli {
 namespace {
-
-// What the listing needs of one change; TreeChange keeps whole entries.
-struct ChangeRow {
-  char letter = 'M';
-  std::string path;  // as displayed
-  EntryKind old_kind = EntryKind::kFile, new_kind = EntryKind::kFile;
-  uint64_t old_size = 0, new_size = 0;  // 0 for what is absent or not a file
-  unsigned fields = 0;
-};
-
-ChangeRow ToRow(const TreeChange& c) {
-  ChangeRow r;
-  r.letter = ChangeLetter(c.type);
-  const TreeEntry& shown = c.new_entry ? *c.new_entry : *c.old_entry;
-  r.path = c.path.empty() ? "." : c.path;
-  if (shown.kind == EntryKind::kDirectory && !c.path.empty()) r.path += '/';
-  if (c.old_entry) {
-    r.old_kind = c.old_entry->kind;
-    r.old_size = c.old_entry->kind == EntryKind::kFile ? c.old_entry->size : 0;
-  }
-  if (c.new_entry) {
-    r.new_kind = c.new_entry->kind;
-    r.new_size = c.new_entry->kind == EntryKind::kFile ? c.new_entry->size : 0;
-  }
-  if (!c.old_entry) r.old_kind = r.new_kind;
-  if (!c.new_entry) r.new_kind = r.old_kind;
-  r.fields = c.fields;
-  return r;
-}
-
-nlohmann::ordered_json RowJson(const ChangeRow& r) {
-  nlohmann::ordered_json j{{"status", std::string(1, r.letter)}, {"path", r.path}, {"kind", EntryKindName(r.new_kind)}};
-  if (r.letter == 'T') {
-    j["old_kind"] = EntryKindName(r.old_kind);
-    j["new_kind"] = EntryKindName(r.new_kind);
-  }
-  if (r.letter == 'M') j["changed"] = ChangedFieldNames(r.fields);
-  j["old_size"] = r.old_size;
-  j["new_size"] = r.new_size;
-  return j;
-}
 
 void PrintNameStatus(const std::vector<ChangeRow>& rows) {
   for (const ChangeRow& r : rows) fmt::print("{}\t{}\n", r.letter, r.path);
@@ -388,28 +349,33 @@ void RegisterDiffCommands(CLI::App& app, Globals& g, int* exit_code) {
       "diff",
       "paths that differ between two commits or workspaces: A added, D deleted, M modified (content, mode, owner, "
       "mtime or xattrs), T type changed");
-  diff->add_option("A", d.from,
-                   "the old side: REV, REV:PATH, ws:WORKSPACE or a mountpoint; A..B alone compares A with B; "
-                   "HEAD beside a workspace is its base")
-      ->required();
+  auto* a = diff->add_option("A", d.from,
+                             "the old side: REV, REV:PATH, ws:WORKSPACE or a mountpoint; A..B alone compares A with B; "
+                             "HEAD beside a workspace is its base; without A, the workspace of the mount the current "
+                             "directory is in, compared with its base");
   auto* b = diff->add_option("B", d.to,
                              "the new side: REV, REV:PATH, ws:WORKSPACE or a mountpoint; without B, A is a "
                              "workspace compared with its base");
-  // B is optional, so in `diff WORKSPACE -- PATH` CLI11 would hand PATH to B.
-  // Positionals are validated as they are parsed: B refuses a value that
-  // comes after "--" (CLI11 has recorded the "--" by then), which then goes
-  // to PATH. The first verdict is kept for the validation after parsing.
-  static bool b_accepted = false;
+  // A and B are optional, so in `diff -- PATH` or `diff WORKSPACE -- PATH`
+  // CLI11 would hand PATH to a side. Positionals are validated as they are
+  // parsed: a side refuses a value that comes after "--" (CLI11 has recorded
+  // the "--" by then), which then goes to PATH. The first verdict is kept for
+  // the validation after parsing.
   diff->validate_positionals();
-  b->check(CLI::Validator(
-      [diff](std::string&) -> std::string {
-        if (b_accepted) return "";
-        auto seen = diff->remaining();
-        if (std::find(seen.begin(), seen.end(), "--") != seen.end()) return "a path after --, not a side";
-        b_accepted = true;
-        return "";
-      },
-      "", "SIDE"));
+  auto side_before_dashes = [diff](bool* accepted) {
+    return CLI::Validator(
+        [diff, accepted](std::string&) -> std::string {
+          if (*accepted) return "";
+          auto seen = diff->remaining();
+          if (std::find(seen.begin(), seen.end(), "--") != seen.end()) return "a path after --, not a side";
+          *accepted = true;
+          return "";
+        },
+        "", "SIDE");
+  };
+  static bool a_accepted = false, b_accepted = false;
+  a->check(side_before_dashes(&a_accepted));
+  b->check(side_before_dashes(&b_accepted));
   diff->add_option("PATH", d.paths, "only these paths (after --), relative to what is compared");
   auto* stat = diff->add_flag("--stat", d.stat,
                               "per path its size before and after (size differences, not an edit distance), "
@@ -419,7 +385,18 @@ void RegisterDiffCommands(CLI::App& app, Globals& g, int* exit_code) {
   stat->excludes(name_status);
   name_only->excludes(stat)->excludes(name_status);
   diff->add_flag("--json", g.json, "machine-readable output");
-  diff->callback([&g, exit_code] { *exit_code = RunDiff(g, d); });
+  diff->callback([&g, exit_code] {
+    auto run = [&g] { return RunDiff(g, d); };
+    // A..B is a range, unless it names a path (such as ../sub).
+    const bool range = d.from.find("..") != std::string::npos && !std::filesystem::exists(d.from);
+    if (!d.to.empty() || range) {
+      *exit_code = run();
+      return;
+    }
+    // A alone is a workspace: nothing, or a path inside a mount, names the
+    // mount's.
+    OnWorkspaceArgument(&d.from, exit_code, run)();
+  });
 }
 
 }  // namespace strata::cli

@@ -82,7 +82,7 @@ int RunForget(Globals& g, ForgetArgs& a) {
         "forget on a remote store is not supported yet: run it on a local store (other machines may be pushing "
         "to a remote, and its forgotten set would have to be shared with them)"));
   if (a.all == !a.branches.empty())
-    return Fail(Status::InvalidArgument("say which history to forget from: --branch B (repeatable) or --all"));
+    return UsageError("say which history to forget from: --branch B (repeatable) or --all");
   if (!a.within.empty()) {
     auto d = ParseRetentionDuration(a.within);
     if (!d.ok()) return Fail(d.status());

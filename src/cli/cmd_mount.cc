@@ -107,6 +107,12 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
 }
 
 int MountIn(Globals& g, const MountArgs& a) {
+  // Usage first: options that do not go together are wrong wherever one mounts.
+  int modes = a.create_new + !a.branch.empty() + !a.workspace.empty() + !a.read_only.empty();
+  if (modes != 1)
+    return UsageError("give exactly one of --new, --branch B, --workspace NAME, --read-only REV");
+  if (!a.read_only.empty() && !a.name.empty())
+    return UsageError("--name does not apply to --read-only (its workspace is hidden)");
   std::error_code ec;
   std::string mountpoint = std::filesystem::absolute(a.mountpoint, ec).lexically_normal().string();
   if (mountpoint.size() > 1 && mountpoint.back() == '/') mountpoint.pop_back();
@@ -136,11 +142,6 @@ int MountIn(Globals& g, const MountArgs& a) {
   // own: only root may let the kernel honour them.
   if ((a.suid || a.dev) && ::geteuid() != 0)
     return Fail(Status::InvalidArgument(std::string(a.suid ? "--suid" : "--dev") + " needs root"));
-  int modes = a.create_new + !a.branch.empty() + !a.workspace.empty() + !a.read_only.empty();
-  if (modes != 1)
-    return Fail(Status::InvalidArgument("give exactly one of --new, --branch B, --workspace NAME, --read-only REV"));
-  if (!a.read_only.empty() && !a.name.empty())
-    return Fail(Status::InvalidArgument("--name does not apply to --read-only (its workspace is hidden)"));
   if (IsReadOnlyName(a.name) || IsReadOnlyName(a.workspace))
     return Fail(Status::InvalidArgument("workspace names starting with '" + std::string(kReadOnlyPrefix) +
                                         "' are reserved for read-only mounts"));

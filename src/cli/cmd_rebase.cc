@@ -105,10 +105,11 @@ void RegisterRebaseCommands(CLI::App& app, Globals& g, int* exit_code) {
   static RebaseArgs a;  // option storage must outlive parsing
   auto* rebase = app.add_subcommand(
       "rebase", "replay a workspace's changes on REV (default: its branch's head); conflicts change nothing");
-  rebase->add_option("TARGET", a.target, "a mountpoint of a workspace, or a workspace's name")->required();
+  rebase->add_option("TARGET", a.target, "a mountpoint of a workspace, a path inside one, or a workspace's name")
+      ->required();
   rebase->add_option("REV", a.rev, "the commit to rebase onto (default: the head of the workspace's branch)");
   rebase->add_flag("--json", g.json, "print the result as JSON");
-  rebase->callback([&g, exit_code] { *exit_code = RunRebase(g, a); });
+  rebase->callback(OnWorkspaceArgument(&a.target, exit_code, [&g] { return RunRebase(g, a); }));
 }
 
 }  // namespace strata::cli

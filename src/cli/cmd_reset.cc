@@ -80,11 +80,12 @@ void RegisterResetCommands(CLI::App& app, Globals& g, int* exit_code) {
   static ResetArgs a;  // option storage must outlive parsing
   auto* reset = app.add_subcommand(
       "reset", "move a workspace's base to REV; with --hard its content becomes REV's tree (changes discarded)");
-  reset->add_option("TARGET", a.target, "a mountpoint of a workspace, or a workspace's name")->required();
+  reset->add_option("TARGET", a.target, "a mountpoint of a workspace, a path inside one, or a workspace's name")
+      ->required();
   reset->add_option("REV", a.rev, "the new base")->required();
   reset->add_flag("--hard", a.hard, "discard the workspace's changes: its content becomes REV's tree");
   reset->add_flag("--json", g.json, "print the result as JSON");
-  reset->callback([&g, exit_code] { *exit_code = RunReset(g, a); });
+  reset->callback(OnWorkspaceArgument(&a.target, exit_code, [&g] { return RunReset(g, a); }));
 }
 
 }  // namespace strata::cli

@@ -30,6 +30,10 @@ CLI::Validator FiniteRange(double lo, double hi) {
 std::string StorePath(const Globals& g) {
   if (!g.store.empty()) return g.store;
   if (const char* env = std::getenv("STRATA_STORE"); env && *env) return env;
+  // Inside a mount, its store, as git finds the repository of the directory
+  // it runs in.
+  if (auto enclosing = daemon::EnclosingStrataMount("."); enclosing && !enclosing->source.store.empty())
+    return enclosing->source.store;
   if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/strata";
   const char* home = std::getenv("HOME");
   return std::string(home && *home ? home : ".") + "/.local/share/strata";
@@ -60,6 +64,11 @@ int Fail(const Status& s) {
     case Status::Code::kConflict: return kExitConflict;
     default: return kExitError;
   }
+}
+
+int UsageError(const std::string& message) {
+  std::fprintf(stderr, "strata: %s\n", message.c_str());
+  return kExitUsage;
 }
 
 void PrintJson(const nlohmann::ordered_json& j) {

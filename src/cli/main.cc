@@ -3,11 +3,52 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "cli/cli.h"
 #include "cli/cli_reference.h"
+#include "cli/did_you_mean.h"
 #include "env/env.h"
+
+namespace {
+
+// The word CLI11 will take for the command: the first argument that is no
+// global option (nor the value of one).
+std::optional<std::string_view> CommandWord(int argc, char** argv) {
+  for (int i = 1; i < argc; i++) {
+    std::string_view arg = argv[i];
+    if (arg == "--store" || arg == "--remote") {
+      i++;
+      continue;
+    }
+    if (arg.starts_with('-')) continue;  // --store=DIR, --help, --version
+    return arg;
+  }
+  return std::nullopt;
+}
+
+// CLI11 takes an unknown command for an extra argument and says "A
+// subcommand is required", which hides the typo: name it, and what was meant.
+// Returns whether the command is unknown (the message printed).
+bool ReportUnknownCommand(const CLI::App& app, int argc, char** argv) {
+  auto word = CommandWord(argc, argv);
+  if (!word) return false;
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->check_name(std::string(*word))) return false;
+    names.push_back(sub->get_name());
+  }
+  std::string hint = "run 'strata --help' for the list of commands";
+  if (auto near = strata::cli::ClosestName(*word, names)) hint = "did you mean '" + *near + "'?";
+  std::fprintf(stderr, "strata: unknown command '%.*s'; %s\n", static_cast<int>(word->size()), word->data(),
+               hint.c_str());
+  return true;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace strata::cli;
@@ -34,6 +75,7 @@ int main(int argc, char** argv) {
   RegisterHistoryCommands(app, globals, &exit_code);
   RegisterMountCommands(app, globals, &exit_code);
   RegisterCommitCommands(app, globals, &exit_code);
+  RegisterStatusCommands(app, globals, &exit_code);
   RegisterGcCommands(app, globals, &exit_code);
   RegisterForgetCommands(app, globals, &exit_code);
   RegisterRemoteCommands(app, globals, &exit_code);
@@ -42,6 +84,7 @@ int main(int argc, char** argv) {
     PrintJson(CliReference(app));  // for the build: man pages, completions
     return kExitOk;
   }
+  if (ReportUnknownCommand(app, argc, argv)) return kExitUsage;
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -73,6 +73,33 @@ std::string RemountHint(const WorkspaceTarget& target) {
          (target.mounted ? " " + target.mounted->mountpoint : " MOUNTPOINT");
 }
 
+Result<std::string> WorkspaceArgument(const std::string& arg) {
+  if (arg.empty()) {
+    if (auto enclosing = EnclosingStrataMount(".")) return enclosing->mountpoint;
+    return Status::NotFound(
+        "not inside a strata mount: run this in a mounted workspace, or name one (a mountpoint or a workspace's "
+        "name)");
+  }
+  // A ':' makes it REV:PATH or ws:NAME for the commands that take those.
+  const bool is_path = (arg == "." || arg == ".." || arg.find('/') != std::string::npos) &&
+                       arg.find(':') == std::string::npos;
+  if (!is_path) return arg;
+  if (auto enclosing = EnclosingStrataMount(arg)) return enclosing->mountpoint;
+  return arg;
+}
+
+std::function<void()> OnWorkspaceArgument(std::string* target, int* exit_code, std::function<int()> run) {
+  return [target, exit_code, run = std::move(run)] {
+    auto resolved = WorkspaceArgument(*target);
+    if (!resolved.ok()) {
+      *exit_code = Fail(resolved.status());
+      return;
+    }
+    *target = *resolved;
+    *exit_code = run();
+  };
+}
+
 Result<WorkspaceTarget> ResolveWorkspace(Store& store, const std::string& mountpoint_or_name) {
   if (auto mounted = FindMountedWorkspace(store, mountpoint_or_name))
     return WorkspaceTarget{mounted->name, mounted};

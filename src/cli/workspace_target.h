@@ -7,6 +7,7 @@
 // this process.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -20,6 +21,17 @@ struct WorkspaceTarget {
   std::string name;
   std::optional<MountedWorkspace> mounted;  // nullopt: not mounted, open it here
 };
+
+// What a command given `arg` for its workspace means, as git finds the
+// repository of a directory: no argument is the strata mount the current
+// directory lies in (NotFound, saying how to name one, when it lies in none);
+// a path (containing a '/', or "." or "..") inside a mount is that mount's
+// mountpoint; anything else (a name, a mountpoint) is returned as it is.
+Result<std::string> WorkspaceArgument(const std::string& arg);
+// The callback of a subcommand whose workspace argument is *target: makes
+// *target its WorkspaceArgument, then stores run()'s exit code in *exit_code
+// (or the failure's, without running).
+std::function<void()> OnWorkspaceArgument(std::string* target, int* exit_code, std::function<int()> run);
 
 // For commands whose argument is always a workspace (commit, reset, rebase):
 // a mountpoint or a name. NotFound when it is neither; Unavailable, saying

@@ -70,19 +70,60 @@ std::optional<std::string> StrataMountSource(const std::string& path) {
   return found;
 }
 
-std::optional<MountSource> MountSourceOf(const std::string& path) {
-  if (path.empty()) return std::nullopt;
+namespace {
+
+// path made absolute and canonical; "" when it cannot even be made absolute.
+std::string CanonicalOrAsWritten(const std::string& path) {
   std::error_code ec;
   std::string canonical = std::filesystem::canonical(path, ec).string();
-  if (ec) {
-    // A mount whose daemon has stopped answers ENOTCONN to the stat that
-    // canonical() makes: it is still found by its path as written.
-    canonical = std::filesystem::absolute(path, ec).lexically_normal().string();
-    if (ec) return std::nullopt;
-    if (canonical.size() > 1 && canonical.back() == '/') canonical.pop_back();
-  }
+  if (!ec) return canonical;
+  // A mount whose daemon has stopped answers ENOTCONN to the stat that
+  // canonical() makes: it is still found by its path as written.
+  canonical = std::filesystem::absolute(path, ec).lexically_normal().string();
+  if (ec) return "";
+  if (canonical.size() > 1 && canonical.back() == '/') canonical.pop_back();
+  return canonical;
+}
+
+// Whether dir is path or one of the directories above it.
+bool DirectoryHolds(const std::string& dir, const std::string& path) {
+  if (dir == "/") return true;
+  return path.starts_with(dir) && (path.size() == dir.size() || path[dir.size()] == '/');
+}
+
+}  // namespace
+
+std::optional<MountSource> MountSourceOf(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  std::string canonical = CanonicalOrAsWritten(path);
+  if (canonical.empty()) return std::nullopt;
   auto text = StrataMountSource(canonical);
   return text ? ParseMountSource(*text) : std::nullopt;
+}
+
+std::optional<EnclosingMount> EnclosingMountIn(std::istream& mount_table, const std::string& canonical_path) {
+  std::string fsname, dir, type, rest;
+  std::string best_dir, best_type, best_source;
+  // Of the mounts at one mountpoint, the last listed is on top: it wins ties.
+  while (mount_table >> fsname >> dir >> type && std::getline(mount_table, rest)) {
+    std::string mountpoint = UnescapeMountField(dir);
+    if (!DirectoryHolds(mountpoint, canonical_path) || mountpoint.size() < best_dir.size()) continue;
+    best_dir = std::move(mountpoint);
+    best_type = type;
+    best_source = UnescapeMountField(fsname);
+  }
+  if (best_type != "fuse.strata") return std::nullopt;
+  auto source = ParseMountSource(best_source);
+  if (!source) return std::nullopt;
+  return EnclosingMount{best_dir, std::move(*source)};
+}
+
+std::optional<EnclosingMount> EnclosingStrataMount(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  const std::string canonical = CanonicalOrAsWritten(path);
+  if (canonical.empty()) return std::nullopt;
+  std::ifstream in("/proc/mounts");
+  return EnclosingMountIn(in, canonical);
 }
 
 // statfs is never served from a cache, unlike stat: it reaches the daemon, or

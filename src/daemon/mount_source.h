@@ -13,6 +13,7 @@
 // "strata:NAME" (no store); they parse with an empty store.
 #pragma once
 
+#include <istream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,6 +44,18 @@ std::optional<std::string> StrataMountSource(const std::string& path);
 // The parsed source of the strata mount at path (any path naming it, also one
 // whose daemon stopped); nullopt when path is no strata mountpoint.
 std::optional<MountSource> MountSourceOf(const std::string& path);
+// The strata mount a path lies in, as git finds the repository of a
+// directory: the mount whose mountpoint is the longest prefix of the path
+// (canonical; as written when it cannot be resolved, e.g. in a mount whose
+// daemon stopped). nullopt when that mount is no strata mount (a path in
+// another filesystem mounted inside a strata mount is not in the workspace).
+struct EnclosingMount {
+  std::string mountpoint;  // absolute, canonical
+  MountSource source;
+};
+std::optional<EnclosingMount> EnclosingStrataMount(const std::string& path);
+// The same, for a canonical path, from a mount table in /proc/mounts' format.
+std::optional<EnclosingMount> EnclosingMountIn(std::istream& mount_table, const std::string& canonical_path);
 // Whether /proc/mounts shows a strata FUSE mount at path (which may belong to
 // a daemon that died: then the path answers ENOTCONN to everything).
 inline bool IsStrataMountpoint(const std::string& path) { return StrataMountSource(path).has_value(); }

@@ -55,6 +55,27 @@ expect_exit 2 strata export main       # missing DIR
 expect_exit 2 strata cat               # missing REV:PATH
 expect_exit 2 "$STRATA_BIN" --store    # --store without its value
 
+step "a mistyped command names itself and the command meant; exit 2"
+expect_exit 2 strata comit -m x
+expect_stderr_matches "unknown command 'comit'; did you mean 'commit'\?"
+expect_stdout_empty
+expect_exit 2 "$STRATA_BIN" --store "$STORE" stauts
+expect_stderr_matches "unknown command 'stauts'; did you mean 'status'\?"
+expect_exit 2 strata frobnicate
+expect_stderr_matches "unknown command 'frobnicate'"
+if grep -qi "did you mean" "$ERR"; then fail "a word far from every command got a suggestion"; fi
+expect_ok strata log --json   # a real command after --store is not taken for a typo
+
+step "mount's options that do not go together are usage errors: exit 2, before the mountpoint is looked at"
+mkdir -p "$WORK/mp"
+expect_exit 2 strata mount "$WORK/mp"
+expect_stderr_matches "exactly one of --new"
+expect_exit 2 strata mount --new --branch main "$WORK/mp"
+expect_exit 2 strata mount --read-only main --name x "$WORK/mp"
+expect_stderr_matches "--name does not apply"
+expect_exit 2 strata mount "$WORK/no-such-dir"
+expect_exit 2 strata forget --keep-last 1
+
 step "import errors"
 expect_exit 1 strata import "$WORK/does-not-exist" --branch main
 expect_stderr_matches 'does-not-exist'

@@ -219,8 +219,8 @@ left=$(ls "$STORE/workspaces" 2>/dev/null || true)
 step "bad input"
 expect_exit 1 strata mount --read-only nosuchrev "$MP"
 expect_stderr_matches "unknown revision"
-expect_exit 1 strata mount --read-only main --name x "$MP"
-expect_exit 1 strata mount --read-only main --new "$MP"
+expect_exit 2 strata mount --read-only main --name x "$MP"
+expect_exit 2 strata mount --read-only main --new "$MP"
 expect_exit 1 strata mount --new --name read-only/1 "$MP"
 expect_stderr_matches "reserved"
 left=$(ls "$STORE/workspaces" 2>/dev/null || true)

@@ -1,0 +1,36 @@
+// One changed path as the commands that list changes show it (diff, show,
+// status), and what a workspace's next commit would change against its base.
+// The changes themselves come from store/tree_diff.h, the one walker of
+// changes; this is only their shape for printing.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/workspace_target.h"
+#include "store/tree_diff.h"
+
+namespace strata::cli {
+
+// What the listing needs of one change; TreeChange keeps whole entries.
+struct ChangeRow {
+  char letter = 'M';  // A added, D deleted, M modified, T type changed
+  std::string path;   // as displayed: "." for the top directory, a directory ends in '/'
+  EntryKind old_kind = EntryKind::kFile, new_kind = EntryKind::kFile;
+  uint64_t old_size = 0, new_size = 0;  // 0 for what is absent or not a file
+  unsigned fields = 0;                  // kModified: ChangedField bits
+};
+
+ChangeRow ToRow(const TreeChange& c);
+// {"status", "path", "kind", ["old_kind", "new_kind"] | ["changed"], "old_size", "new_size"}
+nlohmann::ordered_json RowJson(const ChangeRow& r);
+
+// What the target's next commit would change against its base (everything,
+// for a workspace never committed), as `strata diff WORKSPACE` lists it; the
+// snapshot taken goes to *snap. The caller holds a store write session from
+// before this call to its end (the snapshot's trees are reachable from no ref).
+Result<std::vector<ChangeRow>> WorkspaceChanges(Store& store, const WorkspaceTarget& target, WorkspaceSnapshot* snap);
+
+}  // namespace strata::cli
