@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "cli/author.h"
@@ -21,6 +22,7 @@
 #include "cli/workspace_target.h"
 #include "daemon/mount_record.h"
 #include "sandbox/bwrap_args.h"
+#include "sandbox/command_lookup.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/run.h"
 #include "workspace/workspace.h"
@@ -195,12 +197,24 @@ int RunExec(Globals& g, const ExecArgs& a) {
     return kExitOk;
   };
   // Before the program ran: unmounted, and a workspace made for it removed.
-  auto fail_before_run = [&](const Status& s) {
+  auto undo_before_run = [&] {
     if (own_mount && EndOwnMount(*mounted).ok()) forget_created();
+  };
+  auto fail_before_run = [&](const Status& s) {
+    undo_before_run();
     return ExecFail(s);
   };
   auto argv = sandbox::BwrapArgs(spec);
   if (!argv.ok()) return fail_before_run(argv.status());
+  // As a shell says it (bwrap's own report would be exit status 1).
+  const char* path_var = std::getenv("PATH");  // unset: execvp's default
+  if (auto found = sandbox::LookUpCommand(spec, path_var ? path_var : "/bin:/usr/bin");
+      found != sandbox::CommandLookup::kFound) {
+    std::fprintf(stderr, "strata exec: %s: %s\n", spec.command.front().c_str(),
+                 found == sandbox::CommandLookup::kNotFound ? "not found" : "not executable");
+    undo_before_run();
+    return sandbox::ExitStatusOf(found);
+  }
   auto cgroup = MakeCgroup(*limits);
   if (!cgroup.ok()) return fail_before_run(cgroup.status());
   // strata makes its own files private (main.cc); the program's files get

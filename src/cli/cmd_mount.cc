@@ -36,6 +36,7 @@ using daemon::ReadMountRecord;
 struct MountArgs {
   bool create_new = false, foreground = false, writeback_cache = false;
   bool suid = false, dev = false;  // root only
+  bool nonempty = false;           // mount over a directory that holds files
   std::string atime = "noatime";   // noatime | relatime | strictatime
   std::string verify_reads = "fast";  // fast | full
   std::string branch, workspace, name, mountpoint;
@@ -126,6 +127,9 @@ int MountIn(Globals& g, const MountArgs& a) {
     if (i == 0) std::fprintf(stderr, "strata: %s was left by a daemon that stopped; detaching it\n", mountpoint.c_str());
     DetachMount(mountpoint);
   }
+  if (!std::filesystem::exists(std::filesystem::symlink_status(mountpoint, ec)))
+    return Fail(Status::NotFound("mountpoint " + a.mountpoint + " does not exist (create the directory first: mkdir -p " +
+                                 a.mountpoint + ")"));
   if (!std::filesystem::is_directory(mountpoint, ec))
     return Fail(Status::InvalidArgument("mountpoint " + a.mountpoint + " is not a directory"));
   mountpoint = std::filesystem::canonical(mountpoint, ec).string();
@@ -138,6 +142,12 @@ int MountIn(Globals& g, const MountArgs& a) {
                                                            : "workspace '" + source->workspace + "'";
     return Fail(Status::AlreadyExists(mountpoint + " is already a strata mount (" + what + "); unmount it first"));
   }
+  // A mount hides what the directory holds until it is unmounted, which
+  // looks like lost files: only when asked.
+  if (!a.nonempty && !std::filesystem::is_empty(mountpoint, ec))
+    return Fail(Status::InvalidArgument("mountpoint " + mountpoint +
+                                        " is not empty: a mount would hide its files until unmounted "
+                                        "(use --nonempty to mount over them anyway)"));
   // Setuid programs and device nodes in a workspace are as strong as root's
   // own: only root may let the kernel honour them.
   if ((a.suid || a.dev) && ::geteuid() != 0)
@@ -172,7 +182,10 @@ int MountIn(Globals& g, const MountArgs& a) {
         base = **head;
       }
       Status s = Workspace::Create(**store, name, base, a.branch);
-      if (!s.ok()) return Fail(s.WithContext("workspace '" + name + "' (choose another with --name)"));
+      if (s.code() == Status::Code::kAlreadyExists)
+        return Fail(Status::AlreadyExists("a workspace named '" + name + "' exists already: mount it with --workspace " +
+                                          name + ", or give the new one another name with --name"));
+      if (!s.ok()) return Fail(s.WithContext("creating workspace '" + name + "'"));
       created = true;
     }
     if (auto r = ReadMountRecord(**store, name)) {
@@ -347,6 +360,8 @@ void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
   mount->add_option("--read-only", m.read_only, "mount this commit (REV) read-only: every write fails with EROFS");
   mount->add_option("--name", m.name, "name of the new workspace (default: the mountpoint's name)");
   mount->add_flag("--foreground", m.foreground, "serve in this process instead of a background daemon");
+  mount->add_flag("--nonempty", m.nonempty,
+                  "mount over a directory that is not empty (its files are hidden until the unmount)");
   mount->add_flag("--writeback-cache", m.writeback_cache,
                   "let the kernel buffer writes (faster small writes; a daemon crash loses what was not fsynced)");
   mount->add_option("--chunk-cache-mib", m.chunk_cache_mib,

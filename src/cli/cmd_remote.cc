@@ -41,6 +41,14 @@ int RunRemoteAdd(const Globals& g, const AddArgs& a) {
   return kExitOk;
 }
 
+int RunRemoteRemove(const Globals& g, const std::string& name) {
+  auto local = Store::Open(StorePath(g));
+  if (!local.ok()) return Fail(local.status());
+  if (Status s = RemoveRemote(**local, name); !s.ok()) return Fail(s);
+  fmt::print("removed remote {} (the bucket was not touched)\n", name);
+  return kExitOk;
+}
+
 int RunRemoteList(const Globals& g) {
   auto remotes = ListRemotes(StorePath(g));
   if (!remotes.ok()) return Fail(remotes.status());
@@ -220,6 +228,10 @@ void RegisterRemoteCommands(CLI::App& app, Globals& g, int* exit_code) {
   auto* list = remote->add_subcommand("list", "the remotes of this store");
   list->add_flag("--json", g.json, "machine-readable output");
   list->callback([&g, exit_code] { *exit_code = RunRemoteList(g); });
+  static std::string remove_name;
+  auto* remove = remote->add_subcommand("remove", "forget a remote here (its settings and local cache; not the bucket)");
+  remove->add_option("NAME", remove_name, "the remote's name")->required();
+  remove->callback([&g, exit_code] { *exit_code = RunRemoteRemove(g, remove_name); });
 
   static std::string name, branch;
   auto* push = app.add_subcommand("push", "copy a branch to a remote (missing objects only) and move it there");

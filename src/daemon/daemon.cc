@@ -15,6 +15,7 @@
 #include "control/socket.h"
 #include "daemon/mount_record.h"
 #include "daemon/mount_source.h"
+#include "util/sqlite_connection.h"
 #include "util/unique_fd.h"
 #include "workspace/workspace.h"
 
@@ -194,6 +195,10 @@ Status ServeMount(Store& store, const ServeSpec& spec, ReadyPipe& ready) {
 }
 
 Status StartDaemon(const std::function<std::string()>& log_path, const std::function<int(ReadyPipe&)>& serve) {
+  if (const int open = OpenSqliteConnections(); open != 0)
+    return Status::Internal("the mount's daemon was not started: " + std::to_string(open) +
+                            " SQLite connection(s) open in the process that would fork it (a store or "
+                            "workspace must be closed before the fork, or the daemon could lose its writes)");
   int pipefd[2];
   if (::pipe2(pipefd, O_CLOEXEC) != 0) return Status::IOError("pipe", errno);
   std::fflush(nullptr);

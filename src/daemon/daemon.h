@@ -68,9 +68,12 @@ Status ServeMount(Store& store, const ServeSpec& spec, ReadyPipe& ready);
 // when empty), and exits with what serve returns. The parent returns when the
 // child reported ready, or its error once the child has exited (and with it
 // released the workspace).
-// The caller must have no Store open: SQLite connections must not cross a
-// fork, and a daemon forked beside one was seen to lose its commit's branch
-// move without an error (`strata mount` closes its stores before this call).
+// REQUIRES: no Store (nor anything else holding a SQLite connection) open in
+// this process: SQLite connections must not cross a fork, and a daemon
+// forked beside one was seen to lose its commit's branch move without an
+// error (`strata mount` closes its stores before this call). Checked: with a
+// connection open (util/sqlite_connection.h) it returns an internal error
+// and forks nothing.
 Status StartDaemon(const std::function<std::string()>& log_path, const std::function<int(ReadyPipe&)>& serve);
 
 }  // namespace strata::daemon

@@ -127,6 +127,29 @@ Status AddRemote(const Store& local, const RemoteSpec& spec, bool create_bucket)
   return env->WriteFileAtomically(SpecPath(dir), RemoteSpecToJson(spec));
 }
 
+Status RemoveRemote(const Store& local, const std::string& name) {
+  if (!IsValidRemoteName(name)) return Status::InvalidArgument("'" + name + "' is not a valid remote name");
+  Env* env = local.env();
+  const std::string dir = RemoteDir(local.path(), name);
+  if (!env->Exists(dir)) return Status::NotFound("no remote named " + name + " (strata remote list shows them)");
+  const std::string workspaces = dir + "/store/workspaces";
+  if (env->Exists(workspaces)) {
+    STRATA_ASSIGN_OR_RETURN(auto held, env->ListDir(workspaces));
+    if (!held.empty())
+      return Status::InvalidArgument("remote " + name + " has " + std::to_string(held.size()) +
+                                     " workspace(s) here (e.g. '" + held.front() +
+                                     "'); end them first (strata --remote " + name + " workspace list)");
+  }
+  // remote.json first: without it the remote no longer exists, whatever a
+  // crash leaves of the rest (which a later remove or add then clears).
+  if (env->Exists(SpecPath(dir))) {
+    STRATA_RETURN_IF_ERROR(env->RemoveFile(SpecPath(dir)));
+    STRATA_RETURN_IF_ERROR(env->SyncDir(dir));
+  }
+  STRATA_RETURN_IF_ERROR(env->RemoveTree(dir));
+  return env->SyncDir(local.path() + "/remotes");
+}
+
 Result<RemoteSpec> LoadRemote(const std::string& store_path, const std::string& name) {
   if (!IsValidRemoteName(name)) return Status::InvalidArgument("'" + name + "' is not a valid remote name");
   Env* env = Env::Default();

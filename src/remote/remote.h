@@ -49,6 +49,11 @@ std::string RemoteDir(const std::string& store_path, const std::string& name);
 // create_bucket: create the bucket first (an existing one is fine).
 Status AddRemote(const Store& local, const RemoteSpec& spec, bool create_bucket);
 Result<RemoteSpec> LoadRemote(const std::string& store_path, const std::string& name);
+// Forgets a remote here: its settings and its local side (the cache of its
+// objects and index). The bucket is not touched, nor the local branches a
+// pull made. Refused while the local side holds a workspace (one mounted from
+// the remote, or ended badly), whose changes would go with it.
+Status RemoveRemote(const Store& local, const std::string& name);
 Result<std::vector<RemoteSpec>> ListRemotes(const std::string& store_path);
 
 // Opens the store at a remote, synchronising its index with the packs in the

@@ -5,13 +5,12 @@ namespace {
 
 bool IsAbsolute(const std::string& p) { return !p.empty() && p.front() == '/'; }
 
-// Whether `inner` is `outer` or lies below it (both normalised, absolute).
+}  // namespace
+
 bool IsWithin(const std::string& inner, const std::string& outer) {
   if (outer == "/") return true;
   return inner == outer || (inner.starts_with(outer) && inner[outer.size()] == '/');
 }
-
-}  // namespace
 
 Result<std::vector<std::string>> BwrapArgs(const SandboxSpec& spec) {
   if (spec.command.empty()) return Status::InvalidArgument("no command to run (give it after --)");

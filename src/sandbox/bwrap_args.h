@@ -38,4 +38,7 @@ struct SandboxSpec {
 // path that would cover the working tree.
 Result<std::vector<std::string>> BwrapArgs(const SandboxSpec& spec);
 
+// Whether `inner` is `outer` or lies below it (both normalised, absolute).
+bool IsWithin(const std::string& inner, const std::string& outer);
+
 }  // namespace strata::sandbox

@@ -5,6 +5,7 @@
 #include "util/coding.h"
 #include "util/sqlite_statement.h"
 #include "util/time_ns.h"
+#include "util/sqlite_connection.h"
 
 namespace strata {
 namespace {
@@ -49,13 +50,13 @@ ImportCache::ImportCache(sqlite3* db) : db_(db) {
                         .count();
 }
 
-ImportCache::~ImportCache() { sqlite3_close(db_); }
+ImportCache::~ImportCache() { CloseSqliteConnection(db_); }
 
 Result<std::unique_ptr<ImportCache>> ImportCache::Open(const std::string& db_path) {
   sqlite3* db = nullptr;
-  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+  if (OpenSqliteConnection(db_path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &db) != SQLITE_OK) {
     Status s = SqlError(db, "opening " + db_path);
-    sqlite3_close(db);
+    CloseSqliteConnection(db);
     return s;
   }
   std::unique_ptr<ImportCache> cache(new ImportCache(db));

@@ -6,6 +6,7 @@
 
 #include "store/store.h"
 #include "util/sqlite_statement.h"
+#include "util/sqlite_connection.h"
 
 namespace strata {
 
@@ -147,10 +148,10 @@ Result<std::unique_ptr<Index>> Index::Open(const std::string& path, bool create)
   // NOFOLLOW: a link anywhere in the path is refused (the store's path is
   // canonical, so only one planted inside the store can be there).
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW | (create ? SQLITE_OPEN_CREATE : 0);
-  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+  if (OpenSqliteConnection(path, flags, &db) != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
     const bool link = db != nullptr && sqlite3_extended_errcode(db) == SQLITE_CANTOPEN_SYMLINK;
-    sqlite3_close(db);
+    CloseSqliteConnection(db);
     if (link)
       return Status::IOErrorWithMessage(
           "index " + path + " is (or lies under) a symbolic link; strata follows no links inside a store", ELOOP);
@@ -183,7 +184,7 @@ Result<std::unique_ptr<Index>> Index::Open(const std::string& path, bool create)
 
 Index::~Index() {
   sqlite3_finalize(lookup_);
-  sqlite3_close(db_);
+  CloseSqliteConnection(db_);
 }
 
 Status Index::Exec(const char* sql) {

@@ -13,6 +13,9 @@ bool IsHex(std::string_view s) {
   return !s.empty();
 }
 
+// Shorter prefixes would match too many commits to be worth a lookup.
+constexpr size_t kMinCommitPrefix = 4;
+
 std::string Lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -36,7 +39,10 @@ Result<Hash> ResolveBase(Store& store, std::string_view base) {
     if (ref) return *ref;
   }
   if (base == kHead) return DefaultHead(store);
-  if (IsHex(base) && base.size() >= 4 && base.size() <= Hash::kSize * 2) {
+  if (IsHex(base) && base.size() < kMinCommitPrefix)
+    return Status::NotFound("unknown revision '" + std::string(base) + "': not a branch, and a commit id prefix needs " +
+                            std::to_string(kMinCommitPrefix) + " hex digits at least");
+  if (IsHex(base) && base.size() <= Hash::kSize * 2) {
     STRATA_ASSIGN_OR_RETURN(auto matches, store.FindCommitsByPrefix(Lower(base), 2));
     if (matches.size() == 1) return matches[0];
     if (matches.size() > 1) return Status::InvalidArgument("revision '" + std::string(base) + "' is ambiguous: " +

@@ -96,7 +96,10 @@ TEST_F(RevisionTest, BadRevisionsAreClearErrors) {
   EXPECT_TRUE(ResolveRevision(*store_, "nosuch").status().IsNotFound());
   EXPECT_FALSE(ResolveRevision(*store_, "main~x").ok());
   EXPECT_FALSE(ResolveRevision(*store_, "").ok());
-  EXPECT_FALSE(ResolveRevision(*store_, "abc").ok());  // too short to be a prefix
+  auto too_short = ResolveRevision(*store_, "abc");  // too short to be a prefix
+  ASSERT_FALSE(too_short.ok());
+  EXPECT_NE(too_short.status().message().find("needs 4 hex digits at least"), std::string::npos)
+      << too_short.status().message();
   // Tree ids are not commits.
   EXPECT_TRUE(ResolveRevision(*store_, root_.ToHex()).status().IsNotFound());
 }

@@ -73,6 +73,9 @@ bool IsValidRefName(std::string_view name) {
 }
 
 Status Store::Init(const std::string& path, const StoreConfig& config, Env* env) {
+  if (env->Exists(path + kConfigFile))
+    return Status::AlreadyExists(path + " is already a strata store; it was left as it is (use it, or give "
+                                 "'strata init' another directory)");
   if (env->Exists(path)) {
     auto entries = env->ListDir(path);
     if (!entries.ok()) return entries.status();

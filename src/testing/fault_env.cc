@@ -141,8 +141,14 @@ Result<std::string> FaultEnv::BootId() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (query_errno_ != 0) return Status::IOError("injected failure: reading the boot id", query_errno_);
+    if (!boot_id_.empty()) return boot_id_;
   }
   return base_->BootId();
+}
+
+void FaultEnv::SetBootId(std::string id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  boot_id_ = std::move(id);
 }
 
 Status FaultEnv::SyncDir(const std::string& path) {

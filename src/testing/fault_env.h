@@ -75,6 +75,9 @@ class FaultEnv : public Env {
   // SyncFile that succeeded while the power was on (an fdatasync of a file
   // the other model keeps, the WAL of a database).
   void FollowPower(std::function<bool()> is_cut, std::function<void(const std::string& path)> synced);
+  // Replaces BootId's answer (the machine restarted, for whoever asks from
+  // now on); "": the real one.
+  void SetBootId(std::string id);
   // Replaces FreeSpace's answer (a disk that looks full); null: the real one.
   void SetFreeSpace(std::function<uint64_t(const std::string& path)> free);
   // What the in-place model was told, so a test can tell its workload reaches it.
@@ -158,6 +161,7 @@ class FaultEnv : public Env {
   std::function<bool()> is_cut_;            // GUARDED_BY(mu_)
   std::function<void(const std::string&)> on_synced_;  // GUARDED_BY(mu_)
   std::function<uint64_t(const std::string&)> free_space_;  // GUARDED_BY(mu_)
+  std::string boot_id_;                     // "": the base's, GUARDED_BY(mu_)
   Seen seen_;                               // GUARDED_BY(mu_)
 };
 

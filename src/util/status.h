@@ -27,6 +27,7 @@ class [[nodiscard]] Status {
     kConflict,         // a compare-and-swap lost ("head moved")
     kUnsupported,      // a format version or feature this build does not know
     kUnavailable,      // a remote service did not answer in time (worth retrying later)
+    kInternal,         // strata broke one of its own contracts (a bug, not the user's or the OS's doing)
   };
 
   Status() = default;
@@ -38,6 +39,7 @@ class [[nodiscard]] Status {
   static Status Conflict(std::string msg) { return {Code::kConflict, std::move(msg)}; }
   static Status Unsupported(std::string msg) { return {Code::kUnsupported, std::move(msg)}; }
   static Status Unavailable(std::string msg) { return {Code::kUnavailable, std::move(msg)}; }
+  static Status Internal(std::string msg) { return {Code::kInternal, "internal error: " + std::move(msg)}; }
   // An OS error: "what: strerror(err)". Keeps err so callers can map it back.
   static Status IOError(const std::string& what, int err);
   // An OS error whose message already says why (relayed from another process).

@@ -11,6 +11,7 @@
 
 #include "workspace/sqlite_workspace.h"
 #include "workspace/workspace_fsck.h"
+#include "testing/fault_env.h"
 #include "testing/workspace_test_util.h"
 
 namespace strata::workspace_testing {
@@ -18,7 +19,16 @@ namespace {
 
 class DataFileDamageTest : public WorkspaceTest {
  protected:
-  void TearDown() override { workspace_internal::SetBootIdForTesting(""); }
+  // The store is opened again through a FaultEnv, which can say that the
+  // machine restarted (SetBootId).
+  void SetUp() override {
+    WorkspaceTest::SetUp();
+    store_.reset();
+    auto store = Store::Open(dir_.path() + "/s", &env_);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(store).value();
+  }
+  void TearDown() override { store_.reset(); }  // before env_ goes
 
   // A workspace with file "f" of 100 000 written (and synced) bytes, closed.
   InodeId MakeWrittenFile() {
@@ -31,6 +41,7 @@ class DataFileDamageTest : public WorkspaceTest {
     return f.ino;
   }
   static std::string Bytes() { return testing::RandomBytes(100000, 3); }
+  FaultEnv env_{Env::Default()};
   std::string DataPath(InodeId ino) { return WsDir() + "/data/" + std::to_string(ino); }
   std::unique_ptr<Workspace> Reopen() {
     auto ws = Workspace::Open(*store_, "ws");
@@ -90,7 +101,7 @@ TEST_F(DataFileDamageTest, AMissingDataFileIsAnErrorForReadsCommitsAndFsck) {
 TEST_F(DataFileDamageTest, AfterARestartAShortDataFileIsRepairedWithZeros) {
   const InodeId ino = MakeWrittenFile();
   ASSERT_EQ(::truncate(DataPath(ino).c_str(), 50000), 0);
-  workspace_internal::SetBootIdForTesting("another-boot");
+  env_.SetBootId("another-boot");
   EXPECT_TRUE(Fsck().empty()) << "right after a restart the next open repairs it";
   auto ws = Reopen();
   ASSERT_TRUE(ws);

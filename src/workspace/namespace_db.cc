@@ -12,6 +12,7 @@
 
 #include "store/store.h"
 #include "util/sqlite_statement.h"
+#include "util/sqlite_connection.h"
 
 namespace strata::workspace_internal {
 
@@ -199,9 +200,9 @@ Result<std::unique_ptr<NamespaceDb>> NamespaceDb::Open(const std::string& path, 
   // NOMUTEX: the workspace's own mutex already serialises every call.
   // NOFOLLOW: no link anywhere in the path (the store's path is canonical).
   int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW | (create ? SQLITE_OPEN_CREATE : 0);
-  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+  if (OpenSqliteConnection(path, flags, &db) != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
+    CloseSqliteConnection(db);
     return Status::IOError("opening workspace database " + path + ": " + msg, EIO);
   }
   std::unique_ptr<NamespaceDb> ndb(new NamespaceDb(db, path));
@@ -240,8 +241,8 @@ Result<std::unique_ptr<NamespaceDb>> NamespaceDb::Open(const std::string& path, 
 NamespaceDb::~NamespaceDb() {
   if (batch_open_) (void)Run("COMMIT");  // the owner normally committed already
   for (auto& [sql, st] : stmts_) sqlite3_finalize(st);
-  sqlite3_close(checkpointer_);
-  sqlite3_close(db_);  // the last connection to close checkpoints the whole WAL
+  CloseSqliteConnection(checkpointer_);
+  CloseSqliteConnection(db_);  // the last connection to close checkpoints the whole WAL
 }
 
 Status NamespaceDb::CheckpointHere() {
@@ -258,10 +259,10 @@ int NamespaceDb::OnWalCommit(void* self, sqlite3*, const char*, int pages) {
 
 Status NamespaceDb::CheckpointAside() {
   if (checkpointer_ == nullptr) {
-    if (sqlite3_open_v2(path_.c_str(), &checkpointer_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, nullptr) !=
+    if (OpenSqliteConnection(path_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, &checkpointer_) !=
         SQLITE_OK) {
       std::string msg = checkpointer_ ? sqlite3_errmsg(checkpointer_) : "out of memory";
-      sqlite3_close(checkpointer_);
+      CloseSqliteConnection(checkpointer_);
       checkpointer_ = nullptr;
       return Status::IOError("workspace database: opening a checkpoint connection: " + msg, EIO);
     }

@@ -50,11 +50,14 @@
 
 namespace {
 
-// The machine boots again: the workspace can tell (its data files may have
-// lost what nobody synced, SqliteWorkspace::RepairAfterRestart).
-void NextBoot() {
+// The machine boots again: the store is opened next through this Env, whose
+// boot id is new, so the workspace can tell (its data files may have lost
+// what nobody synced, SqliteWorkspace::RepairAfterRestart).
+std::unique_ptr<strata::FaultEnv> NextBoot() {
   static int boots = 0;
-  strata::workspace_internal::SetBootIdForTesting("power-loss-test-boot-" + std::to_string(++boots));
+  auto env = std::make_unique<strata::FaultEnv>(strata::Env::Default());
+  env->SetBootId("power-loss-test-boot-" + std::to_string(++boots));
+  return env;
 }
 
 }  // namespace
@@ -485,8 +488,8 @@ TEST_F(PowerLossTest, TheWorkspaceDatabaseKeepsEverySyncedOperationThroughAPower
     Run r = run_once(root, k, after_step, nullptr);
 
     // The next boot.
-    NextBoot();
-    auto store = Store::Open(root + "/s");
+    auto booted = NextBoot();
+    auto store = Store::Open(root + "/s", booted.get());
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     auto ws = Workspace::Open(**store, "ws");
     ASSERT_TRUE(ws.ok()) << "the workspace does not open: " << ws.status().ToString();
@@ -633,8 +636,8 @@ TEST_F(PowerLossTest, ConcurrentSyncsKeepWhatEachOfThemAcknowledged) {
     EXPECT_GT(env.seen().dir_syncs, 0);
     armed.RestoreToLastSync();
   }
-  NextBoot();
-  auto store = Store::Open(root + "/s");
+  auto booted = NextBoot();
+  auto store = Store::Open(root + "/s", booted.get());
   ASSERT_TRUE(store.ok());
   auto ws = Workspace::Open(**store, "ws");
   ASSERT_TRUE(ws.ok()) << ws.status().ToString();

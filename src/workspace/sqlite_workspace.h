@@ -53,8 +53,6 @@ Status CheckName(std::string_view name);
 // The id of this boot of the machine (Env::BootId); an error says the workspace
 // cannot tell whether unsynced data may have been lost since it was last open.
 Result<std::string> BootId(Env* env);
-// Tests: BootId() returns id from now on ("" restores the real one).
-void SetBootIdForTesting(std::string id);
 
 class SqliteWorkspace final : public Workspace {
  public:

@@ -32,15 +32,7 @@ Status AsEio(const Status& s, const std::string& context) {
   return Status::IOErrorWithMessage(context + ": " + s.message(), EIO);
 }
 
-std::string& BootIdOverride() {
-  static std::string id;
-  return id;
-}
-
-void SetBootIdForTesting(std::string id) { BootIdOverride() = std::move(id); }
-
 Result<std::string> BootId(Env* env) {
-  if (!BootIdOverride().empty()) return BootIdOverride();
   auto id = env->BootId();
   if (!id.ok())
     return id.status().WithContext("cannot tell whether the machine restarted since the workspace was last open");

@@ -104,6 +104,25 @@ expect_ok strata diff rootfs ws:r1
 expect_output_matches 'made'
 no_sandbox_mounts
 
+step "a program that is not there: 127 as a shell says it, 126 for one that cannot be executed"
+expect_exit 127 strata exec --workspace w1 --at "$AT" -- no-such-program-here arg
+expect_stderr_matches '^strata exec: no-such-program-here: not found$'
+expect_exit 127 strata exec --workspace w1 --at "$AT" -- /no/such/dir/prog
+expect_stderr_matches '^strata exec: /no/such/dir/prog: not found$'
+# a.txt is in the working tree (the sandbox's working directory) but not executable.
+expect_exit 126 strata exec --workspace w1 --at "$AT" -- ./a.txt
+expect_stderr_matches '^strata exec: ./a.txt: not executable$'
+# Looked up in the sandbox's view: the host's python3 is not in the root tree, its ls is.
+expect_exit 127 strata exec --workspace r1 --root -- python3 -c 'print(1)'
+expect_stderr_matches '^strata exec: python3: not found$'
+expect_ok strata exec --workspace r1 --root -- ls /bin
+grep -qx sh "$OUT" || fail "ls in the root tree was not run: $(cat "$OUT")"
+# A workspace made for a run whose program is missing goes again, unmounted.
+expect_exit 127 strata exec --branch main --name missing --at "$AT" -- no-such-program-here
+expect_ok strata workspace list --json
+json_true '[w for w in d if w["name"] == "missing"] == []'
+no_sandbox_mounts
+
 step "bad input is refused before anything runs"
 expect_exit 125 strata exec --workspace w1 -- true
 expect_stderr_matches 'exactly one of --at'
