@@ -111,7 +111,9 @@ for bad in "${BAD_REVS[@]}"; do
   refused 1 'revision|branch|commit|no such|not found|unknown|invalid' strata export "$bad" "$WORK/never"
   [[ ! -e "$WORK/never" ]] || [[ -z $(ls -A "$WORK/never") ]] || fail "export of revision '$bad' wrote files"
   rm -rf "$WORK/never"
-  refused 1 'revision|branch|commit|no such|not found|unknown|invalid' strata mount --read-only "$bad" "$MP"
+  # (mount --read-only '' gives no mode: a usage error, exit 2.)
+  refused "$([[ -n $bad ]] && echo 1 || echo 2)" 'revision|branch|commit|no such|not found|unknown|invalid' \
+    strata mount --read-only "$bad" "$MP"
   mountpoint -q "$MP" && fail "mount --read-only '$bad' mounted something"
 done
 assert_unchanged "refused revisions"
