@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/cli.h"
+#include "cli/workspace_target.h"
 #include "store/verify.h"
 #include "util/progress.h"
 
@@ -101,10 +102,15 @@ void RegisterStoreCommands(CLI::App& app, Globals& g, int* exit_code) {
 
   static std::string stats_mountpoint;
   auto* stats = app.add_subcommand("stats", "store: objects, sizes, ratios; MOUNTPOINT: the daemon's counters");
-  stats->add_option("MOUNTPOINT", stats_mountpoint, "a mounted workspace (default: the store)");
+  stats->add_option("MOUNTPOINT", stats_mountpoint,
+                     "a mounted workspace, or any path inside it such as '.' (default: the store)");
   stats->add_flag("--json", g.json, "machine-readable output");
   stats->callback([&g, exit_code] {
-    *exit_code = stats_mountpoint.empty() ? RunStats(g) : RunMountStats(g, stats_mountpoint);
+    if (stats_mountpoint.empty()) {
+      *exit_code = RunStats(g);
+      return;
+    }
+    OnWorkspaceArgument(&stats_mountpoint, exit_code, [&g] { return RunMountStats(g, stats_mountpoint); })();
   });
 }
 

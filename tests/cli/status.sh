@@ -88,6 +88,14 @@ expect_ok bare log main --json
 json_true '[c["id"] for c in d] == ["'"$base"'"]'
 expect_ok bare workspace list --json
 json_true '[w["name"] for w in d] == ["one"]'
+# stats: no argument is the store; a path inside the mount is its daemon's counters.
+expect_ok bare stats --json
+json_true '"objects" in d and "operations" not in d'
+expect_ok bare stats . --json
+json_true '"operations" in d and "workspace" in d'
+cd "$WORK"
+expect_ok strata stats "$MP/sub" --json
+json_true '"operations" in d and "workspace" in d'
 
 step "outside every mount, with no store: the commands say so"
 cd "$WORK"
