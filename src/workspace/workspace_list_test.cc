@@ -23,11 +23,16 @@ TEST(WorkspaceListTest, AWorkspaceRemovedWhileListingIsLeftOutNotAnError) {
 
   // Removal renames a workspace's directory away, then deletes it: a listing
   // that read the name just before finds its database gone or half deleted.
+  // The churn records its own failure and always ends the listing loop: an
+  // ASSERT in the thread would return before `done` and hang the test.
   std::atomic<bool> done{false};
+  std::string churn_failure;  // read only after join
   std::thread churn([&] {
-    for (int i = 0; i < 60; ++i) {
-      ASSERT_TRUE(Workspace::Create(*store, "churn", std::nullopt, "").ok());
-      ASSERT_TRUE(Workspace::Remove(*store, "churn").ok());
+    for (int i = 0; i < 60 && churn_failure.empty(); ++i) {
+      if (Status created = Workspace::Create(*store, "churn", std::nullopt, ""); !created.ok())
+        churn_failure = "create " + std::to_string(i) + ": " + created.ToString();
+      else if (Status removed = Workspace::Remove(*store, "churn"); !removed.ok())
+        churn_failure = "remove " + std::to_string(i) + ": " + removed.ToString();
     }
     done = true;
   });
@@ -49,6 +54,7 @@ TEST(WorkspaceListTest, AWorkspaceRemovedWhileListingIsLeftOutNotAnError) {
     EXPECT_TRUE(kept) << "the workspace nobody removed is listed";
   }
   churn.join();
+  EXPECT_EQ(churn_failure, "");
   EXPECT_EQ(failures, 0) << failures << " of " << listings << " listings failed; the first: " << first_failure;
   EXPECT_GT(listings, 10);
 }
