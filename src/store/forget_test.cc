@@ -26,6 +26,7 @@ class ForgetTest : public StoreTest {
  protected:
   void SetUp() override {
     StoreTest::SetUp();
+    if (HasFatalFailure()) return;
     store_->SetPackMerging(false);
   }
 
