@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -21,7 +22,7 @@ constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
 constexpr const char* kGroupPrefix = "exec-";
 
 bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
-bool IsV2() { return Exists(std::string(kCgroupRoot) + "/cgroup.controllers"); }
+bool IsV2(const std::string& root) { return Exists(root + "/cgroup.controllers"); }
 
 Status WriteFile(const std::string& path, const std::string& text) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
@@ -43,11 +44,23 @@ uint64_t KeyedValue(const std::string& text, const std::string& key) {
   return 0;
 }
 
+// The names of a space-separated list ("cpuset cpu io memory"): whole words,
+// so that "cpuset" does not pass for "cpu".
+std::vector<std::string> Words(const std::string& text) {
+  std::vector<std::string> words;
+  std::istringstream in(text);
+  std::string w;
+  while (in >> w) words.push_back(w);
+  return words;
+}
+
 std::vector<pid_t> Procs(const std::string& procs_file) {
   std::vector<pid_t> pids;
   std::istringstream in(ReadSmallFile(procs_file));
   pid_t p;
-  while (in >> p) pids.push_back(p);
+  // Only real pids: kill(0) or kill(-1) would reach far beyond the group.
+  while (in >> p)
+    if (p > 0) pids.push_back(p);
   return pids;
 }
 
@@ -75,11 +88,12 @@ Status MakeDir(const std::string& dir) {
 
 }  // namespace
 
-Result<std::unique_ptr<Cgroup>> Cgroup::Create(const Limits& limits) {
+Result<std::unique_ptr<Cgroup>> Cgroup::Create(const Limits& limits) { return CreateUnder(kCgroupRoot, limits); }
+
+Result<std::unique_ptr<Cgroup>> Cgroup::CreateUnder(const std::string& root, const Limits& limits) {
   std::unique_ptr<Cgroup> cg(new Cgroup());
-  cg->v2_ = IsV2();
+  cg->v2_ = IsV2(root);
   const std::string id = kGroupPrefix + std::to_string(::getpid());
-  const std::string root = kCgroupRoot;
   auto add_dir = [&](const std::string& parent) -> Result<std::string> {
     STRATA_RETURN_IF_ERROR(MakeDir(parent + "/strata"));
     std::string dir = parent + "/strata/" + id;
@@ -95,9 +109,10 @@ Result<std::unique_ptr<Cgroup>> Cgroup::Create(const Limits& limits) {
     if (limits.memory_bytes) wanted += " +memory";
     if (limits.cpus > 0) wanted += " +cpu";
     if (limits.pids) wanted += " +pids";
-    std::string available = ReadSmallFile(root + "/cgroup.controllers");
+    const std::vector<std::string> available = Words(ReadSmallFile(root + "/cgroup.controllers"));
     for (const char* c : {"memory", "cpu", "pids"})
-      if (wanted.find(std::string("+") + c) != std::string::npos && available.find(c) == std::string::npos)
+      if (wanted.find(std::string("+") + c) != std::string::npos &&
+          std::find(available.begin(), available.end(), c) == available.end())
         return Status::Unsupported(std::string("cgroup v2 offers no ") + c + " controller here");
     wanted.erase(0, 1);
     // Controllers reach a group only through its parents' subtree_control.
@@ -170,12 +185,14 @@ void Cgroup::KillAll() const {
   for (const std::string& f : procs_files_) KillIn(f);
 }
 
-void Cgroup::RemoveStale() {
+void Cgroup::RemoveStale() { RemoveStaleUnder(kCgroupRoot); }
+
+void Cgroup::RemoveStaleUnder(const std::string& root) {
   std::vector<std::string> parents;
-  if (IsV2()) {
-    parents.push_back(std::string(kCgroupRoot) + "/strata");
+  if (IsV2(root)) {
+    parents.push_back(root + "/strata");
   } else {
-    for (const char* c : {"memory", "cpu", "pids"}) parents.push_back(std::string(kCgroupRoot) + "/" + c + "/strata");
+    for (const char* c : {"memory", "cpu", "pids"}) parents.push_back(root + "/" + c + "/strata");
   }
   for (const std::string& parent : parents) {
     std::error_code ec;

@@ -26,6 +26,9 @@ class Cgroup {
   // after this process. Unsupported, naming the controller, when the host
   // has none writable for a limit asked for.
   static Result<std::unique_ptr<Cgroup>> Create(const Limits& limits);
+  // The same under another cgroup file system root than /sys/fs/cgroup (a
+  // test's directory laid out like one).
+  static Result<std::unique_ptr<Cgroup>> CreateUnder(const std::string& root, const Limits& limits);
   // Kills what is still in the group and removes its directories.
   ~Cgroup();
   Cgroup(const Cgroup&) = delete;
@@ -44,6 +47,7 @@ class Cgroup {
   // Removes the groups that strata processes which are gone left behind
   // (killed before they could), killing anything still in them.
   static void RemoveStale();
+  static void RemoveStaleUnder(const std::string& root);
 
  private:
   Cgroup() = default;
