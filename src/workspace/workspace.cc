@@ -182,8 +182,11 @@ Status Workspace::Create(Store& store, const std::string& name, const std::optio
     auto db = NamespaceDb::Open(tmp + "/workspace.db", true);
     s = db.ok() ? InitDatabase(store, **db, name, base, branch) : db.status();
   }
-  // The database is closed here: SQLite checkpoints the WAL into the main file.
+  // The database is closed here: SQLite checkpoints the WAL into the main
+  // file (unsynced, NamespaceDb::Open), and this sync makes it durable. A WAL
+  // left by a checkpoint that could not finish holds part of it: synced too.
   if (s.ok()) s = env->SyncFile(tmp + "/workspace.db");
+  if (s.ok() && env->Exists(tmp + "/workspace.db-wal")) s = env->SyncFile(tmp + "/workspace.db-wal");
   if (s.ok()) s = env->SyncDir(tmp + "/data");
   if (s.ok()) s = env->SyncDir(tmp);
   bool placed = false;
