@@ -2,19 +2,19 @@
 
 namespace strata {
 
-ThreadPool::ThreadPool(size_t threads, size_t max_queued) : max_queued_(max_queued) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  for (size_t i = 0; i < threads; i++) workers_.emplace_back([this] { WorkerLoop(); });
-}
+ThreadPool::ThreadPool(size_t threads, size_t max_queued)
+    : max_queued_(max_queued), max_threads_(threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency())) {}
 
 ThreadPool::~ThreadPool() {
   Wait();
+  std::vector<std::thread> workers;
   {
     MutexLock lock(&mu_);
     stopping_ = true;
+    workers.swap(workers_);  // no task runs now, so none starts another
   }
   work_ready_.NotifyAll();
-  for (auto& t : workers_) t.join();
+  for (auto& t : workers) t.join();
 }
 
 void ThreadPool::Submit(std::function<void()> task) {
@@ -22,6 +22,8 @@ void ThreadPool::Submit(std::function<void()> task) {
   while (queue_.size() >= max_queued_) space_ready_.Wait(&mu_);
   queue_.push_back(std::move(task));
   pending_++;
+  // More tasks queued or running than workers: one more, up to the most.
+  if (pending_ > workers_.size() && workers_.size() < max_threads_) workers_.emplace_back([this] { WorkerLoop(); });
   lock.Unlock();
   work_ready_.NotifyOne();
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
 
 namespace strata {
 namespace {
@@ -30,6 +31,26 @@ TEST(ThreadPoolTest, UsesSeveralThreads) {
   }
   pool.Wait();
   EXPECT_EQ(peak.load(), 2);
+}
+
+// The threads of this process, as the kernel lists them.
+size_t ThreadsOfThisProcess() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) n++;
+  return n;
+}
+
+TEST(ThreadPoolTest, StartsWorkersOnlyAsTasksNeedThem) {
+  const size_t before = ThreadsOfThisProcess();
+  ThreadPool pool(8);
+  EXPECT_EQ(ThreadsOfThisProcess(), before) << "a pool not used yet has no threads";
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 3; i++) {
+    pool.Submit([&ran] { ran++; });
+    pool.Wait();  // one task at a time: the first worker serves them all
+  }
+  EXPECT_EQ(ran.load(), 3);
+  EXPECT_EQ(ThreadsOfThisProcess(), before + 1);
 }
 
 }  // namespace
