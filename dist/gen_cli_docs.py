@@ -172,6 +172,11 @@ damaged data in the store
 .TP
 .B 4
 a branch moved while the command ran ("head moved"); a rebase found conflicts
+.PP
+\fBstrata exec\fR passes its program's status through instead: 124 after
+\fB\-\-timeout\fR, 125 for strata's own failures, its command\-line errors
+included, 126 and 127 for a program that cannot be run or is not there, 128+N
+for a death by signal N.
 .SH FILES
 .TP
 .B /sbin/mount.fuse.strata

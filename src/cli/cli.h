@@ -31,6 +31,10 @@ constexpr int kExitError = 1;     // not found, invalid input, I/O
 constexpr int kExitUsage = 2;     // bad options
 constexpr int kExitDamaged = 3;   // corrupted store data
 constexpr int kExitConflict = 4;  // a branch moved under us
+// strata exec passes its program's status through, so its own failures,
+// command-line errors included, are 125, as env(1) and docker run report
+// theirs: 1 or 2 could be the program's.
+constexpr int kExecFailed = 125;
 
 // Options every command shares.
 struct Globals {

@@ -6,7 +6,7 @@
 // bubblewrap (sandbox/), and what it leaves is committed or thrown away as
 // asked. The mount ends with the command unless --keep-mounted, or unless it
 // was there before. The program's exit status is the command's; strata's own
-// failures are 125, as with env(1) and docker run.
+// failures are 125 (kExecFailed), as with env(1) and docker run.
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -31,8 +31,6 @@ namespace strata::cli {
 namespace {
 
 using sandbox::RunOutcome;
-
-constexpr int kExecFailed = 125;  // strata could not set up, run or finish the sandbox
 
 struct ExecArgs {
   std::string workspace, branch, name, at;

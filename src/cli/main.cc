@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
     return app.exit(e);  // --help
   } catch (const CLI::ParseError& e) {
     app.exit(e);
-    return kExitUsage;
+    return app.got_subcommand("exec") ? kExecFailed : kExitUsage;
   }
   std::fflush(stdout);
   if (std::ferror(stdout)) {

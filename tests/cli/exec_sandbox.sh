@@ -144,3 +144,17 @@ rm "$STORE/workspaces/w1/sandbox.mnt"
 expect_exit 125 strata exec --branch main --commit --at "$AT" -- true
 expect_stderr_matches 'message'
 no_sandbox_mounts
+
+step "exec's own command-line errors are 125 too, not the 2 of other commands (2 could be the program's)"
+expect_exit 125 strata exec --no-such-option --workspace w1 --at "$AT" -- true
+expect_stderr_matches 'no-such-option'
+expect_exit 125 strata exec --workspace w1 --at "$AT"
+expect_stderr_matches 'CMD'
+expect_exit 125 strata exec --workspace w1 --at
+expect_exit 125 strata exec --workspace w1 --at "$AT" --pids 0 -- true
+expect_exit 125 strata exec --workspace w1 --at "$AT" --cpus nan -- true
+expect_exit 125 strata exec --uid=-1 --workspace w1 --at "$AT" -- true
+expect_ok strata exec --help
+expect_exit 2 strata mount --no-such-option "$WORK"
+expect_exit 2 strata exec-status
+no_sandbox_mounts
