@@ -208,6 +208,7 @@ Result<RequestHeader> DecodeHeader(std::span<const uint8_t> buffer) {
   // Extensions (security context, supplementary group) come only when the
   // INIT reply asks for them, and strata never does.
   if (in.total_extlen != 0) return r.Invalid("carries extensions strata did not ask for");
+  if (in.padding != 0) return r.Invalid("header padding is not zero");
   if (in.unique == 0) return r.Invalid("unique id 0 (reserved for notifications)");
   if (in.opcode != FUSE_INTERRUPT && (in.unique & kInterruptIdBit) != 0)
     return r.Invalid("unique id " + std::to_string(in.unique) + " has the interrupt bit");
