@@ -97,6 +97,7 @@ Result<InitOutcome> NegotiateInit(uint64_t unique, const InitArgs& kernel, const
   if (agreed >> 32) agreed |= FUSE_INIT_EXT;
 
   s.flags = agreed;
+  s.offered = offered;
   s.max_write = wants.max_write;
   s.max_readahead = std::min(wants.max_readahead, kernel.max_readahead);
   s.may_skip_open = (offered & FUSE_NO_OPEN_SUPPORT) && !s.passthrough;

@@ -43,6 +43,7 @@ struct InitWants {
 struct SessionSettings {
   uint32_t minor = 0;
   uint64_t flags = 0;  // the agreed FUSE_* flags, as in the reply
+  uint64_t offered = 0;  // what the kernel offered, within what its minor can carry
   uint32_t max_write = 0;
   uint32_t max_pages = 0;
   uint32_t max_readahead = 0;
