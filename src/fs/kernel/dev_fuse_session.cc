@@ -136,6 +136,10 @@ Status DevFuseSession::Run(RequestHandler& handler) {
       return Status::IOError("reading /dev/fuse", err);
     }
     std::span<const uint8_t> bytes(buffer.data(), static_cast<size_t>(n));
+    // Another thread's Run may have answered INIT.
+    if (decode_options.minor == 0) {
+      if (auto agreed = settings()) decode_options = agreed->decode_options();
+    }
     STRATA_ASSIGN_OR_RETURN(RequestHeader header, DecodeHeader(bytes));
     auto request = DecodeRequest(bytes, decode_options);
     if (!request.ok()) {

@@ -7,8 +7,10 @@
 // strata's mounts yet (README.md says what comes next: worker threads, the
 // io_uring queues, fusermount3 for mounts without root).
 //
-// Thread-safety: Run is called from one thread; Unmount and Notify may be
-// called from any thread while it runs.
+// Thread-safety: Run may be called from several threads at once, each
+// reading and answering requests in turn (so a slow request does not hold up
+// the others, and an INTERRUPT can reach one that is running); Unmount,
+// Notify, OpenBacking, CloseBacking and settings from any thread.
 #pragma once
 
 #include <atomic>

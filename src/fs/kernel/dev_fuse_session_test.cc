@@ -25,6 +25,7 @@ namespace {
 
 constexpr uint64_t kRoot = FUSE_ROOT_ID;
 constexpr uint64_t kFile = 2;
+constexpr uint64_t kSlow = 3;  // a file whose reads wait until interrupted
 const std::string kContent = "bytes served by strata's own FUSE codec\n";
 
 class TinyFs : public RequestHandler {
@@ -38,13 +39,15 @@ class TinyFs : public RequestHandler {
   int backing_fd = -1;
   int32_t backing_id = -1;
 
-  Message Handle(const Request& r, const InterruptTracker&) override {
+  Message Handle(const Request& r, const InterruptTracker& interrupts) override {
     uint64_t u = r.header.unique;
     switch (r.header.opcode) {
       case FUSE_LOOKUP: {
-        if (r.header.nodeid != kRoot || std::get<NameArgs>(r.args).name != "hello.txt") return ErrorReply(u, ENOENT);
+        if (r.header.nodeid != kRoot) return ErrorReply(u, ENOENT);
+        std::string_view name = std::get<NameArgs>(r.args).name;
+        if (name != "hello.txt" && name != "slow") return ErrorReply(u, ENOENT);
         lookups++;
-        return EntryReply(u, Entry(kFile));
+        return EntryReply(u, Entry(name == "slow" ? kSlow : kFile));
       }
       case FUSE_FORGET: forgotten++; return {};
       case FUSE_BATCH_FORGET: forgotten++; return {};
@@ -67,6 +70,7 @@ class TinyFs : public RequestHandler {
       case FUSE_READDIRPLUS: return Readdir(r);
       case FUSE_READ: {
         reads++;
+        if (r.header.nodeid == kSlow) return ReadUntilInterrupted(u, interrupts);
         const auto& in = std::get<ReadArgs>(r.args).in;
         if (in.offset >= kContent.size()) return DataReply(u, std::string_view());
         return DataReply(u, std::string_view(kContent).substr(in.offset, in.size));
@@ -85,13 +89,26 @@ class TinyFs : public RequestHandler {
     }
   }
 
+  std::atomic<int> interrupted_reads{0};
+
  private:
+  // Waits (at most 20 s) for the kernel's INTERRUPT of this read, then
+  // answers EINTR, as a handler stuck on a slow source would.
+  Message ReadUntilInterrupted(uint64_t unique, const InterruptTracker& interrupts) {
+    for (int i = 0; i < 2000 && !interrupts.IsInterrupted(unique); i++)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!interrupts.IsInterrupted(unique)) return ErrorReply(unique, EIO);
+    interrupted_reads++;
+    return ErrorReply(unique, EINTR);
+  }
+
   static struct stat Attr(uint64_t ino) {
     struct stat st {};
     st.st_ino = ino;
     st.st_nlink = ino == kRoot ? 2 : 1;
     st.st_mode = ino == kRoot ? (S_IFDIR | 0755) : (S_IFREG | 0444);
     st.st_size = ino == kRoot ? 0 : static_cast<off_t>(kContent.size());
+    if (ino == kSlow) st.st_size = 4096;
     st.st_blksize = 4096;
     st.st_mtim = {1700000000, 0};
     return st;
@@ -156,6 +173,8 @@ class DevFuseSessionTest : public ::testing::Test {
     if (session_) {
       EXPECT_TRUE(session_->Unmount().ok());
       if (loop_.joinable()) loop_.join();
+      if (second_.joinable()) second_.join();
+      EXPECT_TRUE(second_status_.ok()) << second_status_.ToString();
     }
     if (!dir_.empty()) ::rmdir(dir_.c_str());
   }
@@ -165,12 +184,18 @@ class DevFuseSessionTest : public ::testing::Test {
     session_ = std::move(*s);
     loop_ = std::thread([this] { loop_status_ = session_->Run(fs_); });
   }
+  // A second reader, so that one request may wait while others are answered.
+  void StartSecondReader() {
+    second_ = std::thread([this] { second_status_ = session_->Run(fs_); });
+  }
 
   std::string dir_;
   TinyFs fs_;
   std::unique_ptr<DevFuseSession> session_;
   std::thread loop_;
   Status loop_status_;
+  std::thread second_;
+  Status second_status_;
 };
 
 TEST_F(DevFuseSessionTest, OrdinaryToolsReadTheTinyFileSystem) {
@@ -239,6 +264,18 @@ TEST_F(DevFuseSessionTest, PassthroughReadsGoToTheBackingFile) {
   EXPECT_TRUE(session_->CloseBacking(fs_.backing_id).ok());
   EXPECT_FALSE(session_->CloseBacking(fs_.backing_id).ok());
   ::unlink(backing_path.c_str());
+}
+
+// A signal to a process waiting on a read makes the kernel send INTERRUPT,
+// which reaches the running handler through the tracker; the handler's EINTR
+// ends the read, and the other reader keeps serving meanwhile.
+TEST_F(DevFuseSessionTest, AnInterruptReachesTheRunningRequest) {
+  Start();
+  StartSecondReader();
+  std::string out = Shell("timeout -s USR1 1 cat " + dir_ + "/slow; echo status $?");
+  EXPECT_NE(out.find("status 124"), std::string::npos) << out;  // timeout's "the command timed out"
+  EXPECT_EQ(fs_.interrupted_reads.load(), 1);
+  EXPECT_EQ(Shell("cat " + dir_ + "/hello.txt"), kContent);
 }
 
 TEST(DevFuseSessionMount, RefusesWhatIsNotADirectory) {
