@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 namespace strata::fs::kernel {
@@ -123,6 +124,17 @@ void DevFuseSession::HandleInterrupt(const Request& request) {
   }
 }
 
+Status DevFuseSession::Refuse(std::span<const uint8_t> bytes, const Status& why) {
+  std::fprintf(stderr, "strata: refused a FUSE request: %s\n", why.message().c_str());
+  // One bad request does not end the session: if its id can be read, it
+  // fails with EIO (a wrong id is refused by the kernel, harmlessly).
+  if (bytes.size() < sizeof(fuse_in_header)) return Status::Ok();
+  fuse_in_header raw;
+  std::memcpy(&raw, bytes.data(), sizeof(raw));
+  if (raw.unique == 0 || !OpcodeExpectsReply(raw.opcode)) return Status::Ok();
+  return Write(ErrorReply(raw.unique, EIO));
+}
+
 Status DevFuseSession::Run(RequestHandler& handler) {
   std::vector<uint8_t> buffer(BufferBytes(options_.wants));
   DecodeOptions decode_options;  // none agreed until INIT
@@ -140,13 +152,12 @@ Status DevFuseSession::Run(RequestHandler& handler) {
     if (decode_options.minor == 0) {
       if (auto agreed = settings()) decode_options = agreed->decode_options();
     }
-    STRATA_ASSIGN_OR_RETURN(RequestHeader header, DecodeHeader(bytes));
     auto request = DecodeRequest(bytes, decode_options);
     if (!request.ok()) {
-      std::fprintf(stderr, "strata: refused a FUSE request: %s\n", request.status().message().c_str());
-      if (OpcodeExpectsReply(header.opcode)) STRATA_RETURN_IF_ERROR(Write(ErrorReply(header.unique, EINVAL)));
+      STRATA_RETURN_IF_ERROR(Refuse(bytes, request.status()));
       continue;
     }
+    const RequestHeader& header = request->header;
     switch (header.opcode) {
       case FUSE_INIT:
         STRATA_RETURN_IF_ERROR(HandleInit(*request));

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "fs/kernel/init_negotiation.h"
@@ -57,9 +58,10 @@ class DevFuseSession {
   DevFuseSession(const DevFuseSession&) = delete;
   DevFuseSession& operator=(const DevFuseSession&) = delete;
 
-  // Serves requests until the file system is unmounted (or DESTROY comes).
-  // An error for a kernel that cannot be served (protocol too old) or a
-  // request stream that makes no sense (a header that does not decode).
+  // Serves requests until the file system is unmounted. A request that does
+  // not decode fails with EIO (the reason on stderr) and the session goes
+  // on; an error for a kernel that cannot be served (protocol too old) or a
+  // failed read or write of /dev/fuse.
   Status Run(RequestHandler& handler);
 
   // Detaches the mount; Run then returns.
@@ -84,6 +86,8 @@ class DevFuseSession {
   Status Write(const Message& message);
   Status HandleInit(const Request& request);
   void HandleInterrupt(const Request& request);
+  // Answers a request that does not decode, and says why on stderr.
+  Status Refuse(std::span<const uint8_t> bytes, const Status& why);
 
   UniqueFd fd_;
   std::string mountpoint_;
