@@ -17,6 +17,13 @@ bool NeedsNode(uint32_t opcode) {
   return opcode != FUSE_INIT && opcode != FUSE_DESTROY && opcode != FUSE_INTERRUPT && opcode != FUSE_BATCH_FORGET;
 }
 
+// The kernel zeroes the padding of the structs whose fields the decoder takes
+// apart (the others are kept whole); anything else there is refused, so that
+// each request has one encoding.
+Status ZeroPadding(const WireReader& r, uint32_t padding) {
+  return padding == 0 ? Status::Ok() : r.Invalid("padding is not zero");
+}
+
 template <typename Args, typename In>
 Result<RequestArgs> FixedOnly(WireReader& r, const char* what) {
   STRATA_ASSIGN_OR_RETURN(In in, r.Struct<In>(what));
@@ -44,6 +51,7 @@ Result<RequestArgs> DecodeInit(WireReader& r) {
 
 Result<RequestArgs> DecodeBatchForget(WireReader& r) {
   STRATA_ASSIGN_OR_RETURN(fuse_batch_forget_in in, r.Struct<fuse_batch_forget_in>("fuse_batch_forget_in"));
+  STRATA_RETURN_IF_ERROR(ZeroPadding(r, in.dummy));
   // The count is checked against the bytes present before anything is
   // reserved, so a hostile count cannot make us allocate.
   if (in.count != r.remaining() / sizeof(fuse_forget_one) || r.remaining() % sizeof(fuse_forget_one) != 0)
@@ -70,6 +78,7 @@ Result<RequestArgs> DecodeRename(WireReader& r, bool rename2) {
   RenameArgs args;
   if (rename2) {
     STRATA_ASSIGN_OR_RETURN(fuse_rename2_in in, r.Struct<fuse_rename2_in>("fuse_rename2_in"));
+    STRATA_RETURN_IF_ERROR(ZeroPadding(r, in.padding));
     args.newdir = in.newdir;
     args.flags = in.flags;
   } else {
@@ -113,6 +122,7 @@ Result<RequestArgs> DecodeWrite(WireReader& r, const DecodeOptions& options) {
 Result<RequestArgs> DecodeSetxattr(WireReader& r, const DecodeOptions& options) {
   size_t size = options.setxattr_ext ? sizeof(fuse_setxattr_in) : kSetxattrInCompatSize;
   STRATA_ASSIGN_OR_RETURN(fuse_setxattr_in in, r.PrefixOf<fuse_setxattr_in>(size, "fuse_setxattr_in"));
+  STRATA_RETURN_IF_ERROR(ZeroPadding(r, in.padding));
   if (in.size > kMaxXattrValueBytes) return r.Invalid("xattr value of " + std::to_string(in.size) + " bytes");
   STRATA_ASSIGN_OR_RETURN(std::string_view name, r.CString("xattr name", kMaxXattrNameBytes, false));
   if (r.remaining() != in.size)
@@ -124,6 +134,7 @@ Result<RequestArgs> DecodeSetxattr(WireReader& r, const DecodeOptions& options) 
 
 Result<RequestArgs> DecodeGetxattr(WireReader& r, bool with_name) {
   STRATA_ASSIGN_OR_RETURN(fuse_getxattr_in in, r.Struct<fuse_getxattr_in>("fuse_getxattr_in"));
+  STRATA_RETURN_IF_ERROR(ZeroPadding(r, in.padding));
   GetxattrArgs args{in.size, {}};
   if (with_name) {
     STRATA_ASSIGN_OR_RETURN(args.name, r.CString("xattr name", kMaxXattrNameBytes, false));

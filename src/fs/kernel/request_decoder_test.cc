@@ -249,6 +249,22 @@ TEST(RequestDecoder, HostileHeaders) {
   Refusal(ext.Name("a").Raw(std::string(8, '\0')).Bytes());
 }
 
+// The structs the decoder takes apart must have zero padding, as the kernel
+// sends them, so that no two byte strings decode to the same request.
+TEST(RequestDecoder, NonZeroPaddingIsRefused) {
+  EXPECT_NE(Refusal(RequestBuilder(FUSE_LISTXATTR, 2, 1).Struct(fuse_getxattr_in{0, 43}).Bytes()).find("padding"),
+            std::string::npos);
+  Refusal(RequestBuilder(FUSE_GETXATTR, 2, 1).Struct(fuse_getxattr_in{0, 1}).Name("user.k").Bytes());
+  Refusal(RequestBuilder(FUSE_RENAME2, 2, 1).Struct(fuse_rename2_in{1, 0, 1}).Name("a").Name("b").Bytes());
+  Refusal(RequestBuilder(FUSE_BATCH_FORGET, 2, 0).Struct(fuse_batch_forget_in{1, 1}).Struct(fuse_forget_one{5, 1}).Bytes());
+  DecodeOptions ext = Session();
+  ext.setxattr_ext = true;
+  Refusal(RequestBuilder(FUSE_SETXATTR, 2, 1).Struct(fuse_setxattr_in{1, 0, 0, 1}).Name("user.k").Raw("v").Bytes(), ext);
+  RequestBuilder header_pad(FUSE_LOOKUP, 2, 1);
+  header_pad.header().padding = 1;
+  Refusal(header_pad.Name("a").Bytes());
+}
+
 TEST(RequestDecoder, HostileNames) {
   EXPECT_NE(Refusal(RequestBuilder(FUSE_LOOKUP, 2, 1).Raw("abc").Bytes()).find("no terminating NUL"),
             std::string::npos);
