@@ -64,6 +64,7 @@ void CheckViews(const k::RequestArgs& args, const Bounds& in) {
     if (a->value.size() > k::kMaxXattrValueBytes) Fail("an xattr value over the bound");
     in.Inside(a->value.data(), a->value.size());
   }
+  if (auto* a = std::get_if<k::RemovexattrArgs>(&args)) in.Name(a->name, k::kMaxXattrNameBytes, false);
   if (auto* a = std::get_if<k::GetxattrArgs>(&args); a && !a->name.empty())
     in.Name(a->name, k::kMaxXattrNameBytes, false);
 }

@@ -66,7 +66,10 @@ struct GetattrArgs {
 struct SetattrArgs {
   fuse_setattr_in in{};
 };
-struct NameArgs {  // LOOKUP, UNLINK, RMDIR, REMOVEXATTR
+struct NameArgs {  // LOOKUP, UNLINK, RMDIR: an entry name
+  std::string_view name;
+};
+struct RemovexattrArgs {  // an xattr name ('/' is allowed there)
   std::string_view name;
 };
 struct MknodArgs {
@@ -141,7 +144,7 @@ struct UnsupportedArgs {};  // an opcode strata does not serve: answer ENOSYS
 using RequestArgs =
     std::variant<UnsupportedArgs, InitArgs, EmptyArgs, ForgetArgs, BatchForgetArgs, GetattrArgs, SetattrArgs, NameArgs,
                  MknodArgs, MkdirArgs, SymlinkArgs, RenameArgs, LinkArgs, OpenArgs, ReadArgs, WriteArgs, ReleaseArgs,
-                 FsyncArgs, FlushArgs, SetxattrArgs, GetxattrArgs, CreateArgs, InterruptArgs, FallocateArgs,
+                 FsyncArgs, FlushArgs, SetxattrArgs, GetxattrArgs, RemovexattrArgs, CreateArgs, InterruptArgs, FallocateArgs,
                  CopyFileRangeArgs, LseekArgs>;
 
 struct Request {

@@ -146,7 +146,7 @@ Result<RequestArgs> DecodeGetxattr(WireReader& r, bool with_name) {
 Result<RequestArgs> DecodeRemovexattr(WireReader& r) {
   STRATA_ASSIGN_OR_RETURN(std::string_view name, r.CString("xattr name", kMaxXattrNameBytes, false));
   STRATA_RETURN_IF_ERROR(r.End());
-  return RequestArgs(NameArgs{name});
+  return RequestArgs(RemovexattrArgs{name});
 }
 
 Result<RequestArgs> DecodeInterrupt(WireReader& r, const RequestHeader& h) {

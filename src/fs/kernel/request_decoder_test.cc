@@ -170,7 +170,9 @@ TEST(RequestDecoder, XattrRequests) {
   auto l = DecodeAs<GetxattrArgs>(RequestBuilder(FUSE_LISTXATTR, 2, 1).Struct(get).Bytes());
   EXPECT_EQ(l.size, 64u);
   EXPECT_TRUE(l.name.empty());
-  EXPECT_EQ(DecodeAs<NameArgs>(RequestBuilder(FUSE_REMOVEXATTR, 2, 1).Name("user.k").Bytes()).name, "user.k");
+  EXPECT_EQ(DecodeAs<RemovexattrArgs>(RequestBuilder(FUSE_REMOVEXATTR, 2, 1).Name("user.k").Bytes()).name, "user.k");
+  // An xattr name is not a path component: '/' is the kernel's to allow.
+  EXPECT_EQ(DecodeAs<RemovexattrArgs>(RequestBuilder(FUSE_REMOVEXATTR, 2, 1).Name("user/k").Bytes()).name, "user/k");
 }
 
 TEST(RequestDecoder, BatchForgetCountMustMatchTheBytes) {

@@ -81,6 +81,10 @@ struct BodyEncoder {
     if (h.opcode == FUSE_GETXATTR) b.Name(a.name);
     return true;
   }
+  bool operator()(const RemovexattrArgs& a) {
+    b.Name(a.name);
+    return true;
+  }
   bool operator()(const CreateArgs& a) {
     b.Struct(a.in).Name(a.name);
     return true;
