@@ -37,14 +37,8 @@ struct BodyEncoder {
     b.Name(a.name);
     return true;
   }
-  bool operator()(const MknodArgs& a) {
-    b.Struct(a.in).Name(a.name);
-    return true;
-  }
-  bool operator()(const MkdirArgs& a) {
-    b.Struct(a.in).Name(a.name);
-    return true;
-  }
+  bool operator()(const MknodArgs& a) { return StructAndName(a.in, a.name); }
+  bool operator()(const MkdirArgs& a) { return StructAndName(a.in, a.name); }
   bool operator()(const SymlinkArgs& a) {
     b.Name(a.name).Name(a.target);
     return true;
@@ -85,10 +79,7 @@ struct BodyEncoder {
     b.Name(a.name);
     return true;
   }
-  bool operator()(const CreateArgs& a) {
-    b.Struct(a.in).Name(a.name);
-    return true;
-  }
+  bool operator()(const CreateArgs& a) { return StructAndName(a.in, a.name); }
   bool operator()(const InterruptArgs& a) {
     b.Struct(fuse_interrupt_in{a.unique});
     return true;
@@ -97,6 +88,11 @@ struct BodyEncoder {
   bool operator()(const CopyFileRangeArgs& a) { return Fixed(a.in); }
   bool operator()(const LseekArgs& a) { return Fixed(a.in); }
 
+  template <typename T>
+  bool StructAndName(const T& in, std::string_view name) {
+    b.Struct(in).Name(name);
+    return true;
+  }
   template <typename T>
   bool Fixed(const T& in) {
     b.Struct(in);
