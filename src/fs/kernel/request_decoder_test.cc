@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include <list>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,8 +25,17 @@ DecodeOptions Session() {
   return o;
 }
 
+// Decoded names and payloads point into the request's bytes, which must
+// outlive them: the tests' requests are temporaries, so keep a copy of each
+// for the life of the test binary.
+const std::vector<uint8_t>& Kept(const std::vector<uint8_t>& bytes) {
+  static std::list<std::vector<uint8_t>> kept;
+  return kept.emplace_back(bytes);
+}
+
 template <typename Args>
-Args DecodeAs(const std::vector<uint8_t>& bytes, DecodeOptions options = Session()) {
+Args DecodeAs(const std::vector<uint8_t>& temporary, DecodeOptions options = Session()) {
+  const std::vector<uint8_t>& bytes = Kept(temporary);
   auto r = DecodeRequest(bytes, options);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   if (!r.ok()) return Args{};
