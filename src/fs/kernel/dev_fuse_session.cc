@@ -13,6 +13,8 @@
 #include <cstring>
 #include <vector>
 
+#include "fs/kernel/fusermount.h"
+
 namespace strata::fs::kernel {
 
 namespace {
@@ -26,8 +28,11 @@ size_t BufferBytes(const InitWants& w) {
 
 }  // namespace
 
-DevFuseSession::DevFuseSession(UniqueFd fd, std::string mountpoint, SessionOptions options)
-    : fd_(std::move(fd)), mountpoint_(std::move(mountpoint)), options_(std::move(options)) {}
+DevFuseSession::DevFuseSession(UniqueFd fd, std::string mountpoint, SessionOptions options, bool via_fusermount)
+    : fd_(std::move(fd)),
+      mountpoint_(std::move(mountpoint)),
+      options_(std::move(options)),
+      via_fusermount_(via_fusermount) {}
 
 DevFuseSession::~DevFuseSession() {
   // Nothing to report to from a destructor; a mount still there is detached.
@@ -39,32 +44,40 @@ Result<std::unique_ptr<DevFuseSession>> DevFuseSession::Mount(const std::string&
   struct stat st {};
   if (::stat(mountpoint.c_str(), &st) != 0) return Status::IOError(mountpoint, errno);
   if (!S_ISDIR(st.st_mode)) return Status::InvalidArgument(mountpoint + ": not a directory to mount on");
-  UniqueFd fd(::open("/dev/fuse", O_RDWR | O_CLOEXEC));
-  if (fd.get() < 0) return Status::IOError("/dev/fuse", errno);
-  // rootmode is octal in the kernel's parser.
-  char mode[16];
-  std::snprintf(mode, sizeof(mode), "%o", st.st_mode & S_IFMT);
-  std::string data = "fd=" + std::to_string(fd.get()) + ",rootmode=" + mode + ",user_id=" + std::to_string(::geteuid()) +
-         ",group_id=" + std::to_string(::getegid());
-  if (options.default_permissions) data += ",default_permissions";
-  if (options.allow_other) data += ",allow_other";
-  std::string type = "fuse." + options.subtype;
-  if (::mount(options.fs_name.c_str(), mountpoint.c_str(), type.c_str(), MS_NOSUID | MS_NODEV, data.c_str()) != 0) {
-    int err = errno;
-    if (err == EPERM)
-      return Status::IOErrorWithMessage(mountpoint + ": mounting without libfuse needs CAP_SYS_ADMIN (run as root)", err);
-    return Status::IOError("mount " + mountpoint, err);
+  for (const std::string* name : {&options.fs_name, &options.subtype}) {
+    // Both end up in a comma-separated option list.
+    if (name->empty() || name->find_first_of(",\\") != std::string::npos)
+      return Status::InvalidArgument("'" + *name + "' cannot name a FUSE mount (empty, or a ',' or '\\' in it)");
   }
-  return std::unique_ptr<DevFuseSession>(new DevFuseSession(std::move(fd), mountpoint, options));
+  std::string flags;
+  if (options.default_permissions) flags += ",default_permissions";
+  if (options.allow_other) flags += ",allow_other";
+  if (!options.use_fusermount) {
+    UniqueFd fd(::open("/dev/fuse", O_RDWR | O_CLOEXEC));
+    if (fd.get() < 0) return Status::IOError("/dev/fuse", errno);
+    // rootmode is octal in the kernel's parser.
+    char mode[16];
+    std::snprintf(mode, sizeof(mode), "%o", st.st_mode & S_IFMT);
+    std::string data = "fd=" + std::to_string(fd.get()) + ",rootmode=" + mode +
+                       ",user_id=" + std::to_string(::geteuid()) + ",group_id=" + std::to_string(::getegid()) + flags;
+    std::string type = "fuse." + options.subtype;
+    if (::mount(options.fs_name.c_str(), mountpoint.c_str(), type.c_str(), MS_NOSUID | MS_NODEV, data.c_str()) == 0)
+      return std::unique_ptr<DevFuseSession>(new DevFuseSession(std::move(fd), mountpoint, options, false));
+    if (errno != EPERM) return Status::IOError("mount " + mountpoint, errno);
+  }
+  STRATA_ASSIGN_OR_RETURN(UniqueFd fd,
+                          FusermountMount(mountpoint, "fsname=" + options.fs_name + ",subtype=" + options.subtype + flags));
+  return std::unique_ptr<DevFuseSession>(new DevFuseSession(std::move(fd), mountpoint, options, true));
 }
 
 Status DevFuseSession::Unmount() {
   if (!mounted_.exchange(false)) return Status::Ok();
   // Detached: the connection ends when the last open file on it closes, and
   // then the kernel ends Run's read with ENODEV.
-  if (::umount2(mountpoint_.c_str(), MNT_DETACH) != 0 && errno != EINVAL)
-    return Status::IOError("unmount " + mountpoint_, errno);
-  return Status::Ok();
+  if (::umount2(mountpoint_.c_str(), MNT_DETACH) == 0 || errno == EINVAL) return Status::Ok();
+  // Not allowed: the mount was fusermount3's, made for a user without root.
+  if (errno == EPERM && via_fusermount_) return FusermountUnmount(mountpoint_);
+  return Status::IOError("unmount " + mountpoint_, errno);
 }
 
 Status DevFuseSession::Write(const Message& message) {

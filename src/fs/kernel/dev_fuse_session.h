@@ -1,11 +1,11 @@
-// The classic /dev/fuse transport, without libfuse: open /dev/fuse, mount
-// with mount(2), then read one request at a time, answer INIT, INTERRUPT and
+// The classic /dev/fuse transport, without libfuse: open /dev/fuse and mount
+// it (mount(2) as root, fusermount3 otherwise), then read one request at a time, answer INIT, INTERRUPT and
 // DESTROY here, and hand every other request to a RequestHandler, writing
 // the reply it returns.
 //
 // This is the first transport of strata's own FUSE codec and is not used by
-// strata's mounts yet (README.md says what comes next: worker threads, the
-// io_uring queues, fusermount3 for mounts without root).
+// strata's mounts yet (README.md says what comes next: strata's handlers
+// behind it, the dispatcher and workers, the io_uring queues).
 //
 // Thread-safety: Run may be called from several threads at once, each
 // reading and answering requests in turn (so a slow request does not hold up
@@ -46,13 +46,16 @@ struct SessionOptions {
   std::string subtype = "strata";  // mounted as fuse.<subtype>
   bool default_permissions = true;  // the kernel checks modes
   bool allow_other = false;
+  // Mount through fusermount3 even when mount(2) would do (it is used
+  // anyway when mount(2) is not allowed, as for a user without root).
+  bool use_fusermount = false;
   InitWants wants;
 };
 
 class DevFuseSession {
  public:
-  // Opens /dev/fuse and mounts it at mountpoint. Needs CAP_SYS_ADMIN (the
-  // mount system call); without it, an error saying so.
+  // Opens /dev/fuse and mounts it at mountpoint: with mount(2) when allowed
+  // (CAP_SYS_ADMIN), else (or when asked) through fusermount3.
   static Result<std::unique_ptr<DevFuseSession>> Mount(const std::string& mountpoint, const SessionOptions& options);
   ~DevFuseSession();  // unmounts (lazily) if still mounted
   DevFuseSession(const DevFuseSession&) = delete;
@@ -82,7 +85,7 @@ class DevFuseSession {
   std::optional<SessionSettings> settings() const;
 
  private:
-  DevFuseSession(UniqueFd fd, std::string mountpoint, SessionOptions options);
+  DevFuseSession(UniqueFd fd, std::string mountpoint, SessionOptions options, bool via_fusermount);
   Status Write(const Message& message);
   Status HandleInit(const Request& request);
   void HandleInterrupt(const Request& request);
@@ -97,6 +100,7 @@ class DevFuseSession {
   // kernel let through after INIT sees it.
   std::optional<SessionSettings> settings_ GUARDED_BY(mu_);
   InterruptTracker interrupts_;
+  bool via_fusermount_;
   std::atomic<bool> mounted_{true};
 };
 

@@ -278,6 +278,32 @@ TEST_F(DevFuseSessionTest, AnInterruptReachesTheRunningRequest) {
   EXPECT_EQ(Shell("cat " + dir_ + "/hello.txt"), kContent);
 }
 
+// The same file system mounted through fusermount3, as a user without root
+// would mount it: the device comes back over a socket and serves the same.
+TEST_F(DevFuseSessionTest, FusermountMountsTheSame) {
+  SessionOptions options;
+  options.use_fusermount = true;
+  Start(options);
+  EXPECT_EQ(Shell("cat " + dir_ + "/hello.txt"), kContent);
+  EXPECT_EQ(Shell("ls " + dir_), "hello.txt\n");
+  EXPECT_EQ(Shell("grep -c ' " + dir_ + " fuse.strata ' /proc/mounts"), "1\n");
+  EXPECT_TRUE(session_->Unmount().ok());
+  loop_.join();
+  EXPECT_TRUE(loop_status_.ok()) << loop_status_.ToString();
+  EXPECT_EQ(Shell("grep -c ' " + dir_ + " ' /proc/mounts"), "0\n[exit 256]");
+}
+
+TEST(DevFuseSessionMount, RefusesNamesThatWouldSplitTheOptions) {
+  SessionOptions options;
+  options.fs_name = "a,allow_other";
+  auto s = DevFuseSession::Mount("/tmp", options);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), Status::Code::kInvalidArgument);
+  options.fs_name = "strata";
+  options.subtype = "";
+  EXPECT_FALSE(DevFuseSession::Mount("/tmp", options).ok());
+}
+
 TEST(DevFuseSessionMount, RefusesWhatIsNotADirectory) {
   auto s = DevFuseSession::Mount("/proc/self/status", SessionOptions{});
   ASSERT_FALSE(s.ok());
