@@ -184,6 +184,15 @@ class DevFuseSessionTest : public ::testing::Test {
     session_ = std::move(*s);
     loop_ = std::thread([this] { loop_status_ = session_->Run(fs_); });
   }
+  // The mount is listed as fuse.strata; after Unmount it is gone and the
+  // loop has ended cleanly.
+  void ExpectMountedThenUnmount() {
+    EXPECT_EQ(Shell("grep -c ' " + dir_ + " fuse.strata ' /proc/mounts"), "1\n");
+    EXPECT_TRUE(session_->Unmount().ok());
+    loop_.join();
+    EXPECT_TRUE(loop_status_.ok()) << loop_status_.ToString();
+    EXPECT_EQ(Shell("grep -c ' " + dir_ + " ' /proc/mounts"), "0\n[exit 256]");
+  }
   // A second reader, so that one request may wait while others are answered.
   void StartSecondReader() {
     second_ = std::thread([this] { second_status_ = session_->Run(fs_); });
@@ -211,11 +220,7 @@ TEST_F(DevFuseSessionTest, OrdinaryToolsReadTheTinyFileSystem) {
   ASSERT_TRUE(session_->settings().has_value());
   EXPECT_GE(session_->settings()->minor, kOldestMinor);
   EXPECT_GT(fs_.lookups.load(), 0);
-  EXPECT_EQ(Shell("grep -c ' " + dir_ + " fuse.strata ' /proc/mounts"), "1\n");
-  EXPECT_TRUE(session_->Unmount().ok());
-  loop_.join();
-  EXPECT_TRUE(loop_status_.ok()) << loop_status_.ToString();
-  EXPECT_EQ(Shell("grep -c ' " + dir_ + " ' /proc/mounts"), "0\n[exit 256]");
+  ExpectMountedThenUnmount();
 }
 
 TEST_F(DevFuseSessionTest, ReaddirplusWhenAgreedAndNotifications) {
@@ -286,11 +291,7 @@ TEST_F(DevFuseSessionTest, FusermountMountsTheSame) {
   Start(options);
   EXPECT_EQ(Shell("cat " + dir_ + "/hello.txt"), kContent);
   EXPECT_EQ(Shell("ls " + dir_), "hello.txt\n");
-  EXPECT_EQ(Shell("grep -c ' " + dir_ + " fuse.strata ' /proc/mounts"), "1\n");
-  EXPECT_TRUE(session_->Unmount().ok());
-  loop_.join();
-  EXPECT_TRUE(loop_status_.ok()) << loop_status_.ToString();
-  EXPECT_EQ(Shell("grep -c ' " + dir_ + " ' /proc/mounts"), "0\n[exit 256]");
+  ExpectMountedThenUnmount();
 }
 
 TEST(DevFuseSessionMount, RefusesNamesThatWouldSplitTheOptions) {
