@@ -10,6 +10,7 @@
 
 #include "control/protocol.h"
 #include "crypto/key_file.h"
+#include "fs/kernel/request_encoder.h"
 #include "fuzz_input.h"
 #include "remote/remote.h"
 #include "remote/s3_backend.h"
@@ -244,6 +245,17 @@ void KeyFileSeeds(const std::string& dir) {
   Write(dir, "cheap", strata::crypto::EncodeKeyFile(*file));
 }
 
+// Every served opcode as a 7.44 kernel sends it, behind the selector byte
+// of fuzz_fuse_request that matches the session it decodes in.
+void FuseRequestSeeds(const std::string& dir) {
+  for (const auto& s : strata::fs::kernel::SampleRequests()) {
+    uint8_t selector = (s.options.minor != 0 ? 1 : 0) | (s.options.setxattr_ext ? 2 : 0);
+    std::string bytes(1, static_cast<char>(selector));
+    bytes.append(s.bytes.begin(), s.bytes.end());
+    Write(dir, s.name, bytes);
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
   const std::string dir = argv[1];
@@ -279,5 +291,6 @@ int main(int argc, char** argv) {
   ControlSeeds(dir + "/control");
   RemoteSeeds(dir + "/remote");
   KeyFileSeeds(dir + "/key_file");
+  FuseRequestSeeds(dir + "/fuse_request");
   return 0;
 }

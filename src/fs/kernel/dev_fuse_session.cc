@@ -1,0 +1,201 @@
+// The classic /dev/fuse loop (dev_fuse_session.h).
+#include "fs/kernel/dev_fuse_session.h"
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "fs/kernel/fusermount.h"
+
+namespace strata::fs::kernel {
+
+namespace {
+
+// A buffer for any request the wants allow, before INIT says what was agreed
+// (the agreement can only be smaller: max_write and max_pages are ours).
+size_t BufferBytes(const InitWants& w) {
+  constexpr size_t kFixed = 4096;  // more than any header and fixed struct
+  return std::max<size_t>(8192, kFixed + std::max<size_t>(w.max_write, size_t{w.max_pages} * w.page_size));
+}
+
+}  // namespace
+
+DevFuseSession::DevFuseSession(UniqueFd fd, std::string mountpoint, SessionOptions options, bool via_fusermount)
+    : fd_(std::move(fd)),
+      mountpoint_(std::move(mountpoint)),
+      options_(std::move(options)),
+      via_fusermount_(via_fusermount) {}
+
+DevFuseSession::~DevFuseSession() {
+  // Nothing to report to from a destructor; a mount still there is detached.
+  if (mounted_) Unmount().IgnoreError();
+}
+
+Result<std::unique_ptr<DevFuseSession>> DevFuseSession::Mount(const std::string& mountpoint,
+                                                              const SessionOptions& options) {
+  struct stat st {};
+  if (::stat(mountpoint.c_str(), &st) != 0) return Status::IOError(mountpoint, errno);
+  if (!S_ISDIR(st.st_mode)) return Status::InvalidArgument(mountpoint + ": not a directory to mount on");
+  for (const std::string* name : {&options.fs_name, &options.subtype}) {
+    // Both end up in a comma-separated option list.
+    if (name->empty() || name->find_first_of(",\\") != std::string::npos)
+      return Status::InvalidArgument("'" + *name + "' cannot name a FUSE mount (empty, or a ',' or '\\' in it)");
+  }
+  std::string flags;
+  if (options.default_permissions) flags += ",default_permissions";
+  if (options.allow_other) flags += ",allow_other";
+  if (!options.use_fusermount) {
+    UniqueFd fd(::open("/dev/fuse", O_RDWR | O_CLOEXEC));
+    if (fd.get() < 0) return Status::IOError("/dev/fuse", errno);
+    // rootmode is octal in the kernel's parser.
+    char mode[16];
+    std::snprintf(mode, sizeof(mode), "%o", st.st_mode & S_IFMT);
+    std::string data = "fd=" + std::to_string(fd.get()) + ",rootmode=" + mode +
+                       ",user_id=" + std::to_string(::geteuid()) + ",group_id=" + std::to_string(::getegid()) + flags;
+    std::string type = "fuse." + options.subtype;
+    if (::mount(options.fs_name.c_str(), mountpoint.c_str(), type.c_str(), MS_NOSUID | MS_NODEV, data.c_str()) == 0)
+      return std::unique_ptr<DevFuseSession>(new DevFuseSession(std::move(fd), mountpoint, options, false));
+    if (errno != EPERM) return Status::IOError("mount " + mountpoint, errno);
+  }
+  STRATA_ASSIGN_OR_RETURN(UniqueFd fd,
+                          FusermountMount(mountpoint, "fsname=" + options.fs_name + ",subtype=" + options.subtype + flags));
+  return std::unique_ptr<DevFuseSession>(new DevFuseSession(std::move(fd), mountpoint, options, true));
+}
+
+Status DevFuseSession::Unmount() {
+  if (!mounted_.exchange(false)) return Status::Ok();
+  // Detached: the connection ends when the last open file on it closes, and
+  // then the kernel ends Run's read with ENODEV.
+  if (::umount2(mountpoint_.c_str(), MNT_DETACH) == 0 || errno == EINVAL) return Status::Ok();
+  // Not allowed: the mount was fusermount3's, made for a user without root.
+  if (errno == EPERM && via_fusermount_) return FusermountUnmount(mountpoint_);
+  return Status::IOError("unmount " + mountpoint_, errno);
+}
+
+Status DevFuseSession::Write(const Message& message) {
+  ssize_t n = ::write(fd_.get(), message.data(), message.size());
+  if (n < 0) {
+    // The request was interrupted and is gone, or (for a notification)
+    // there was nothing cached: the kernel has no use for this reply.
+    if (errno == ENOENT) return Status::Ok();
+    return Status::IOError("writing to /dev/fuse", errno);
+  }
+  if (static_cast<size_t>(n) != message.size()) return Status::IOErrorWithMessage("short write to /dev/fuse", EIO);
+  return Status::Ok();
+}
+
+Status DevFuseSession::Notify(const Message& message) { return Write(message); }
+
+Result<int32_t> DevFuseSession::OpenBacking(int fd) {
+  auto agreed = settings();
+  if (!agreed || !agreed->passthrough) return Status::InvalidArgument("passthrough was not agreed at INIT");
+  BackingMap map{fd, 0, 0};
+  int id = ::ioctl(fd_.get(), kDevIocBackingOpen, &map);
+  if (id < 0) return Status::IOError("registering a passthrough backing file", errno);
+  return static_cast<int32_t>(id);
+}
+
+Status DevFuseSession::CloseBacking(int32_t backing_id) {
+  uint32_t id = static_cast<uint32_t>(backing_id);
+  if (::ioctl(fd_.get(), kDevIocBackingClose, &id) != 0)
+    return Status::IOError("releasing passthrough backing file " + std::to_string(backing_id), errno);
+  return Status::Ok();
+}
+
+Status DevFuseSession::HandleInit(const Request& request) {
+  auto outcome = NegotiateInit(request.header.unique, std::get<InitArgs>(request.args), options_.wants);
+  if (!outcome.ok()) {
+    // Tell the kernel (its mount fails) and the caller (why).
+    Write(ErrorReply(request.header.unique, EPROTO)).IgnoreError();
+    return outcome.status();
+  }
+  {
+    MutexLock lock(&mu_);
+    settings_ = outcome->settings;
+  }
+  return Write(outcome->reply);
+}
+
+std::optional<SessionSettings> DevFuseSession::settings() const {
+  MutexLock lock(&mu_);
+  return settings_;
+}
+
+void DevFuseSession::HandleInterrupt(const Request& request) {
+  const auto& args = std::get<InterruptArgs>(request.args);
+  if (interrupts_.Interrupt(args.unique) == InterruptTracker::Target::kNotSeen) {
+    // Another reader has it but has not begun it: the kernel asks again.
+    Write(ErrorReply(request.header.unique, EAGAIN)).IgnoreError();
+  }
+}
+
+Status DevFuseSession::Refuse(std::span<const uint8_t> bytes, const Status& why) {
+  std::fprintf(stderr, "strata: refused a FUSE request: %s\n", why.message().c_str());
+  // One bad request does not end the session: if its id can be read, it
+  // fails with EIO (a wrong id is refused by the kernel, harmlessly).
+  if (bytes.size() < sizeof(fuse_in_header)) return Status::Ok();
+  fuse_in_header raw;
+  std::memcpy(&raw, bytes.data(), sizeof(raw));
+  if (raw.unique == 0 || !OpcodeExpectsReply(raw.opcode)) return Status::Ok();
+  return Write(ErrorReply(raw.unique, EIO));
+}
+
+Status DevFuseSession::Run(RequestHandler& handler) {
+  std::vector<uint8_t> buffer(BufferBytes(options_.wants));
+  DecodeOptions decode_options;  // none agreed until INIT
+  for (;;) {
+    ssize_t n = ::read(fd_.get(), buffer.data(), buffer.size());
+    if (n < 0) {
+      int err = errno;
+      // EINTR: a signal; ENOENT: the request was withdrawn before we read it.
+      if (err == EINTR || err == EAGAIN || err == ENOENT) continue;
+      if (err == ENODEV) return Status::Ok();  // unmounted
+      return Status::IOError("reading /dev/fuse", err);
+    }
+    std::span<const uint8_t> bytes(buffer.data(), static_cast<size_t>(n));
+    // Another thread's Run may have answered INIT.
+    if (decode_options.minor == 0) {
+      if (auto agreed = settings()) decode_options = agreed->decode_options();
+    }
+    auto request = DecodeRequest(bytes, decode_options);
+    if (!request.ok()) {
+      STRATA_RETURN_IF_ERROR(Refuse(bytes, request.status()));
+      continue;
+    }
+    const RequestHeader& header = request->header;
+    switch (header.opcode) {
+      case FUSE_INIT:
+        STRATA_RETURN_IF_ERROR(HandleInit(*request));
+        // A newer major's INIT agrees nothing; the kernel's next INIT will.
+        if (auto agreed = settings()) decode_options = agreed->decode_options();
+        continue;
+      case FUSE_INTERRUPT: HandleInterrupt(*request); continue;
+      case FUSE_DESTROY:
+        STRATA_RETURN_IF_ERROR(Write(EmptyReply(header.unique)));
+        continue;
+      default: break;
+    }
+    if (std::holds_alternative<UnsupportedArgs>(request->args)) {
+      STRATA_RETURN_IF_ERROR(Write(ErrorReply(header.unique, ENOSYS)));
+      continue;
+    }
+    if (!interrupts_.Begin(header.unique)) {
+      STRATA_RETURN_IF_ERROR(Write(ErrorReply(header.unique, EINVAL)));
+      continue;
+    }
+    Message reply = handler.Handle(*request, interrupts_);
+    Status written = reply.empty() ? Status::Ok() : Write(reply);
+    interrupts_.Finish(header.unique);
+    STRATA_RETURN_IF_ERROR(written);
+  }
+}
+
+}  // namespace strata::fs::kernel

@@ -1,0 +1,107 @@
+// The classic /dev/fuse transport, without libfuse: open /dev/fuse and mount
+// it (mount(2) as root, fusermount3 otherwise), then read one request at a time, answer INIT, INTERRUPT and
+// DESTROY here, and hand every other request to a RequestHandler, writing
+// the reply it returns.
+//
+// This is the first transport of strata's own FUSE codec and is not used by
+// strata's mounts yet (README.md says what comes next: strata's handlers
+// behind it, the dispatcher and workers, the io_uring queues).
+//
+// Thread-safety: Run may be called from several threads at once, each
+// reading and answering requests in turn (so a slow request does not hold up
+// the others, and an INTERRUPT can reach one that is running); Unmount,
+// Notify, OpenBacking, CloseBacking and settings from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "fs/kernel/init_negotiation.h"
+#include "fs/kernel/interrupt_tracker.h"
+#include "fs/kernel/reply.h"
+#include "fs/kernel/request.h"
+#include "util/mutex.h"
+#include "util/status.h"
+#include "util/thread_annotations.h"
+#include "util/unique_fd.h"
+
+namespace strata::fs::kernel {
+
+// Answers the requests of one mount. Handle returns the whole reply message
+// (an ErrorReply for a failure), or an empty message for requests that get
+// none (FORGET, BATCH_FORGET). INIT, INTERRUPT and DESTROY never reach it.
+class RequestHandler {
+ public:
+  virtual ~RequestHandler() = default;
+  // REQUIRES: the reply, if any, is to request.header.unique.
+  virtual Message Handle(const Request& request, const InterruptTracker& interrupts) = 0;
+};
+
+struct SessionOptions {
+  std::string fs_name = "strata";  // the source column of /proc/mounts
+  std::string subtype = "strata";  // mounted as fuse.<subtype>
+  bool default_permissions = true;  // the kernel checks modes
+  bool allow_other = false;
+  // Mount through fusermount3 even when mount(2) would do (it is used
+  // anyway when mount(2) is not allowed, as for a user without root).
+  bool use_fusermount = false;
+  InitWants wants;
+};
+
+class DevFuseSession {
+ public:
+  // Opens /dev/fuse and mounts it at mountpoint: with mount(2) when allowed
+  // (CAP_SYS_ADMIN), else (or when asked) through fusermount3.
+  static Result<std::unique_ptr<DevFuseSession>> Mount(const std::string& mountpoint, const SessionOptions& options);
+  ~DevFuseSession();  // unmounts (lazily) if still mounted
+  DevFuseSession(const DevFuseSession&) = delete;
+  DevFuseSession& operator=(const DevFuseSession&) = delete;
+
+  // Serves requests until the file system is unmounted. A request that does
+  // not decode fails with EIO (the reason on stderr) and the session goes
+  // on; an error for a kernel that cannot be served (protocol too old) or a
+  // failed read or write of /dev/fuse.
+  Status Run(RequestHandler& handler);
+
+  // Detaches the mount; Run then returns.
+  Status Unmount();
+
+  // Writes a notification (NotifyInvalInode, ...). ENOENT from the kernel
+  // (nothing cached to invalidate) is success.
+  Status Notify(const Message& message);
+
+  // Registers fd (a file strata keeps open) as a backing file for
+  // passthrough opens; its id goes in OpenParams::backing_id with
+  // kOpenPassthrough. REQUIRES: INIT agreed passthrough. Needs CAP_SYS_ADMIN.
+  Result<int32_t> OpenBacking(int fd);
+  // The kernel keeps the backing file while opens use it; this drops the id.
+  Status CloseBacking(int32_t backing_id);
+
+  // What INIT agreed; empty before.
+  std::optional<SessionSettings> settings() const;
+
+ private:
+  DevFuseSession(UniqueFd fd, std::string mountpoint, SessionOptions options, bool via_fusermount);
+  Status Write(const Message& message);
+  Status HandleInit(const Request& request);
+  void HandleInterrupt(const Request& request);
+  // Answers a request that does not decode, and says why on stderr.
+  Status Refuse(std::span<const uint8_t> bytes, const Status& why);
+
+  UniqueFd fd_;
+  std::string mountpoint_;
+  SessionOptions options_;
+  mutable Mutex mu_;
+  // Set by Run's thread before the INIT reply is written, so whatever the
+  // kernel let through after INIT sees it.
+  std::optional<SessionSettings> settings_ GUARDED_BY(mu_);
+  InterruptTracker interrupts_;
+  bool via_fusermount_;
+  std::atomic<bool> mounted_{true};
+};
+
+}  // namespace strata::fs::kernel
