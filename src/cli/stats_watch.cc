@@ -1,0 +1,136 @@
+// `strata stats MOUNTPOINT --watch`: the counters of a mount's daemon again
+// and again, with what moved per second since the last look.
+//
+// On a terminal the view is redrawn in place (as top does) until Ctrl-C;
+// anywhere else (a pipe, a file, a log) each look is printed as a block of its
+// own, headed by the time, so that the output reads as a log and nothing in
+// it is a terminal control sequence. --count N stops after N looks.
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "cli/cli.h"
+#include "daemon/mount_record.h"
+#include "util/progress.h"
+
+namespace strata::cli {
+
+namespace {
+
+std::atomic<bool> interrupted{false};
+void OnInterrupt(int) { interrupted = true; }
+
+// What moved per second between two looks: "-" on the first.
+std::string Rate(uint64_t now, std::optional<uint64_t> before, double seconds) {
+  if (!before || seconds <= 0 || now < *before) return "-";
+  return fmt::format("{:.1f}", static_cast<double>(now - *before) / seconds);
+}
+std::string ByteRate(uint64_t now, std::optional<uint64_t> before, double seconds) {
+  if (!before || seconds <= 0 || now < *before) return "-";
+  return HumanBytes(static_cast<uint64_t>(static_cast<double>(now - *before) / seconds)) + "/s";
+}
+
+std::string LocalTime() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+// One look: the counters, and rates against the look before (if any).
+std::string Render(const std::string& name, const std::string& mountpoint, const control::StatsReply& now,
+                   const std::optional<control::StatsReply>& before, double seconds) {
+  std::map<std::string, uint64_t> before_ops;
+  if (before)
+    for (const auto& op : before->operations) before_ops[op.name] = op.count;
+  auto prior = [&](auto field) -> std::optional<uint64_t> {
+    if (!before) return std::nullopt;
+    return field(*before);
+  };
+  std::string out = fmt::format("{}  workspace {} at {}, {} changed paths\n", LocalTime(), name, mountpoint,
+                                now.workspace.changed_paths);
+  out += fmt::format("{:<16} {:>12} {:>10} {:>8}\n", "OPERATION", "COUNT", "PER SEC", "ERRORS");
+  for (const auto& op : now.operations) {
+    auto it = before_ops.find(op.name);
+    std::optional<uint64_t> was = before ? std::optional<uint64_t>(it == before_ops.end() ? 0 : it->second)
+                                         : std::nullopt;
+    out += fmt::format("{:<16} {:>12} {:>10} {:>8}\n", op.name, op.count, Rate(op.count, was, seconds), op.errors);
+  }
+  const WorkspaceCounters& w = now.workspace;
+  out += fmt::format("written  {:>12} {:>14}   read     {:>12} {:>14}\n", HumanBytes(w.bytes_written),
+                     ByteRate(w.bytes_written, prior([](auto& b) { return b.workspace.bytes_written; }), seconds),
+                     HumanBytes(w.bytes_read),
+                     ByteRate(w.bytes_read, prior([](auto& b) { return b.workspace.bytes_read; }), seconds));
+  out += fmt::format("cache    {} hits ({}/s), {} misses ({}/s); {} fetches ({}/s)\n", w.chunk_cache_hits,
+                     Rate(w.chunk_cache_hits, prior([](auto& b) { return b.workspace.chunk_cache_hits; }), seconds),
+                     w.chunk_cache_misses,
+                     Rate(w.chunk_cache_misses, prior([](auto& b) { return b.workspace.chunk_cache_misses; }), seconds),
+                     w.read_path.fetches,
+                     Rate(w.read_path.fetches, prior([](auto& b) { return b.workspace.read_path.fetches; }), seconds));
+  const StoreReadCounters& s = w.read_path.store;
+  out += fmt::format("store    {} objects read ({}/s), {} ({})\n", s.objects,
+                     Rate(s.objects, prior([](auto& b) { return b.workspace.read_path.store.objects; }), seconds),
+                     HumanBytes(s.bytes_stored),
+                     ByteRate(s.bytes_stored, prior([](auto& b) { return b.workspace.read_path.store.bytes_stored; }),
+                              seconds));
+  return out;
+}
+
+}  // namespace
+
+int WatchMountStats(Globals& g, const std::string& mp_arg, double interval_s, uint64_t count) {
+  std::error_code ec;
+  std::string mountpoint = std::filesystem::canonical(mp_arg, ec).string();
+  if (ec) return Fail(Status::NotFound(mp_arg + " does not exist"));
+  std::string name, socket;
+  {
+    auto store = OpenStoreFor(g, mountpoint);
+    if (!store.ok()) return Fail(store.status());
+    auto found = daemon::FindMountAt(**store, mountpoint);
+    if (!found) return Fail(Status::NotFound("no strata workspace is mounted at " + mountpoint));
+    name = found->first;
+    socket = Workspace::StateDir(**store, name) + "/control.sock";
+  }
+  // Ctrl-C ends the watch between two looks, with the terminal left tidy.
+  struct sigaction sa {};
+  sa.sa_handler = OnInterrupt;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  const bool terminal = ::isatty(STDOUT_FILENO) == 1;
+  const auto interval = std::chrono::duration<double>(interval_s);
+  std::optional<control::StatsReply> before;
+  auto before_at = std::chrono::steady_clock::now();
+  for (uint64_t looks = 0; !interrupted && (count == 0 || looks < count); looks++) {
+    if (looks > 0) {
+      const auto wake = before_at + std::chrono::duration_cast<std::chrono::steady_clock::duration>(interval);
+      while (!interrupted && std::chrono::steady_clock::now() < wake)
+        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+            wake - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
+      if (interrupted) break;
+    }
+    auto now = control::Ask(socket, control::StatsRequest{});
+    if (!now.ok()) return Fail(now.status().WithContext("the mount at " + mountpoint + " stopped answering"));
+    const auto at = std::chrono::steady_clock::now();
+    const double seconds = std::chrono::duration<double>(at - before_at).count();
+    const std::string view = Render(name, mountpoint, *now, before, seconds);
+    if (terminal)
+      fmt::print("\033[H\033[2J{}(every {}s; Ctrl-C ends)\n", view, interval_s);  // home, clear, redraw
+    else
+      fmt::print("{}{}", looks > 0 ? "\n" : "", view);
+    std::fflush(stdout);
+    before = std::move(*now);
+    before_at = at;
+  }
+  return kExitOk;
+}
+
+}  // namespace strata::cli
