@@ -47,7 +47,7 @@ struct MountArgs {
   uint32_t poll_us = MountOptions().poll_us;
   bool quiet = false;  // no "mounted ..." line (exec: stdout is the program's)
   int owner_pid = 0;   // > 0: unmounted when this process is gone (ServeSpec)
-  std::string metrics;  // --metrics HOST:PORT: serve Prometheus metrics there
+  std::optional<std::string> metrics;  // --metrics HOST:PORT: serve Prometheus metrics there
 };
 
 std::string StateDir(const Store& store, const std::string& name) { return Workspace::StateDir(store, name); }
@@ -87,8 +87,8 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
   spec.mountpoint = mountpoint;
   spec.chunk_cache_mib = a.chunk_cache_mib;
   spec.owner_pid = a.owner_pid;
-  if (!a.metrics.empty()) {
-    auto address = metrics::ParseListenAddress(a.metrics);
+  if (a.metrics) {
+    auto address = metrics::ParseListenAddress(*a.metrics);
     if (!address.ok()) return fail(address.status());  // MountIn checked it: not reached
     spec.metrics = *address;
   }
@@ -121,8 +121,8 @@ int MountIn(Globals& g, const MountArgs& a) {
     return UsageError("give exactly one of --new, --branch B, --workspace NAME, --read-only REV");
   if (!a.read_only.empty() && !a.name.empty())
     return UsageError("--name does not apply to --read-only (its workspace is hidden)");
-  if (!a.metrics.empty()) {
-    if (auto address = metrics::ParseListenAddress(a.metrics); !address.ok())
+  if (a.metrics) {  // "" too: an address that was given is checked
+    if (auto address = metrics::ParseListenAddress(*a.metrics); !address.ok())
       return UsageError(address.status().message());
   }
   std::error_code ec;

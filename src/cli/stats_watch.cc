@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "control/socket.h"
 #include "daemon/mount_record.h"
 #include "util/progress.h"
 
@@ -61,8 +62,8 @@ std::string Render(const std::string& name, const std::string& mountpoint, const
   out += fmt::format("{:<16} {:>12} {:>10} {:>8}\n", "OPERATION", "COUNT", "PER SEC", "ERRORS");
   for (const auto& op : now.operations) {
     auto it = before_ops.find(op.name);
-    std::optional<uint64_t> was = before ? std::optional<uint64_t>(it == before_ops.end() ? 0 : it->second)
-                                         : std::nullopt;
+    std::optional<uint64_t> was =
+        before ? std::optional<uint64_t>(it == before_ops.end() ? 0 : it->second) : std::nullopt;
     out += fmt::format("{:<16} {:>12} {:>10} {:>8}\n", op.name, op.count, Rate(op.count, was, seconds), op.errors);
   }
   const WorkspaceCounters& w = now.workspace;
@@ -77,11 +78,11 @@ std::string Render(const std::string& name, const std::string& mountpoint, const
                      w.read_path.fetches,
                      Rate(w.read_path.fetches, prior([](auto& b) { return b.workspace.read_path.fetches; }), seconds));
   const StoreReadCounters& s = w.read_path.store;
-  out += fmt::format("store    {} objects read ({}/s), {} ({})\n", s.objects,
-                     Rate(s.objects, prior([](auto& b) { return b.workspace.read_path.store.objects; }), seconds),
-                     HumanBytes(s.bytes_stored),
-                     ByteRate(s.bytes_stored, prior([](auto& b) { return b.workspace.read_path.store.bytes_stored; }),
-                              seconds));
+  out += fmt::format(
+      "store    {} objects read ({}/s), {} ({})\n", s.objects,
+      Rate(s.objects, prior([](auto& b) { return b.workspace.read_path.store.objects; }), seconds),
+      HumanBytes(s.bytes_stored),
+      ByteRate(s.bytes_stored, prior([](auto& b) { return b.workspace.read_path.store.bytes_stored; }), seconds));
   return out;
 }
 
@@ -91,14 +92,14 @@ int WatchMountStats(Globals& g, const std::string& mp_arg, double interval_s, ui
   std::error_code ec;
   std::string mountpoint = std::filesystem::canonical(mp_arg, ec).string();
   if (ec) return Fail(Status::NotFound(mp_arg + " does not exist"));
-  std::string name, socket;
+  std::string name, socket_path;
   {
     auto store = OpenStoreFor(g, mountpoint);
     if (!store.ok()) return Fail(store.status());
     auto found = daemon::FindMountAt(**store, mountpoint);
     if (!found) return Fail(Status::NotFound("no strata workspace is mounted at " + mountpoint));
     name = found->first;
-    socket = Workspace::StateDir(**store, name) + "/control.sock";
+    socket_path = Workspace::StateDir(**store, name) + "/control.sock";
   }
   // Ctrl-C ends the watch between two looks, with the terminal left tidy.
   struct sigaction sa {};
@@ -117,7 +118,7 @@ int WatchMountStats(Globals& g, const std::string& mp_arg, double interval_s, ui
             wake - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
       if (interrupted) break;
     }
-    auto now = control::Ask(socket, control::StatsRequest{});
+    auto now = control::Ask(socket_path, control::StatsRequest{});
     if (!now.ok()) return Fail(now.status().WithContext("the mount at " + mountpoint + " stopped answering"));
     const auto at = std::chrono::steady_clock::now();
     const double seconds = std::chrono::duration<double>(at - before_at).count();

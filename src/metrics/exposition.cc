@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <iterator>
 #include <string_view>
-
+#include <utility>
 
 namespace strata::metrics {
 
@@ -15,10 +16,14 @@ namespace {
 std::string Escaped(std::string_view value) {
   std::string out;
   for (char c : value) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -34,6 +39,11 @@ class Writer {
   }
   void Sample(std::string_view name, std::string_view labels, double value) {
     fmt::format_to(std::back_inserter(out_), "{}{}{} {}\n", name, labels.empty() ? "" : "{", Braced(labels), value);
+  }
+  // One sample per value of the label `key`.
+  template <typename T>
+  void ByLabel(std::string_view name, std::string_view key, std::initializer_list<std::pair<const char*, T>> values) {
+    for (const auto& [label, value] : values) Sample(name, fmt::format("{}=\"{}\"", key, label), value);
   }
   // A family of one sample without labels.
   template <typename T>
@@ -67,18 +77,20 @@ void WriteFuse(Writer& w, const ServedCounters& served) {
     size_t next = 0;
     for (int b = 0; b + 1 < ServedCounters::kLatencyBuckets; b++) {
       const uint64_t bound_us = uint64_t{1} << b;
-      while (next < op.latency_us.size() && op.latency_us[next].first <= bound_us) cumulative += op.latency_us[next++].second;
+      while (next < op.latency_us.size() && op.latency_us[next].first <= bound_us)
+        cumulative += op.latency_us[next++].second;
       w.Sample("strata_fuse_request_duration_seconds_bucket",
                OpLabel(op.name) + fmt::format(",le=\"{}\"", static_cast<double>(bound_us) / 1e6), cumulative);
     }
     w.Sample("strata_fuse_request_duration_seconds_bucket", OpLabel(op.name) + ",le=\"+Inf\"", op.count);
-    w.Sample("strata_fuse_request_duration_seconds_sum", OpLabel(op.name), static_cast<double>(op.latency_ns_total) / 1e9);
+    w.Sample("strata_fuse_request_duration_seconds_sum", OpLabel(op.name),
+             static_cast<double>(op.latency_ns_total) / 1e9);
     w.Sample("strata_fuse_request_duration_seconds_count", OpLabel(op.name), op.count);
   }
   w.Family("strata_fuse_dispatch_total", "counter",
            "FUSE requests by the thread that answered them: the dispatcher itself, or a worker.");
-  w.Sample("strata_fuse_dispatch_total", "thread=\"dispatcher\"", served.inline_requests);
-  w.Sample("strata_fuse_dispatch_total", "thread=\"worker\"", served.worker_requests);
+  w.ByLabel<uint64_t>("strata_fuse_dispatch_total", "thread",
+                      {{"dispatcher", served.inline_requests}, {"worker", served.worker_requests}});
   w.One("strata_fuse_polled_requests_total", "counter",
         "FUSE requests the dispatcher found while polling after an answer, without sleeping.", served.caught_polling);
   w.One("strata_fuse_dispatcher_sleeps_total", "counter", "Times the dispatcher slept waiting for a request.",
@@ -103,9 +115,8 @@ void WriteWorkspace(Writer& w, const WorkspaceCounters& c) {
         c.data_files_to_delete);
   w.Family("strata_chunk_cache_requests_total", "counter",
            "Chunk cache lookups of base file data, by result (a wait: on a fetch already in flight).");
-  w.Sample("strata_chunk_cache_requests_total", "result=\"hit\"", c.chunk_cache_hits);
-  w.Sample("strata_chunk_cache_requests_total", "result=\"miss\"", c.chunk_cache_misses);
-  w.Sample("strata_chunk_cache_requests_total", "result=\"wait\"", c.chunk_cache_waits);
+  w.ByLabel<uint64_t>("strata_chunk_cache_requests_total", "result",
+                      {{"hit", c.chunk_cache_hits}, {"miss", c.chunk_cache_misses}, {"wait", c.chunk_cache_waits}});
   const WorkspaceCounters::ReadPath& r = c.read_path;
   w.One("strata_chunk_cache_bytes", "gauge", "Decoded chunks held by the chunk cache.", r.cache_bytes);
   w.One("strata_chunk_cache_capacity_bytes", "gauge", "The chunk cache's bound.", r.cache_capacity);
@@ -117,10 +128,11 @@ void WriteWorkspace(Writer& w, const WorkspaceCounters& c) {
   w.Family("strata_readahead_chunks_total", "counter",
            "Read-ahead of base chunks: issued, used by a later read, wasted (evicted or failed unread), skipped "
            "at a bound.");
-  w.Sample("strata_readahead_chunks_total", "outcome=\"issued\"", r.readahead_issued);
-  w.Sample("strata_readahead_chunks_total", "outcome=\"used\"", r.readahead_used);
-  w.Sample("strata_readahead_chunks_total", "outcome=\"wasted\"", r.readahead_wasted);
-  w.Sample("strata_readahead_chunks_total", "outcome=\"skipped\"", r.readahead_skipped);
+  w.ByLabel<uint64_t>("strata_readahead_chunks_total", "outcome",
+                      {{"issued", r.readahead_issued},
+                       {"used", r.readahead_used},
+                       {"wasted", r.readahead_wasted},
+                       {"skipped", r.readahead_skipped}});
 }
 
 void WriteStoreReads(Writer& w, const StoreReadCounters& s) {
@@ -130,16 +142,17 @@ void WriteStoreReads(Writer& w, const StoreReadCounters& s) {
   w.One("strata_store_verified_bytes_total", "counter", "Decoded bytes checked, by either check.", s.bytes_verified);
   w.Family("strata_store_checked_bytes_total", "counter",
            "Bytes checked, by check: xxh3 (stored frames) or sha256 (decoded objects against their ids).");
-  w.Sample("strata_store_checked_bytes_total", "check=\"xxh3\"", s.fast_checked_bytes);
-  w.Sample("strata_store_checked_bytes_total", "check=\"sha256\"", s.sha256_checked_bytes);
+  w.ByLabel<uint64_t>("strata_store_checked_bytes_total", "check",
+                      {{"xxh3", s.fast_checked_bytes}, {"sha256", s.sha256_checked_bytes}});
   w.One("strata_store_frames_decoded_total", "counter", "Frames of framed objects decoded.", s.frames_decoded);
   w.One("strata_store_range_reads_total", "counter", "Reads that decoded only some frames of an object.",
         s.range_reads);
   w.Family("strata_store_read_seconds_total", "counter",
            "Time reading objects, by step: index lookup, pread of packs, decode (decompress and check).");
-  w.Sample("strata_store_read_seconds_total", "step=\"index\"", static_cast<double>(s.lookup_us) / 1e6);
-  w.Sample("strata_store_read_seconds_total", "step=\"pread\"", static_cast<double>(s.pread_us) / 1e6);
-  w.Sample("strata_store_read_seconds_total", "step=\"decode\"", static_cast<double>(s.decode_us) / 1e6);
+  w.ByLabel<double>("strata_store_read_seconds_total", "step",
+                    {{"index", static_cast<double>(s.lookup_us) / 1e6},
+                     {"pread", static_cast<double>(s.pread_us) / 1e6},
+                     {"decode", static_cast<double>(s.decode_us) / 1e6}});
   w.One("strata_store_reads_in_flight_max", "gauge", "The most object reads seen running at once.", s.max_in_flight);
   // A remote store's block cache reports counters and sizes under names of
   // its own (remote/block_cache.h); a local store has none.
@@ -154,17 +167,17 @@ void WriteStoreReads(Writer& w, const StoreReadCounters& s) {
 void WriteCommits(Writer& w, const CommitTotals& c) {
   w.Family("strata_commits_total", "counter",
            "Commits asked of this mount, by result: committed, empty (nothing to commit) or failed.");
-  w.Sample("strata_commits_total", "result=\"committed\"", c.commits);
-  w.Sample("strata_commits_total", "result=\"empty\"", c.empty);
-  w.Sample("strata_commits_total", "result=\"failed\"", c.failed);
+  w.ByLabel<uint64_t>("strata_commits_total", "result",
+                      {{"committed", c.commits}, {"empty", c.empty}, {"failed", c.failed}});
   w.Family("strata_commit_phase_seconds_total", "counter",
            "Time commits spent in each phase: cut, capture (chunk and hash changed files), trees, publish, "
            "rebase.");
-  w.Sample("strata_commit_phase_seconds_total", "phase=\"cut\"", c.cut_seconds);
-  w.Sample("strata_commit_phase_seconds_total", "phase=\"capture\"", c.capture_seconds);
-  w.Sample("strata_commit_phase_seconds_total", "phase=\"trees\"", c.trees_seconds);
-  w.Sample("strata_commit_phase_seconds_total", "phase=\"publish\"", c.publish_seconds);
-  w.Sample("strata_commit_phase_seconds_total", "phase=\"rebase\"", c.rebase_seconds);
+  w.ByLabel<double>("strata_commit_phase_seconds_total", "phase",
+                    {{"cut", c.cut_seconds},
+                     {"capture", c.capture_seconds},
+                     {"trees", c.trees_seconds},
+                     {"publish", c.publish_seconds},
+                     {"rebase", c.rebase_seconds}});
   w.One("strata_commit_changed_inodes_total", "counter", "Changed inodes the commits' cuts held.", c.changed_inodes);
   w.One("strata_commit_files_captured_total", "counter", "Files whose chunk lists commits recomputed.",
         c.files_captured);
@@ -179,10 +192,10 @@ void WriteCommits(Writer& w, const CommitTotals& c) {
 std::string RenderExposition(const MetricsSnapshot& snapshot) {
   Writer w;
   w.Family("strata_workspace_info", "gauge", "The workspace this mount serves (always 1).");
-  w.Sample("strata_workspace_info",
-           "workspace=\"" + Escaped(snapshot.workspace) + "\",read_only=\"" + (snapshot.read_only ? "true" : "false") +
-               "\"",
-           uint64_t{1});
+  w.Sample(
+      "strata_workspace_info",
+      "workspace=\"" + Escaped(snapshot.workspace) + "\",read_only=\"" + (snapshot.read_only ? "true" : "false") + "\"",
+      uint64_t{1});
   WriteFuse(w, snapshot.served);
   WriteWorkspace(w, snapshot.counters);
   WriteStoreReads(w, snapshot.counters.read_path.store);

@@ -14,13 +14,20 @@ namespace {
 
 const char* Reason(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 431: return "Request Header Fields Too Large";
-    default: return "Internal Server Error";
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 431:
+      return "Request Header Fields Too Large";
+    default:
+      return "Internal Server Error";
   }
 }
 
@@ -42,8 +49,7 @@ HttpReply AnswerRequest(std::string_view request, const std::function<std::strin
   const std::string_view line = request.substr(0, eol);
   const size_t sp1 = line.find(' ');
   const size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-  if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos)
-    return {400, "bad request\n"};
+  if (sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != std::string_view::npos) return {400, "bad request\n"};
   const std::string_view method = line.substr(0, sp1), target = line.substr(sp1 + 1, sp2 - sp1 - 1);
   const std::string_view version = line.substr(sp2 + 1);
   if (version != "HTTP/1.1" && version != "HTTP/1.0") return {400, "bad request: HTTP/1.0 or HTTP/1.1 only\n"};
@@ -75,8 +81,10 @@ Result<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Bind(const ListenAddre
   if (::bind(e->listen_.get(), reinterpret_cast<const sockaddr*>(&address.addr), address.size) != 0) {
     const int err = errno;
     if (err == EADDRINUSE)
-      return Status::IOErrorWithMessage("--metrics " + address.text + ": the address is in use (another program "
-                                        "listens there: choose another port)", err);
+      return Status::IOErrorWithMessage("--metrics " + address.text +
+                                            ": the address is in use (another program "
+                                            "listens there: choose another port)",
+                                        err);
     return Status::IOError("--metrics " + address.text + ": cannot listen there", err);
   }
   if (::listen(e->listen_.get(), 16) != 0) return Status::IOError("--metrics " + address.text, errno);

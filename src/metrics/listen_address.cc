@@ -22,8 +22,7 @@ Result<ListenAddress> ParseListenAddress(const std::string& text) {
   const std::string port_text = text.substr(colon + 1);
   unsigned port = 0;
   auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() || port == 0 ||
-      port > 65535)
+  if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() || port == 0 || port > 65535)
     return Bad(text, "the port must be a number from 1 to 65535");
   if (host.empty()) return Bad(text, "no host");
 
@@ -50,8 +49,9 @@ Result<ListenAddress> ParseListenAddress(const std::string& text) {
   if (::inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1)
     return Bad(text, "'" + host + "' is no IPv4 address (host names other than localhost are not looked up)");
   if ((ntohl(a.sin_addr.s_addr) >> 24) != 127)
-    return Bad(text, "only loopback addresses (127.0.0.0/8, [::1], localhost) are served (the endpoint has no "
-                     "authentication)");
+    return Bad(text,
+               "only loopback addresses (127.0.0.0/8, [::1], localhost) are served (the endpoint has no "
+               "authentication)");
   std::memcpy(&out.addr, &a, sizeof(a));
   out.size = sizeof(a);
   return out;

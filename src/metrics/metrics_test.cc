@@ -124,17 +124,17 @@ TEST(ExpositionTest, HistogramsAreCumulativeWithSumAndCount) {
   EXPECT_NE(text.find("strata_workspace_info{workspace=\"w\\\"s\",read_only=\"false\"} 1\n"), std::string::npos);
   EXPECT_NE(text.find("strata_fuse_requests_total{op=\"lookup\"} 5\n"), std::string::npos) << text;
   EXPECT_NE(text.find("strata_fuse_request_errors_total{op=\"lookup\"} 1\n"), std::string::npos);
-  EXPECT_NE(text.find("strata_fuse_request_duration_seconds_bucket{op=\"lookup\",le=\"1e-06\"} 2\n"),
-            std::string::npos) << text;
+  EXPECT_NE(text.find("strata_fuse_request_duration_seconds_bucket{op=\"lookup\",le=\"1e-06\"} 2\n"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("strata_fuse_request_duration_seconds_bucket{op=\"lookup\",le=\"4e-06\"} 2\n"),
             std::string::npos);
   EXPECT_NE(text.find("strata_fuse_request_duration_seconds_bucket{op=\"lookup\",le=\"8e-06\"} 4\n"),
             std::string::npos);
   // The slowest bucket holds what no finite bound does.
   EXPECT_NE(text.find("strata_fuse_request_duration_seconds_bucket{op=\"lookup\",le=\"4.194304\"} 4\n"),
-            std::string::npos) << text;
-  EXPECT_NE(text.find("strata_fuse_request_duration_seconds_bucket{op=\"lookup\",le=\"+Inf\"} 5\n"),
-            std::string::npos);
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("strata_fuse_request_duration_seconds_bucket{op=\"lookup\",le=\"+Inf\"} 5\n"), std::string::npos);
   EXPECT_NE(text.find("strata_fuse_request_duration_seconds_sum{op=\"lookup\"} 9\n"), std::string::npos);
   EXPECT_NE(text.find("strata_fuse_request_duration_seconds_count{op=\"lookup\"} 5\n"), std::string::npos);
   EXPECT_NE(text.find("strata_fuse_transport_info{transport=\"dev_fuse\"} 1\n"), std::string::npos);
