@@ -13,7 +13,6 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
-#include <map>
 #include <thread>
 
 #include "cli/cli.h"
@@ -28,16 +27,6 @@ namespace {
 std::atomic<bool> interrupted{false};
 void OnInterrupt(int) { interrupted = true; }
 
-// What moved per second between two looks: "-" on the first.
-std::string Rate(uint64_t now, std::optional<uint64_t> before, double seconds) {
-  if (!before || seconds <= 0 || now < *before) return "-";
-  return fmt::format("{:.1f}", static_cast<double>(now - *before) / seconds);
-}
-std::string ByteRate(uint64_t now, std::optional<uint64_t> before, double seconds) {
-  if (!before || seconds <= 0 || now < *before) return "-";
-  return HumanBytes(static_cast<uint64_t>(static_cast<double>(now - *before) / seconds)) + "/s";
-}
-
 std::string LocalTime() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -47,42 +36,69 @@ std::string LocalTime() {
   return buf;
 }
 
+// What moved per second between the look before (none on the first: "-")
+// and this one, of the counter `field` picks from a reply.
+class Rates {
+ public:
+  Rates(const control::StatsReply& now, const control::StatsReply* before, double seconds)
+      : now_(now), before_(before), seconds_(seconds) {}
+
+  template <typename Field>
+  std::string PerSecond(Field field) const {
+    const double r = Rate(field(now_), before_ ? field(*before_) : 0);
+    return r < 0 ? "-" : fmt::format("{:.1f}", r);
+  }
+  template <typename Field>
+  std::string BytesPerSecond(Field field) const {
+    const double r = Rate(field(now_), before_ ? field(*before_) : 0);
+    return r < 0 ? "-" : HumanBytes(static_cast<uint64_t>(r)) + "/s";
+  }
+  // An operation's; one the look before had not seen yet had a count of 0.
+  std::string OperationPerSecond(const control::OperationCounters& op) const {
+    uint64_t was = 0;
+    if (before_)
+      for (const auto& b : before_->operations)
+        if (b.name == op.name) was = b.count;
+    const double r = Rate(op.count, was);
+    return r < 0 ? "-" : fmt::format("{:.1f}", r);
+  }
+
+ private:
+  // -1 when there is no rate: no look before, or a counter that went back.
+  double Rate(uint64_t now, uint64_t before) const {
+    if (before_ == nullptr || seconds_ <= 0 || now < before) return -1;
+    return static_cast<double>(now - before) / seconds_;
+  }
+  const control::StatsReply& now_;
+  const control::StatsReply* before_;
+  double seconds_;
+};
+
 // One look: the counters, and rates against the look before (if any).
 std::string Render(const std::string& name, const std::string& mountpoint, const control::StatsReply& now,
-                   const std::optional<control::StatsReply>& before, double seconds) {
-  std::map<std::string, uint64_t> before_ops;
-  if (before)
-    for (const auto& op : before->operations) before_ops[op.name] = op.count;
-  auto prior = [&](auto field) -> std::optional<uint64_t> {
-    if (!before) return std::nullopt;
-    return field(*before);
-  };
+                   const control::StatsReply* before, double seconds) {
+  const Rates rates(now, before, seconds);
   std::string out = fmt::format("{}  workspace {} at {}, {} changed paths\n", LocalTime(), name, mountpoint,
                                 now.workspace.changed_paths);
   out += fmt::format("{:<16} {:>12} {:>10} {:>8}\n", "OPERATION", "COUNT", "PER SEC", "ERRORS");
-  for (const auto& op : now.operations) {
-    auto it = before_ops.find(op.name);
-    std::optional<uint64_t> was =
-        before ? std::optional<uint64_t>(it == before_ops.end() ? 0 : it->second) : std::nullopt;
-    out += fmt::format("{:<16} {:>12} {:>10} {:>8}\n", op.name, op.count, Rate(op.count, was, seconds), op.errors);
-  }
+  for (const auto& op : now.operations)
+    out += fmt::format("{:<16} {:>12} {:>10} {:>8}\n", op.name, op.count, rates.OperationPerSecond(op), op.errors);
   const WorkspaceCounters& w = now.workspace;
+  using Reply = control::StatsReply;
   out += fmt::format("written  {:>12} {:>14}   read     {:>12} {:>14}\n", HumanBytes(w.bytes_written),
-                     ByteRate(w.bytes_written, prior([](auto& b) { return b.workspace.bytes_written; }), seconds),
+                     rates.BytesPerSecond([](const Reply& r) { return r.workspace.bytes_written; }),
                      HumanBytes(w.bytes_read),
-                     ByteRate(w.bytes_read, prior([](auto& b) { return b.workspace.bytes_read; }), seconds));
-  out += fmt::format("cache    {} hits ({}/s), {} misses ({}/s); {} fetches ({}/s)\n", w.chunk_cache_hits,
-                     Rate(w.chunk_cache_hits, prior([](auto& b) { return b.workspace.chunk_cache_hits; }), seconds),
-                     w.chunk_cache_misses,
-                     Rate(w.chunk_cache_misses, prior([](auto& b) { return b.workspace.chunk_cache_misses; }), seconds),
-                     w.read_path.fetches,
-                     Rate(w.read_path.fetches, prior([](auto& b) { return b.workspace.read_path.fetches; }), seconds));
+                     rates.BytesPerSecond([](const Reply& r) { return r.workspace.bytes_read; }));
+  out +=
+      fmt::format("cache    {} hits ({}/s), {} misses ({}/s); {} fetches ({}/s)\n", w.chunk_cache_hits,
+                  rates.PerSecond([](const Reply& r) { return r.workspace.chunk_cache_hits; }), w.chunk_cache_misses,
+                  rates.PerSecond([](const Reply& r) { return r.workspace.chunk_cache_misses; }), w.read_path.fetches,
+                  rates.PerSecond([](const Reply& r) { return r.workspace.read_path.fetches; }));
   const StoreReadCounters& s = w.read_path.store;
-  out += fmt::format(
-      "store    {} objects read ({}/s), {} ({})\n", s.objects,
-      Rate(s.objects, prior([](auto& b) { return b.workspace.read_path.store.objects; }), seconds),
-      HumanBytes(s.bytes_stored),
-      ByteRate(s.bytes_stored, prior([](auto& b) { return b.workspace.read_path.store.bytes_stored; }), seconds));
+  out += fmt::format("store    {} objects read ({}/s), {} ({})\n", s.objects,
+                     rates.PerSecond([](const Reply& r) { return r.workspace.read_path.store.objects; }),
+                     HumanBytes(s.bytes_stored),
+                     rates.BytesPerSecond([](const Reply& r) { return r.workspace.read_path.store.bytes_stored; }));
   return out;
 }
 
@@ -122,7 +138,7 @@ int WatchMountStats(Globals& g, const std::string& mp_arg, double interval_s, ui
     if (!now.ok()) return Fail(now.status().WithContext("the mount at " + mountpoint + " stopped answering"));
     const auto at = std::chrono::steady_clock::now();
     const double seconds = std::chrono::duration<double>(at - before_at).count();
-    const std::string view = Render(name, mountpoint, *now, before, seconds);
+    const std::string view = Render(name, mountpoint, *now, before ? &*before : nullptr, seconds);
     if (terminal)
       fmt::print("\033[H\033[2J{}(every {}s; Ctrl-C ends)\n", view, interval_s);  // home, clear, redraw
     else
