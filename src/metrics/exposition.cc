@@ -40,9 +40,11 @@ class Writer {
   void Sample(std::string_view name, std::string_view labels, double value) {
     fmt::format_to(std::back_inserter(out_), "{}{}{} {}\n", name, labels.empty() ? "" : "{", Braced(labels), value);
   }
-  // One sample per value of the label `key`.
+  // A counter family of one sample per value of the label `key`.
   template <typename T>
-  void ByLabel(std::string_view name, std::string_view key, std::initializer_list<std::pair<const char*, T>> values) {
+  void Counters(std::string_view name, std::string_view help, std::string_view key,
+                std::initializer_list<std::pair<const char*, T>> values) {
+    Family(name, "counter", help);
     for (const auto& [label, value] : values) Sample(name, fmt::format("{}=\"{}\"", key, label), value);
   }
   // A family of one sample without labels.
@@ -87,10 +89,9 @@ void WriteFuse(Writer& w, const ServedCounters& served) {
              static_cast<double>(op.latency_ns_total) / 1e9);
     w.Sample("strata_fuse_request_duration_seconds_count", OpLabel(op.name), op.count);
   }
-  w.Family("strata_fuse_dispatch_total", "counter",
-           "FUSE requests by the thread that answered them: the dispatcher itself, or a worker.");
-  w.ByLabel<uint64_t>("strata_fuse_dispatch_total", "thread",
-                      {{"dispatcher", served.inline_requests}, {"worker", served.worker_requests}});
+  w.Counters<uint64_t>("strata_fuse_dispatch_total",
+                       "FUSE requests by the thread that answered them: the dispatcher itself, or a worker.", "thread",
+                       {{"dispatcher", served.inline_requests}, {"worker", served.worker_requests}});
   w.One("strata_fuse_polled_requests_total", "counter",
         "FUSE requests the dispatcher found while polling after an answer, without sleeping.", served.caught_polling);
   w.One("strata_fuse_dispatcher_sleeps_total", "counter", "Times the dispatcher slept waiting for a request.",
@@ -113,10 +114,10 @@ void WriteWorkspace(Writer& w, const WorkspaceCounters& c) {
   w.One("strata_workspace_syncs_total", "counter", "fsync and fsyncdir calls served.", c.syncs);
   w.One("strata_workspace_files_to_delete", "gauge", "Removed files whose space is not given back yet.",
         c.data_files_to_delete);
-  w.Family("strata_chunk_cache_requests_total", "counter",
-           "Chunk cache lookups of base file data, by result (a wait: on a fetch already in flight).");
-  w.ByLabel<uint64_t>("strata_chunk_cache_requests_total", "result",
-                      {{"hit", c.chunk_cache_hits}, {"miss", c.chunk_cache_misses}, {"wait", c.chunk_cache_waits}});
+  w.Counters<uint64_t>("strata_chunk_cache_requests_total",
+                       "Chunk cache lookups of base file data, by result (a wait: on a fetch already in flight).",
+                       "result",
+                       {{"hit", c.chunk_cache_hits}, {"miss", c.chunk_cache_misses}, {"wait", c.chunk_cache_waits}});
   const WorkspaceCounters::ReadPath& r = c.read_path;
   w.One("strata_chunk_cache_bytes", "gauge", "Decoded chunks held by the chunk cache.", r.cache_bytes);
   w.One("strata_chunk_cache_capacity_bytes", "gauge", "The chunk cache's bound.", r.cache_capacity);
@@ -125,14 +126,15 @@ void WriteWorkspace(Writer& w, const WorkspaceCounters& c) {
   w.One("strata_chunk_fetch_errors_total", "counter", "Chunk loads that failed.", r.fetch_errors);
   w.One("strata_chunk_fetches_in_flight_max", "gauge", "The most chunk loads seen in flight at once.",
         r.fetches_in_flight_max);
-  w.Family("strata_readahead_chunks_total", "counter",
-           "Read-ahead of base chunks: issued, used by a later read, wasted (evicted or failed unread), skipped "
-           "at a bound.");
-  w.ByLabel<uint64_t>("strata_readahead_chunks_total", "outcome",
-                      {{"issued", r.readahead_issued},
-                       {"used", r.readahead_used},
-                       {"wasted", r.readahead_wasted},
-                       {"skipped", r.readahead_skipped}});
+  w.Counters<uint64_t>(
+      "strata_readahead_chunks_total",
+      "Read-ahead of base chunks: issued, used by a later read, wasted (evicted or failed unread), skipped "
+      "at a bound.",
+      "outcome",
+      {{"issued", r.readahead_issued},
+       {"used", r.readahead_used},
+       {"wasted", r.readahead_wasted},
+       {"skipped", r.readahead_skipped}});
 }
 
 void WriteStoreReads(Writer& w, const StoreReadCounters& s) {
@@ -140,19 +142,18 @@ void WriteStoreReads(Writer& w, const StoreReadCounters& s) {
   w.One("strata_store_read_bytes_total", "counter", "Bytes read from the store's packs, as stored (compressed).",
         s.bytes_stored);
   w.One("strata_store_verified_bytes_total", "counter", "Decoded bytes checked, by either check.", s.bytes_verified);
-  w.Family("strata_store_checked_bytes_total", "counter",
-           "Bytes checked, by check: xxh3 (stored frames) or sha256 (decoded objects against their ids).");
-  w.ByLabel<uint64_t>("strata_store_checked_bytes_total", "check",
-                      {{"xxh3", s.fast_checked_bytes}, {"sha256", s.sha256_checked_bytes}});
+  w.Counters<uint64_t>("strata_store_checked_bytes_total",
+                       "Bytes checked, by check: xxh3 (stored frames) or sha256 (decoded objects against their ids).",
+                       "check", {{"xxh3", s.fast_checked_bytes}, {"sha256", s.sha256_checked_bytes}});
   w.One("strata_store_frames_decoded_total", "counter", "Frames of framed objects decoded.", s.frames_decoded);
   w.One("strata_store_range_reads_total", "counter", "Reads that decoded only some frames of an object.",
         s.range_reads);
-  w.Family("strata_store_read_seconds_total", "counter",
-           "Time reading objects, by step: index lookup, pread of packs, decode (decompress and check).");
-  w.ByLabel<double>("strata_store_read_seconds_total", "step",
-                    {{"index", static_cast<double>(s.lookup_us) / 1e6},
-                     {"pread", static_cast<double>(s.pread_us) / 1e6},
-                     {"decode", static_cast<double>(s.decode_us) / 1e6}});
+  w.Counters<double>("strata_store_read_seconds_total",
+                     "Time reading objects, by step: index lookup, pread of packs, decode (decompress and check).",
+                     "step",
+                     {{"index", static_cast<double>(s.lookup_us) / 1e6},
+                      {"pread", static_cast<double>(s.pread_us) / 1e6},
+                      {"decode", static_cast<double>(s.decode_us) / 1e6}});
   w.One("strata_store_reads_in_flight_max", "gauge", "The most object reads seen running at once.", s.max_in_flight);
   // A remote store's block cache reports counters and sizes under names of
   // its own (remote/block_cache.h); a local store has none.
@@ -165,19 +166,18 @@ void WriteStoreReads(Writer& w, const StoreReadCounters& s) {
 }
 
 void WriteCommits(Writer& w, const CommitTotals& c) {
-  w.Family("strata_commits_total", "counter",
-           "Commits asked of this mount, by result: committed, empty (nothing to commit) or failed.");
-  w.ByLabel<uint64_t>("strata_commits_total", "result",
-                      {{"committed", c.commits}, {"empty", c.empty}, {"failed", c.failed}});
-  w.Family("strata_commit_phase_seconds_total", "counter",
-           "Time commits spent in each phase: cut, capture (chunk and hash changed files), trees, publish, "
-           "rebase.");
-  w.ByLabel<double>("strata_commit_phase_seconds_total", "phase",
-                    {{"cut", c.cut_seconds},
-                     {"capture", c.capture_seconds},
-                     {"trees", c.trees_seconds},
-                     {"publish", c.publish_seconds},
-                     {"rebase", c.rebase_seconds}});
+  w.Counters<uint64_t>("strata_commits_total",
+                       "Commits asked of this mount, by result: committed, empty (nothing to commit) or failed.",
+                       "result", {{"committed", c.commits}, {"empty", c.empty}, {"failed", c.failed}});
+  w.Counters<double>("strata_commit_phase_seconds_total",
+                     "Time commits spent in each phase: cut, capture (chunk and hash changed files), trees, publish, "
+                     "rebase.",
+                     "phase",
+                     {{"cut", c.cut_seconds},
+                      {"capture", c.capture_seconds},
+                      {"trees", c.trees_seconds},
+                      {"publish", c.publish_seconds},
+                      {"rebase", c.rebase_seconds}});
   w.One("strata_commit_changed_inodes_total", "counter", "Changed inodes the commits' cuts held.", c.changed_inodes);
   w.One("strata_commit_files_captured_total", "counter", "Files whose chunk lists commits recomputed.",
         c.files_captured);
