@@ -47,6 +47,14 @@ class Writer {
     Family(name, "counter", help);
     for (const auto& [label, value] : values) Sample(name, fmt::format("{}=\"{}\"", key, label), value);
   }
+  // Families of one sample each, without labels.
+  struct Plain {
+    std::string_view name, type, help;
+    uint64_t value;
+  };
+  void All(std::initializer_list<Plain> metrics) {
+    for (const Plain& m : metrics) One(m.name, m.type, m.help, m.value);
+  }
   // A family of one sample without labels.
   template <typename T>
   void One(std::string_view name, std::string_view type, std::string_view help, T value) {
@@ -92,40 +100,46 @@ void WriteFuse(Writer& w, const ServedCounters& served) {
   w.Counters<uint64_t>("strata_fuse_dispatch_total",
                        "FUSE requests by the thread that answered them: the dispatcher itself, or a worker.", "thread",
                        {{"dispatcher", served.inline_requests}, {"worker", served.worker_requests}});
-  w.One("strata_fuse_polled_requests_total", "counter",
-        "FUSE requests the dispatcher found while polling after an answer, without sleeping.", served.caught_polling);
-  w.One("strata_fuse_dispatcher_sleeps_total", "counter", "Times the dispatcher slept waiting for a request.",
-        served.sleeps);
+  w.All({
+      {"strata_fuse_polled_requests_total", "counter",
+       "FUSE requests the dispatcher found while polling after an answer, without sleeping.", served.caught_polling},
+      {"strata_fuse_dispatcher_sleeps_total", "counter", "Times the dispatcher slept waiting for a request.",
+       served.sleeps},
+  });
 }
 
 void WriteWorkspace(Writer& w, const WorkspaceCounters& c) {
-  w.One("strata_workspace_changed_paths", "gauge", "Paths that differ from the workspace's base now.", c.changed_paths);
-  w.One("strata_workspace_written_bytes_total", "counter", "File bytes written into the workspace.", c.bytes_written);
-  w.One("strata_workspace_read_bytes_total", "counter", "File bytes read from the workspace, changed and base data.",
-        c.bytes_read);
-  w.One("strata_workspace_directories_loaded_total", "counter", "Base directories read from the store on first use.",
-        c.directories_loaded);
-  w.One("strata_workspace_db_batches_total", "counter", "Group commits of the workspace's own database.",
-        c.batches_committed);
-  w.One("strata_workspace_db_operations_total", "counter", "Operations those group commits held.",
-        c.operations_committed);
+  w.All({
+      {"strata_workspace_changed_paths", "gauge", "Paths that differ from the workspace's base now.", c.changed_paths},
+      {"strata_workspace_written_bytes_total", "counter", "File bytes written into the workspace.", c.bytes_written},
+      {"strata_workspace_read_bytes_total", "counter", "File bytes read from the workspace, changed and base data.",
+       c.bytes_read},
+      {"strata_workspace_directories_loaded_total", "counter", "Base directories read from the store on first use.",
+       c.directories_loaded},
+      {"strata_workspace_db_batches_total", "counter", "Group commits of the workspace's own database.",
+       c.batches_committed},
+      {"strata_workspace_db_operations_total", "counter", "Operations those group commits held.",
+       c.operations_committed},
+      {"strata_workspace_syncs_total", "counter", "fsync and fsyncdir calls served.", c.syncs},
+      {"strata_workspace_files_to_delete", "gauge", "Removed files whose space is not given back yet.",
+       c.data_files_to_delete},
+  });
   w.One("strata_workspace_db_commit_seconds_total", "counter", "Time spent in those group commits.",
         static_cast<double>(c.commit_us_total) / 1e6);
-  w.One("strata_workspace_syncs_total", "counter", "fsync and fsyncdir calls served.", c.syncs);
-  w.One("strata_workspace_files_to_delete", "gauge", "Removed files whose space is not given back yet.",
-        c.data_files_to_delete);
   w.Counters<uint64_t>("strata_chunk_cache_requests_total",
                        "Chunk cache lookups of base file data, by result (a wait: on a fetch already in flight).",
                        "result",
                        {{"hit", c.chunk_cache_hits}, {"miss", c.chunk_cache_misses}, {"wait", c.chunk_cache_waits}});
   const WorkspaceCounters::ReadPath& r = c.read_path;
-  w.One("strata_chunk_cache_bytes", "gauge", "Decoded chunks held by the chunk cache.", r.cache_bytes);
-  w.One("strata_chunk_cache_capacity_bytes", "gauge", "The chunk cache's bound.", r.cache_capacity);
-  w.One("strata_chunk_demands_total", "counter", "Chunks reads asked the cache for.", r.demands);
-  w.One("strata_chunk_fetches_total", "counter", "Chunks loaded from the store (misses and read-ahead).", r.fetches);
-  w.One("strata_chunk_fetch_errors_total", "counter", "Chunk loads that failed.", r.fetch_errors);
-  w.One("strata_chunk_fetches_in_flight_max", "gauge", "The most chunk loads seen in flight at once.",
-        r.fetches_in_flight_max);
+  w.All({
+      {"strata_chunk_cache_bytes", "gauge", "Decoded chunks held by the chunk cache.", r.cache_bytes},
+      {"strata_chunk_cache_capacity_bytes", "gauge", "The chunk cache's bound.", r.cache_capacity},
+      {"strata_chunk_demands_total", "counter", "Chunks reads asked the cache for.", r.demands},
+      {"strata_chunk_fetches_total", "counter", "Chunks loaded from the store (misses and read-ahead).", r.fetches},
+      {"strata_chunk_fetch_errors_total", "counter", "Chunk loads that failed.", r.fetch_errors},
+      {"strata_chunk_fetches_in_flight_max", "gauge", "The most chunk loads seen in flight at once.",
+       r.fetches_in_flight_max},
+  });
   w.Counters<uint64_t>(
       "strata_readahead_chunks_total",
       "Read-ahead of base chunks: issued, used by a later read, wasted (evicted or failed unread), skipped "
@@ -138,23 +152,24 @@ void WriteWorkspace(Writer& w, const WorkspaceCounters& c) {
 }
 
 void WriteStoreReads(Writer& w, const StoreReadCounters& s) {
-  w.One("strata_store_read_objects_total", "counter", "Objects read from the store's packs.", s.objects);
-  w.One("strata_store_read_bytes_total", "counter", "Bytes read from the store's packs, as stored (compressed).",
-        s.bytes_stored);
-  w.One("strata_store_verified_bytes_total", "counter", "Decoded bytes checked, by either check.", s.bytes_verified);
+  w.All({
+      {"strata_store_read_objects_total", "counter", "Objects read from the store's packs.", s.objects},
+      {"strata_store_read_bytes_total", "counter", "Bytes read from the store's packs, as stored (compressed).",
+       s.bytes_stored},
+      {"strata_store_verified_bytes_total", "counter", "Decoded bytes checked, by either check.", s.bytes_verified},
+      {"strata_store_frames_decoded_total", "counter", "Frames of framed objects decoded.", s.frames_decoded},
+      {"strata_store_range_reads_total", "counter", "Reads that decoded only some frames of an object.", s.range_reads},
+      {"strata_store_reads_in_flight_max", "gauge", "The most object reads seen running at once.", s.max_in_flight},
+  });
   w.Counters<uint64_t>("strata_store_checked_bytes_total",
                        "Bytes checked, by check: xxh3 (stored frames) or sha256 (decoded objects against their ids).",
                        "check", {{"xxh3", s.fast_checked_bytes}, {"sha256", s.sha256_checked_bytes}});
-  w.One("strata_store_frames_decoded_total", "counter", "Frames of framed objects decoded.", s.frames_decoded);
-  w.One("strata_store_range_reads_total", "counter", "Reads that decoded only some frames of an object.",
-        s.range_reads);
   w.Counters<double>("strata_store_read_seconds_total",
                      "Time reading objects, by step: index lookup, pread of packs, decode (decompress and check).",
                      "step",
                      {{"index", static_cast<double>(s.lookup_us) / 1e6},
                       {"pread", static_cast<double>(s.pread_us) / 1e6},
                       {"decode", static_cast<double>(s.decode_us) / 1e6}});
-  w.One("strata_store_reads_in_flight_max", "gauge", "The most object reads seen running at once.", s.max_in_flight);
   // A remote store's block cache reports counters and sizes under names of
   // its own (remote/block_cache.h); a local store has none.
   if (!s.backend.empty()) {
@@ -178,13 +193,15 @@ void WriteCommits(Writer& w, const CommitTotals& c) {
                       {"trees", c.trees_seconds},
                       {"publish", c.publish_seconds},
                       {"rebase", c.rebase_seconds}});
-  w.One("strata_commit_changed_inodes_total", "counter", "Changed inodes the commits' cuts held.", c.changed_inodes);
-  w.One("strata_commit_files_captured_total", "counter", "Files whose chunk lists commits recomputed.",
-        c.files_captured);
-  w.One("strata_commit_directories_written_total", "counter", "Trees commits built (the others reused by id).",
-        c.directories_written);
-  w.One("strata_commit_hashed_bytes_total", "counter", "File bytes commits chunked and hashed.", c.bytes_hashed);
-  w.One("strata_commit_objects_written_total", "counter", "Objects commits added to the store.", c.objects_written);
+  w.All({
+      {"strata_commit_changed_inodes_total", "counter", "Changed inodes the commits' cuts held.", c.changed_inodes},
+      {"strata_commit_files_captured_total", "counter", "Files whose chunk lists commits recomputed.",
+       c.files_captured},
+      {"strata_commit_directories_written_total", "counter", "Trees commits built (the others reused by id).",
+       c.directories_written},
+      {"strata_commit_hashed_bytes_total", "counter", "File bytes commits chunked and hashed.", c.bytes_hashed},
+      {"strata_commit_objects_written_total", "counter", "Objects commits added to the store.", c.objects_written},
+  });
 }
 
 }  // namespace

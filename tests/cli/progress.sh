@@ -25,10 +25,10 @@ no_terminal_codes() {
   fi
 }
 
+expect_ok "$STRATA_BIN" init "$STORE"
 mkdir -p "$WORK/src"
 head -c 4000000 /dev/urandom >"$WORK/src/blob"
 printf 'hello\n' >"$WORK/src/small"
-expect_ok "$STRATA_BIN" init "$STORE"
 import_dir "$WORK/src" main first >/dev/null
 
 step "export: a progress line on a terminal, none elsewhere"
