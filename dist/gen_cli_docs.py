@@ -222,6 +222,7 @@ become \fB\-\-atime\fR, and \fBsuid\fR and \fBdev\fR become \fB\-\-suid\fR and \
 (root only). Every other option \fIname\fR or \fIname\fR\fB=\fR\fIvalue\fR is
 passed to \fBstrata mount\fR as \fB\-\-\fR\fIname\fR [\fIvalue\fR], so the options of
 \fBstrata\-mount\fR(1) are the options here, e.g. \fBchunk\-cache\-mib=64\fR,
+\fBmetrics=127.0.0.1:9567\fR (Prometheus metrics of the mount),
 \fBwriteback_cache\fR (\fB_\fR is read as \fB\-\fR); an unknown one is refused with its error.
 \fBnoexec\fR, \fBsync\fR, \fBdirsync\fR and \fBmand\fR cannot be
 honoured and are refused rather than dropped.

@@ -13,6 +13,8 @@ packages=(
   clang
   # used by the tests (xattrs, POSIX ACLs, fifos, sockets, devices)
   attr acl fuse3 python3 stress-ng git curl
+  # the metrics test checks the Prometheus text format with promtool
+  prometheus
   # VM images written with cache=none (qemu-io) in the mount tests
   qemu-utils
   # strata exec runs programs in bubblewrap sandboxes

@@ -101,6 +101,9 @@ void RegisterRemoteCommands(CLI::App& app, Globals& g, int* exit_code);    // re
 void RegisterExecCommands(CLI::App& app, Globals& g, int* exit_code);      // exec
 // `strata stats MOUNTPOINT`: the counters of the daemon serving a mount.
 int RunMountStats(Globals& g, const std::string& mountpoint);
+// `strata stats MOUNTPOINT --watch`: those counters every interval_s seconds,
+// with rates, until Ctrl-C or `count` looks (0: no limit) (stats_watch.cc).
+int WatchMountStats(Globals& g, const std::string& mountpoint, double interval_s, uint64_t count);
 // The counters of the daemon serving workspace `name`, from its control
 // socket: {"operations", "workspace", "request_loop"} (control/protocol.h).
 Result<control::StatsReply> DaemonCounters(const Store& store, const std::string& name);

@@ -32,7 +32,12 @@ int RunCommit(Globals& g, const CommitArgs& a) {
   auto author = CommitAuthor();
   if (!author.ok()) return Fail(author.status());
   CommitRequest request{a.message, *author, a.branch};
+  // The daemon reports nothing until the commit is made: on a terminal, the
+  // time it has taken so far shows that it is under way.
+  Progress progress("commit", 0, 0);
+  progress.KeepTicking();
   auto reply = CommitWorkspace(**store, a.target, request);
+  progress.Finish();
   if (!reply.ok()) return Fail(reply.status());
   if (g.json) {
     PrintJson(control::ToJson(*reply));

@@ -18,6 +18,7 @@
 #include "daemon/mount_record.h"
 #include "daemon/mount_source.h"
 #include "fs/fuse_server.h"
+#include "metrics/listen_address.h"
 #include "remote/remote.h"
 #include "store/revision.h"
 #include "workspace/workspace.h"
@@ -46,6 +47,7 @@ struct MountArgs {
   uint32_t poll_us = MountOptions().poll_us;
   bool quiet = false;  // no "mounted ..." line (exec: stdout is the program's)
   int owner_pid = 0;   // > 0: unmounted when this process is gone (ServeSpec)
+  std::optional<std::string> metrics;  // --metrics HOST:PORT: serve Prometheus metrics there
 };
 
 std::string StateDir(const Store& store, const std::string& name) { return Workspace::StateDir(store, name); }
@@ -85,6 +87,11 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
   spec.mountpoint = mountpoint;
   spec.chunk_cache_mib = a.chunk_cache_mib;
   spec.owner_pid = a.owner_pid;
+  if (a.metrics) {
+    auto address = metrics::ParseListenAddress(*a.metrics);
+    if (!address.ok()) return fail(address.status());  // MountIn checked it: not reached
+    spec.metrics = *address;
+  }
   MountOptions& options = spec.options;
   // The source names the store (and the remote), so commands given only the
   // mountpoint find the workspace (OpenStoreFor).
@@ -114,6 +121,10 @@ int MountIn(Globals& g, const MountArgs& a) {
     return UsageError("give exactly one of --new, --branch B, --workspace NAME, --read-only REV");
   if (!a.read_only.empty() && !a.name.empty())
     return UsageError("--name does not apply to --read-only (its workspace is hidden)");
+  if (a.metrics) {  // "" too: an address that was given is checked
+    if (auto address = metrics::ParseListenAddress(*a.metrics); !address.ok())
+      return UsageError(address.status().message());
+  }
   std::error_code ec;
   std::string mountpoint = std::filesystem::absolute(a.mountpoint, ec).lexically_normal().string();
   if (mountpoint.size() > 1 && mountpoint.back() == '/') mountpoint.pop_back();
@@ -382,6 +393,9 @@ void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
                     "stored frame) or full (SHA-256 of each object against its id as well; a remote's objects "
                     "always are)")
       ->check(CLI::IsMember({"fast", "full"}));
+  mount->add_option("--metrics", m.metrics,
+                    "serve Prometheus metrics over HTTP at HOST:PORT (GET /metrics; loopback addresses only, such "
+                    "as 127.0.0.1:9567)");
   mount->add_flag("--suid", m.suid, "honour setuid and setgid bits of the workspace's programs (root only)");
   mount->add_flag("--dev", m.dev, "let device nodes in the workspace be opened (root only)");
   mount->add_option("MOUNTPOINT", m.mountpoint, "an existing directory")->required();

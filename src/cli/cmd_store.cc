@@ -105,9 +105,34 @@ void RegisterStoreCommands(CLI::App& app, Globals& g, int* exit_code) {
   stats->add_option("MOUNTPOINT", stats_mountpoint,
                      "a mounted workspace, or any path inside it such as '.' (default: the store)");
   stats->add_flag("--json", g.json, "machine-readable output");
-  stats->callback([&g, exit_code] {
+  static bool stats_watch = false;
+  static double stats_interval = 1;
+  static uint64_t stats_count = 0;
+  stats->add_flag("--watch", stats_watch,
+                  "MOUNTPOINT only: look again every interval, with rates per second, until Ctrl-C (redrawn on a "
+                  "terminal, one block per look otherwise)");
+  stats->add_option("--interval", stats_interval, "seconds between two looks of --watch (default 1)")
+      ->check(FiniteRange(0.1, 3600));
+  stats->add_option("--count", stats_count, "stop --watch after this many looks (default: until Ctrl-C)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32));
+  stats->callback([&g, exit_code, stats] {
+    const bool interval_given = stats->count("--interval") > 0, count_given = stats->count("--count") > 0;
+    if (!stats_watch && (interval_given || count_given)) {
+      *exit_code = UsageError(std::string(interval_given ? "--interval" : "--count") + " goes with --watch");
+      return;
+    }
+    if (stats_watch && (stats_mountpoint.empty() || g.json)) {
+      *exit_code = UsageError(stats_mountpoint.empty() ? "--watch needs a MOUNTPOINT (it watches a mount's daemon)"
+                                                       : "--watch is for people: use --json without it, once per look");
+      return;
+    }
     if (stats_mountpoint.empty()) {
       *exit_code = RunStats(g);
+      return;
+    }
+    if (stats_watch) {
+      OnWorkspaceArgument(&stats_mountpoint, exit_code,
+                          [&g] { return WatchMountStats(g, stats_mountpoint, stats_interval, stats_count); })();
       return;
     }
     OnWorkspaceArgument(&stats_mountpoint, exit_code, [&g] { return RunMountStats(g, stats_mountpoint); })();

@@ -15,6 +15,9 @@
 #include "control/socket.h"
 #include "daemon/mount_record.h"
 #include "daemon/mount_source.h"
+#include "metrics/commit_tally.h"
+#include "metrics/exposition.h"
+#include "metrics/http_endpoint.h"
 #include "util/sqlite_connection.h"
 #include "util/unique_fd.h"
 #include "workspace/workspace.h"
@@ -40,13 +43,19 @@ control::StatsReply StatsOf(const FuseServer& server, Workspace& ws) {
 // From the control socket's thread, while the request loop serves the mount.
 class ControlHandler {
  public:
-  ControlHandler(FuseServer& server, Workspace& ws) : server_(server), ws_(ws) {}
+  ControlHandler(FuseServer& server, Workspace& ws, metrics::CommitTally& commits)
+      : server_(server), ws_(ws), commits_(commits) {}
 
   Result<control::DaemonReply> operator()(const control::StatsRequest&) { return control::DaemonReply(StatsOf(server_, ws_)); }
   Result<control::DaemonReply> operator()(const CommitRequest& request) {
     server_.FlushKernelPages();
-    STRATA_ASSIGN_OR_RETURN(CommitOutcome outcome, ws_.Commit(request));
-    return control::DaemonReply(std::move(outcome));
+    Result<CommitOutcome> outcome = ws_.Commit(request);
+    if (!outcome.ok()) {
+      commits_.RecordFailure();
+      return outcome.status();
+    }
+    commits_.Record(*outcome);
+    return control::DaemonReply(std::move(*outcome));
   }
   Result<control::DaemonReply> operator()(const ResetRequest& request) {
     if (!request.hard) server_.FlushKernelPages();  // a mixed reset keeps the content: all of it
@@ -69,6 +78,7 @@ class ControlHandler {
  private:
   FuseServer& server_;
   Workspace& ws_;
+  metrics::CommitTally& commits_;
 };
 
 // Unmounts the mount when its owner process is gone. The owner's death
@@ -161,19 +171,38 @@ Status ServeMount(Store& store, const ServeSpec& spec, ReadyPipe& ready) {
   // one tree, whatever the size of the commit.
   if (auto top = (*ws)->ReadDirectory(kRootInode, 0, 1); !top.ok())
     return fail(top.status().WithContext("the top directory of workspace '" + spec.name + "' cannot be read"));
+  // Bound before the mount: an address in use fails the mount with nothing mounted.
+  std::unique_ptr<metrics::MetricsEndpoint> endpoint;
+  if (spec.metrics) {
+    auto bound = metrics::MetricsEndpoint::Bind(*spec.metrics);
+    if (!bound.ok()) return fail(bound.status());
+    endpoint = std::move(*bound);
+  }
   MountOptions options = spec.options;
   options.state_dir = Workspace::StateDir(store, spec.name);
   auto server = FuseServer::Mount(ws->get(), spec.mountpoint, options);
   if (!server.ok()) return fail(server.status());
+  metrics::CommitTally commits;
   control::ControlSocket control(options.state_dir + "/control.sock", [&](const control::DaemonRequest& request) {
-    return std::visit(ControlHandler(**server, **ws), request);
+    return std::visit(ControlHandler(**server, **ws, commits), request);
   });
+  if (endpoint) {
+    Status m = endpoint->Serve([&] {
+      return metrics::RenderExposition(
+          {spec.name, options.read_only, (*server)->Counters(), (*ws)->Counters(), commits.Totals()});
+    });
+    if (!m.ok()) {
+      UnmountFuse(spec.mountpoint, /*lazy=*/true).IgnoreError();  // m is the failure reported
+      return fail(m);
+    }
+  }
   if (Status s = control.Start(); !s.ok())
     std::fprintf(stderr, "strata: no control socket, so stats, commit, reset and rebase of this mount fail: %s\n",
                  s.message().c_str());
   OwnerWatch owner;
   if (Status w = owner.Start(spec.owner_pid, spec.mountpoint); !w.ok()) {
     control.Stop();
+    if (endpoint) endpoint->Stop();
     UnmountFuse(spec.mountpoint, /*lazy=*/true).IgnoreError();  // w is the failure reported
     return fail(w);
   }
@@ -183,6 +212,7 @@ Status ServeMount(Store& store, const ServeSpec& spec, ReadyPipe& ready) {
   // serves may ask the kernel to write back or drop its caches.
   Status s = (*server)->Run([&control] { control.Stop(); });
   control.Stop();  // also when Run ended before it got that far: the handler uses what goes next
+  if (endpoint) endpoint->Stop();  // it renders the server's and the workspace's counters
   owner.Stop();
   server->reset();
   RemoveMountRecord(options.state_dir);

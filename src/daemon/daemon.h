@@ -12,10 +12,12 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "control/protocol.h"
 #include "fs/fuse_server.h"
+#include "metrics/listen_address.h"
 #include "store/store.h"
 #include "util/status.h"
 
@@ -50,6 +52,9 @@ struct ServeSpec {
   // > 0: the mount belongs to that process (a `strata exec`) and is
   // unmounted, lazily, as soon as it is gone, however it ended.
   int owner_pid = 0;
+  // Where to serve the mount's counters to Prometheus (metrics/), if anywhere.
+  // The mount fails when that address cannot be listened on.
+  std::optional<metrics::ListenAddress> metrics;
 };
 
 // Allocator settings for a daemon's read path (see daemon.cc): call before

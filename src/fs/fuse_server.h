@@ -61,12 +61,18 @@ struct ServedCounters {
   // One FUSE operation served at least once: how many, how many failed, and
   // a latency histogram of (upper bound in µs, count), bounds increasing
   // powers of two (fs/op_stats.h).
+  // Bucket b holds latencies below 2^b µs; the last one everything slower.
+  static constexpr int kLatencyBuckets = 24;  // up to 2^23 µs (8 s)
   struct Operation {
     std::string name;
     uint64_t count = 0, errors = 0;
     std::vector<std::pair<uint64_t, uint64_t>> latency_us;
+    uint64_t latency_ns_total = 0;  // the sum of every latency counted
   };
   std::vector<Operation> operations;
+  // How requests reach the daemon: "dev_fuse" (read(2)/write(2) on
+  // /dev/fuse) is the only transport built so far.
+  std::string transport = "dev_fuse";
   // How the request loop ran (fs/request_loop.h).
   uint64_t inline_requests = 0, worker_requests = 0, caught_polling = 0, sleeps = 0;
 };

@@ -24,6 +24,7 @@ void OpStats::Record(Op op, std::chrono::nanoseconds latency, bool failed) {
   PerOp& p = ops_[static_cast<int>(op)];
   p.count.fetch_add(1, std::memory_order_relaxed);
   if (failed) p.errors.fetch_add(1, std::memory_order_relaxed);
+  p.latency_ns_total.fetch_add(static_cast<uint64_t>(latency.count()), std::memory_order_relaxed);
   uint64_t us = static_cast<uint64_t>(latency.count() / 1000);
   int bucket = 0;
   while (bucket + 1 < kBuckets && (1ull << bucket) <= us) bucket++;
@@ -36,7 +37,8 @@ std::vector<ServedCounters::Operation> OpStats::Counts() const {
     const PerOp& p = ops_[i];
     const uint64_t count = p.count.load(std::memory_order_relaxed);
     if (count == 0) continue;
-    ServedCounters::Operation op{OpName(static_cast<Op>(i)), count, p.errors.load(std::memory_order_relaxed), {}};
+    ServedCounters::Operation op{OpName(static_cast<Op>(i)), count, p.errors.load(std::memory_order_relaxed), {},
+                                 p.latency_ns_total.load(std::memory_order_relaxed)};
     for (int b = 0; b < kBuckets; b++)
       if (uint64_t n = p.buckets[b].load(std::memory_order_relaxed); n > 0) op.latency_us.emplace_back(1ull << b, n);
     out.push_back(std::move(op));

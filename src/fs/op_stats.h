@@ -27,7 +27,7 @@ const char* OpName(Op op);
 
 class OpStats {
  public:
-  static constexpr int kBuckets = 24;  // up to 2^23 µs (8 s); slower lands in the last
+  static constexpr int kBuckets = ServedCounters::kLatencyBuckets;
 
   void Record(Op op, std::chrono::nanoseconds latency, bool failed);
   // The operations served at least once, in the order of Op, each with the
@@ -38,6 +38,7 @@ class OpStats {
  private:
   struct PerOp {
     std::atomic<uint64_t> count{0}, errors{0};
+    std::atomic<uint64_t> latency_ns_total{0};  // the sum a Prometheus histogram carries beside its buckets
     std::array<std::atomic<uint64_t>, kBuckets> buckets{};
   };
   std::array<PerOp, static_cast<int>(Op::kCount)> ops_;

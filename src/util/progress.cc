@@ -46,7 +46,29 @@ void Progress::Add(uint64_t units, uint64_t bytes) {
 }
 
 void Progress::Finish() {
+  if (ticker_.joinable()) {
+    {
+      MutexLock lock(&tick_mu_);
+      stop_ticking_ = true;
+    }
+    tick_cv_.NotifyAll();
+    ticker_.join();
+  }
   if (enabled_) Draw(true);
+}
+
+void Progress::KeepTicking() {
+  if (!enabled_ || ticker_.joinable()) return;
+  ticker_ = std::thread([this] {
+    MutexLock lock(&tick_mu_);
+    while (!stop_ticking_) {
+      tick_cv_.WaitFor(&tick_mu_, std::chrono::milliseconds(200));
+      if (stop_ticking_) break;
+      lock.Unlock();
+      Draw(false);
+      lock.Lock();
+    }
+  });
 }
 
 void Progress::Draw(bool final) {
@@ -62,13 +84,24 @@ void Progress::Draw(bool final) {
     return;
   }
   const uint64_t units = units_, bytes = bytes_, tu = total_units_, tb = total_bytes_;
+  double secs = std::chrono::duration<double>(now - start_).count();
+  if (tu == 0 && tb == 0 && units == 0 && bytes == 0) {  // nothing reported yet: the time taken
+    std::fprintf(stderr, "\r\033[K%s  %.1f s", label_.c_str(), secs);
+    std::fflush(stderr);
+    return;
+  }
+  if (tu == 0 && tb == 0) {  // nothing to measure a bar against
+    std::fprintf(stderr, "\r\033[K%s  %llu done  %s  %.1f s", label_.c_str(), static_cast<unsigned long long>(units),
+                 HumanBytes(bytes).c_str(), secs);
+    std::fflush(stderr);
+    return;
+  }
   double fraction = tb > 0 ? static_cast<double>(bytes) / tb : (tu > 0 ? static_cast<double>(units) / tu : 0);
   if (fraction > 1) fraction = 1;
   constexpr int kWidth = 30;
   int filled = static_cast<int>(fraction * kWidth);
   std::string bar(filled, '#');
   bar.append(kWidth - filled, '.');
-  double secs = std::chrono::duration<double>(now - start_).count();
   std::string rate = secs > 0 ? HumanBytes(static_cast<uint64_t>(bytes / secs)) + "/s" : "";
   std::fprintf(stderr, "\r\033[K%s [%s] %3d%%  %llu/%llu  %s  %s", label_.c_str(), bar.c_str(),
                static_cast<int>(fraction * 100), static_cast<unsigned long long>(units),

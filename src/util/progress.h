@@ -2,13 +2,18 @@
 //
 // Workers call Add() from any thread; a redraw happens at most every 100 ms so
 // the bar costs nothing measurable. When stderr is not a terminal (scripts, CI,
-// pipes) nothing is printed at all.
+// pipes) nothing is printed at all. With no totals known, the line shows what
+// was done so far and the time taken instead of a bar. An operation that
+// reports nothing while it runs (a commit, which the mount's daemon makes)
+// calls KeepTicking: the line is then redrawn by a thread of its own, so that
+// the time taken moves.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 
 #include "util/mutex.h"
 
@@ -25,6 +30,8 @@ class Progress {
   void SetTotals(uint64_t total_units, uint64_t total_bytes);
   void Add(uint64_t units, uint64_t bytes);
   void Finish();
+  // On a terminal, redraws every 200 ms until Finish.
+  void KeepTicking();
   static bool StderrIsTerminal();
 
  private:
@@ -38,6 +45,10 @@ class Progress {
   std::chrono::steady_clock::time_point start_ GUARDED_BY(draw_mu_);
   std::chrono::steady_clock::time_point last_draw_ GUARDED_BY(draw_mu_);
   bool finished_ GUARDED_BY(draw_mu_) = false;
+  std::thread ticker_;
+  Mutex tick_mu_;
+  CondVar tick_cv_;
+  bool stop_ticking_ GUARDED_BY(tick_mu_) = false;
 };
 
 // "1.5 MiB", "830 B": sizes for people.

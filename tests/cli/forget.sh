@@ -137,13 +137,8 @@ for d in 14 13 12 7; do
   assert_same_content "$WORK/src/day$d" "$WORK/out/day$d"
 done
 step "pushing history that holds forgotten commits is refused as unsupported, not called damage"
-mkdir -p "$WORK/fake"
-python3 "$(dirname "$0")/fake_s3.py" "$WORK/fake/port" "$WORK/fake/requests.log" "$WORK/fake/control.json" &
-BG_PIDS+=($!)
-for _ in $(seq 100); do [[ -s "$WORK/fake/port" ]] && break; sleep 0.1; done
-[[ -s "$WORK/fake/port" ]] || fail "the fake S3 server did not start"
-export AWS_ACCESS_KEY_ID=fakekey AWS_SECRET_ACCESS_KEY=fakesecret
-expect_ok strata remote add r s3://bkt1/forget --endpoint "http://127.0.0.1:$(cat "$WORK/fake/port")" --create-bucket
+start_fake_s3 "$WORK/fake"
+expect_ok strata remote add r s3://bkt1/forget --endpoint "$EP" --create-bucket
 expect_exit 1 strata push r main
 expect_stderr_matches 'was forgotten by strata forget.*not supported yet'
 expect_fail strata --remote r forget --all --keep-last 1

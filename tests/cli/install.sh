@@ -139,9 +139,13 @@ trap 'for m in "$work/mp" "$work/mp2" "$work/ro"; do mountpoint -q "$m" && umoun
 mount -t overlay overlay -o "lowerdir=$prefix/sbin:/usr/sbin" /usr/sbin
 [ -x /sbin/mount.fuse.strata ] || fail "the overlay does not show the helper"
 
-# mount -t with -o: an existing workspace, a strata option, mount(8)'s own options.
-mount -t fuse.strata "$store:build" "$work/mp" -o nofail,readahead_kib=512
+# mount -t with -o: an existing workspace, strata options, mount(8)'s own options.
+metrics=127.0.0.1:$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mount -t fuse.strata "$store:build" "$work/mp" -o nofail,readahead_kib=512,metrics=$metrics
 grep -q "^strata:build:$store $work/mp fuse.strata " /proc/mounts || fail "not in /proc/mounts: $(grep "$work" /proc/mounts)"
+# metrics=HOST:PORT serves the mount's counters for Prometheus.
+curl -fsS -o "$work/metrics" "http://$metrics/metrics" || fail "no metrics of the mount at $metrics"
+grep -q '^strata_workspace_info{workspace="build",' "$work/metrics" || fail "not the mount's metrics: $(head "$work/metrics")"
 [ "$(cat "$work/mp/sub/file")" = "from the commit" ] || fail "the workspace's file"
 echo "written through mount -t" > "$work/mp/new"
 umount "$work/mp"

@@ -341,6 +341,20 @@ with open(p, "r+b") as f:
 EOF
 }
 
+# start_fake_s3 DIR: starts the test's own S3 server (fake_s3.py, on
+# 127.0.0.1) with its port, request log and fault controls in DIR (port,
+# requests.log, control.json), ended with the test; sets $EP to its endpoint
+# and the credentials it takes.
+start_fake_s3() {
+  mkdir -p "$1"
+  python3 "$(dirname "${BASH_SOURCE[0]}")/fake_s3.py" "$1/port" "$1/requests.log" "$1/control.json" &
+  BG_PIDS+=($!)
+  for _ in $(seq 100); do [[ -s "$1/port" ]] && break; sleep 0.1; done
+  [[ -s "$1/port" ]] || fail "the fake S3 server did not start"
+  EP="http://127.0.0.1:$(cat "$1/port")"
+  export AWS_ACCESS_KEY_ID=fakekey AWS_SECRET_ACCESS_KEY=fakesecret
+}
+
 # use_mountpoint: for tests on a real FUSE mount. Needs root and /dev/fuse
 # (else the test is skipped); sets $MP to an empty directory and makes sure no
 # mount there outlives the test, whatever way it ends.

@@ -9,15 +9,9 @@
 source "$(dirname "$0")/lib.sh"
 
 FAKE_DIR="$WORK/fake"
-mkdir -p "$FAKE_DIR"
 CONTROL="$FAKE_DIR/control.json"
 LOG="$FAKE_DIR/requests.log"
-python3 "$(dirname "$0")/fake_s3.py" "$FAKE_DIR/port" "$LOG" "$CONTROL" &
-BG_PIDS+=($!)
-for _ in $(seq 100); do [[ -s "$FAKE_DIR/port" ]] && break; sleep 0.1; done
-[[ -s "$FAKE_DIR/port" ]] || fail "the fake S3 server did not start"
-EP="http://127.0.0.1:$(cat "$FAKE_DIR/port")"
-export AWS_ACCESS_KEY_ID=fakekey AWS_SECRET_ACCESS_KEY=fakesecret
+start_fake_s3 "$FAKE_DIR"
 faults() { printf '%s\n' "$1" >"$CONTROL"; }
 requests() { grep -c -- "$1" "$LOG" || true; }  # requests logged so far whose line matches
 expect_ok "$STRATA_BIN" init "$STORE"

@@ -50,12 +50,8 @@ expect_stderr_matches "not a branch, and a commit id prefix needs 4 hex digits a
 expect_ok strata show "${BASE:0:4}"
 
 step "remote remove forgets a remote here, and nothing else"
-python3 "$(dirname "$0")/fake_s3.py" "$WORK/port" "$WORK/s3.log" "$WORK/s3-control.json" &
-BG_PIDS+=($!)
-for _ in $(seq 100); do [[ -s "$WORK/port" ]] && break; sleep 0.1; done
-[[ -s "$WORK/port" ]] || fail "the fake S3 server did not start"
-export AWS_ACCESS_KEY_ID=fakekey AWS_SECRET_ACCESS_KEY=fakesecret
-expect_ok strata remote add origin s3://bkt/p --endpoint "http://127.0.0.1:$(cat "$WORK/port")" --create-bucket
+start_fake_s3 "$WORK/fake"
+expect_ok strata remote add origin s3://bkt/p --endpoint "$EP" --create-bucket
 expect_ok strata remote list
 expect_output_matches '^origin'
 expect_fail strata remote remove nosuch
@@ -68,4 +64,4 @@ expect_ok strata log main
 expect_fail strata push origin main
 expect_stderr_matches "no remote named origin"
 # Its name is free again (the bucket kept its settings).
-expect_ok strata remote add origin s3://bkt/p --endpoint "http://127.0.0.1:$(cat "$WORK/port")"
+expect_ok strata remote add origin s3://bkt/p --endpoint "$EP"

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Progress display of long commands (commit, export, push, pull): drawn on
+# stderr when it is a terminal (a pseudo-terminal made by script(1) here), and
+# never anything of it when stderr is a pipe or a file: no carriage return, no
+# terminal control sequence. Either way the command does the same and prints
+# the same summary.
+source "$(dirname "$0")/lib.sh"
+use_mountpoint
+command -v script >/dev/null || fail "script is not installed (util-linux)"
+
+start_fake_s3 "$WORK/fake"
+
+# on_terminal CMD...: runs CMD with a pseudo-terminal as stdin, stdout and
+# stderr; what it wrote there in $WORK/tty.out; fails the test when CMD fails.
+on_terminal() {
+  script -qefc "$(printf '%q ' "$@")" /dev/null </dev/null >"$WORK/tty.out" 2>&1 ||
+    fail "on a terminal, $* failed: $(cat -v "$WORK/tty.out")"
+}
+# The sequence that erases the progress line (util/progress.cc).
+ERASE=$'\r\033[K'
+drawn() { grep -qF "$ERASE" "$WORK/tty.out"; }
+no_terminal_codes() {
+  if grep -q $'[\r\033]' "$1"; then
+    fail "terminal codes in $1, which is no terminal: $(cat -v "$1")"
+  fi
+}
+
+expect_ok "$STRATA_BIN" init "$STORE"
+mkdir -p "$WORK/src"
+head -c 4000000 /dev/urandom >"$WORK/src/blob"
+printf 'hello\n' >"$WORK/src/small"
+import_dir "$WORK/src" main first >/dev/null
+
+step "export: a progress line on a terminal, none elsewhere"
+on_terminal "$STRATA_BIN" --store "$STORE" export main "$WORK/out1"
+drawn || fail "no progress line on a terminal: $(cat -v "$WORK/tty.out")"
+assert_same_content "$WORK/src" "$WORK/out1"
+expect_ok strata export main "$WORK/out2"
+no_terminal_codes "$ERR"
+assert_same_content "$WORK/src" "$WORK/out2"
+
+step "commit of a mount: a progress line on a terminal, none elsewhere"
+expect_ok strata mount --branch main --name w "$MP"
+head -c 3000000 /dev/urandom >"$MP/second"
+on_terminal "$STRATA_BIN" commit "$MP" -m second
+drawn || fail "no progress line on a terminal: $(cat -v "$WORK/tty.out")"
+grep -q "on branch main" "$WORK/tty.out" || fail "no commit summary on a terminal: $(cat -v "$WORK/tty.out")"
+printf 'third\n' >"$MP/third"
+expect_ok strata commit "$MP" -m third
+no_terminal_codes "$ERR"
+no_terminal_codes "$OUT"
+expect_output_matches "on branch main"
+expect_ok strata umount "$MP"
+
+step "push and pull: a progress line on a terminal, none elsewhere"
+expect_ok strata remote add far s3://progress/p --endpoint "$EP" --create-bucket
+on_terminal "$STRATA_BIN" --store "$STORE" push far main
+drawn || fail "no progress line on a terminal: $(cat -v "$WORK/tty.out")"
+expect_ok strata branch create other main
+expect_ok strata push far other
+no_terminal_codes "$ERR"
+STORE2="$WORK/store2"
+expect_ok "$STRATA_BIN" init "$STORE2"
+expect_ok "$STRATA_BIN" --store "$STORE2" remote add far s3://progress/p --endpoint "$EP"
+on_terminal "$STRATA_BIN" --store "$STORE2" pull far main
+drawn || fail "no progress line on a terminal: $(cat -v "$WORK/tty.out")"
+expect_ok "$STRATA_BIN" --store "$STORE2" pull far other
+no_terminal_codes "$ERR"
+expect_ok "$STRATA_BIN" --store "$STORE2" export other "$WORK/out3"
+[[ -f "$WORK/out3/second" && -f "$WORK/out3/third" ]] || fail "the pulled branch lacks the commits"
