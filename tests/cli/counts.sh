@@ -7,10 +7,7 @@
 # bytes of the store, so its dedup ratio is right; and HEAD run from inside
 # a mount is that workspace's base.
 source "$(dirname "$0")/lib.sh"
-use_mountpoint
-MP2="$WORK/mnt2"
-mkdir -p "$MP2"
-trap 'rc=$?; set +e; cd /; for m in "$MP" "$MP2"; do fusermount3 -u -z "$m" 2>/dev/null || true; done; (exit $rc); _cleanup' EXIT
+use_two_mountpoints
 
 step "a fresh --new workspace shows no change anywhere"
 expect_ok "$STRATA_BIN" init "$STORE"

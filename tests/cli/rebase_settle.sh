@@ -5,10 +5,7 @@
 # a choice for each settles them, and every change of either side that was
 # not in conflict is kept. Then the same for a workspace that is not mounted.
 source "$(dirname "$0")/lib.sh"
-use_mountpoint
-MP2="$WORK/mnt2"
-mkdir -p "$MP2"
-trap 'rc=$?; set +e; for m in "$MP" "$MP2"; do fusermount3 -u -z "$m" 2>/dev/null || true; done; (exit $rc); _cleanup' EXIT
+use_two_mountpoints
 
 mkdir -p "$WORK/src/a" "$WORK/src/b"
 for i in $(seq 6); do printf 'a file %s\n' "$i" >"$WORK/src/a/f$i"; done
