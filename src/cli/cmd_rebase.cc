@@ -180,14 +180,17 @@ void RegisterRebaseCommands(CLI::App& app, Globals& g, int* exit_code) {
   rebase->add_option("--ours", a.ours,
                      "settle the conflict at PATH with the workspace's version (repeatable; PATH as the conflict "
                      "lines print it)")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->type_name("PATH");
   rebase->add_option("--theirs", a.theirs,
                      "settle the conflict at PATH with the version of the commit rebased onto (repeatable)")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->type_name("PATH");
   rebase->add_option("--both", a.both,
                      "settle the conflict at PATH by keeping the workspace's version there and writing the other "
                      "beside it as PATH.theirs, to merge by hand (repeatable)")
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->type_name("PATH");
   rebase->add_flag("--json", g.json, "print the result as JSON");
   rebase->callback(OnWorkspaceArgument(&a.target, exit_code, [&g] { return RunRebase(g, a); }));
 }
