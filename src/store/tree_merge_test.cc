@@ -171,6 +171,11 @@ TEST_F(TreeMergeTest, ChoicesSettleConflictsAndKeepEveryOtherChange) {
                                {{"a", C::kOurs}, {"b", C::kOurs}, {"c", C::kOurs}, {"gone", C::kBoth}});
   ExpectMerged(kept, Top({File("a", "ours"), File("b", "ours"), File("c", "ours"), File("gone", "ours"),
                           File("new-ours", "o"), File("new-theirs", "t"), File("only", "theirs")}));
+  // Ours deleted what theirs changed: --both leaves the path deleted and
+  // theirs' version beside it.
+  TreeEntry one = Top({File("x", "1"), File("y", "1")});
+  ExpectMerged(Merge(&one, Top({File("y", "1")}), Top({File("x", "t"), File("y", "1")}), {{"x", C::kBoth}}),
+               Top({File("x.theirs", "t"), File("y", "1")}));
 }
 
 TEST_F(TreeMergeTest, ChoicesThatCannotSettleAreReported) {
