@@ -56,4 +56,21 @@ Result<std::vector<ChangeRow>> WorkspaceChanges(Store& store, const WorkspaceTar
   return rows;
 }
 
+Result<uint64_t> CommitChangeCount(Store& store, const Hash& commit) {
+  STRATA_ASSIGN_OR_RETURN(Commit c, store.GetCommit(commit));
+  uint64_t n = 0;
+  auto count = [&n](const TreeChange&) {
+    n++;
+    return Status::Ok();
+  };
+  if (c.parents.empty()) {
+    STRATA_RETURN_IF_ERROR(DiffTrees(store, std::nullopt, c.root, count));
+    return n;
+  }
+  STRATA_ASSIGN_OR_RETURN(Commit parent, store.GetCommit(c.parents[0]));
+  const TreeEntry before = RootEntry(parent), after = RootEntry(c);
+  STRATA_RETURN_IF_ERROR(DiffEntries(store, &before, &after, "", count));
+  return n;
+}
+
 }  // namespace strata::cli

@@ -33,4 +33,9 @@ nlohmann::ordered_json RowJson(const ChangeRow& r);
 // before this call to its end (the snapshot's trees are reachable from no ref).
 Result<std::vector<ChangeRow>> WorkspaceChanges(Store& store, const WorkspaceTarget& target, WorkspaceSnapshot* snap);
 
+// How many paths `commit` changed against its first parent (everything, for a
+// first commit): the rows `diff` and `status` listed for the workspace just
+// before it was committed. Reads only the trees that differ.
+Result<uint64_t> CommitChangeCount(Store& store, const Hash& commit);
+
 }  // namespace strata::cli

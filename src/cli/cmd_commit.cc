@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/author.h"
+#include "cli/change_rows.h"
 #include "cli/cli.h"
 #include "cli/workspace_target.h"
 #include "control/protocol.h"
@@ -49,8 +50,13 @@ int RunCommit(Globals& g, const CommitArgs& a) {
   }
   const CommitStats& s = reply->stats;
   fmt::print("{} on branch {}\n", reply->commit->ToHex(), reply->branch);
-  fmt::print("  {} changed paths; {} directories and {} files written, {} hashed, {} new objects; {:.0f} ms\n",
-             s.changed_inodes, s.directories_written, s.files_captured, HumanBytes(s.bytes_hashed), s.objects_written,
+  // Paths counted as diff and status list them (not the inodes the commit
+  // visited), so that the numbers the commands print agree.
+  auto paths = CommitChangeCount(**store, *reply->commit);
+  if (!paths.ok()) return Fail(paths.status().WithContext("the commit landed, but its changes could not be counted"));
+  fmt::print("  {} changed paths: {} files and {} directories written, {} hashed; {} objects new to the store "
+             "(chunks, trees and the commit; the rest were there already); {:.0f} ms\n",
+             *paths, s.files_captured, s.directories_written, HumanBytes(s.bytes_hashed), s.objects_written,
              s.cut_ms + s.capture_ms + s.trees_ms + s.publish_ms + s.rebase_ms);
   return kExitOk;
 }

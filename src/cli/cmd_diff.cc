@@ -155,6 +155,8 @@ Result<std::pair<Side, Side>> ResolveSides(Store& store, const DiffArgs& a, cons
       if (workspace_head->empty() && HeadAs(spec, "") != spec)
         return Status::NotFound("HEAD: the workspace compared was started empty and has no base commit");
       spec = HeadAs(spec, *workspace_head);
+    } else {
+      STRATA_ASSIGN_OR_RETURN(spec, HeadOfCurrentMount(store, spec));
     }
     STRATA_ASSIGN_OR_RETURN(sides[i], CommitSide(store, spec));
   }
@@ -271,7 +273,9 @@ int RunShow(Globals& g, const std::string& rev) {
   }
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(store.status());
-  auto id = ResolveContentRevision(**store, rev);
+  auto here = HeadOfCurrentMount(**store, rev);  // HEAD inside a mount: its workspace's base
+  if (!here.ok()) return Fail(here.status());
+  auto id = ResolveContentRevision(**store, *here);
   if (!id.ok()) return Fail(id.status());
   auto c = (*store)->GetCommit(*id);
   if (!c.ok()) return Fail(c.status());

@@ -112,7 +112,8 @@ Result<LogRange> ResolveLogRange(Store& store, const std::string& spec) {
   const std::optional<RevRange> range = SplitHistoryRange(spec);
   if (!range) {
     if (!alone.ok()) return alone.status();
-    STRATA_ASSIGN_OR_RETURN(Hash id, ResolveRevision(store, spec));
+    STRATA_ASSIGN_OR_RETURN(std::string here, HeadOfCurrentMount(store, spec));
+    STRATA_ASSIGN_OR_RETURN(Hash id, ResolveRevision(store, here));
     return LogRange{id, std::nullopt};
   }
   STRATA_ASSIGN_OR_RETURN(auto from_ws, WorkspaceBase(store, range->from));
@@ -120,7 +121,9 @@ Result<LogRange> ResolveLogRange(Store& store, const std::string& spec) {
   const std::optional<Hash> head = from_ws ? from_ws : to_ws;
   auto resolve = [&](const std::string& side, const std::optional<Hash>& ws) -> Result<Hash> {
     if (ws) return *ws;
-    return ResolveRevision(store, head ? HeadAs(side, head->ToHex()) : side);
+    if (head) return ResolveRevision(store, HeadAs(side, head->ToHex()));
+    STRATA_ASSIGN_OR_RETURN(std::string here, HeadOfCurrentMount(store, side));
+    return ResolveRevision(store, here);
   };
   STRATA_ASSIGN_OR_RETURN(Hash from, resolve(range->from, from_ws));
   STRATA_ASSIGN_OR_RETURN(Hash to, resolve(range->to, to_ws));
@@ -309,9 +312,21 @@ std::string HeadAs(const std::string& spec, const std::string& head_hex) {
   return head_hex + rest;
 }
 
-int CatFile(Globals& g, const std::string& spec) {
+Result<std::string> HeadOfCurrentMount(Store& store, const std::string& spec) {
+  if (HeadAs(spec, "") == spec) return spec;  // no HEAD in it
+  auto here = WorkspaceArgument("");
+  if (!here.ok()) return spec;  // outside every mount
+  STRATA_ASSIGN_OR_RETURN(std::optional<Hash> base, WorkspaceBase(store, *here));
+  if (!base) return spec;  // a mount of another store
+  return HeadAs(spec, base->ToHex());
+}
+
+int CatFile(Globals& g, const std::string& given) {
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(store.status());
+  auto resolved = HeadOfCurrentMount(**store, given);
+  if (!resolved.ok()) return Fail(resolved.status());
+  const std::string spec = *resolved;
   if (SplitRevPath(spec).path.empty()) return Fail(Status::InvalidArgument("'" + spec + "' names no file (REV:PATH)"));
   auto loc = Locate(**store, spec);
   if (!loc.ok()) return Fail(loc.status());

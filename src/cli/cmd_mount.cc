@@ -327,7 +327,7 @@ int RunWorkspaceEnd(Globals& g, const std::string& target, bool discard) {
   if (changed > 0 && !discard)
     return Fail(Status::InvalidArgument("workspace '" + name + "' has uncommitted changes (" +
                                         std::to_string(changed) +
-                                        " changed paths); use --discard to drop them"));
+                                        " changed files and directories); use --discard to drop them"));
   if (mounted) {
     if (Status s = Unmount(mounted->mountpoint, mounted->pid); !s.ok()) return Fail(s);
   }
@@ -408,7 +408,7 @@ void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
 
   auto* ws = app.add_subcommand("workspace", "list or end workspaces");
   ws->require_subcommand(1);
-  auto* list = ws->add_subcommand("list", "name, base, branch, where mounted, changed paths");
+  auto* list = ws->add_subcommand("list", "name, base, branch, where mounted, changed files and directories (inodes: a hard-linked file once, a deletion not at all)");
   list->add_flag("--json", g.json, "machine-readable output");
   list->callback([&g, exit_code] { *exit_code = RunWorkspaceList(g); });
   static std::string end_target;

@@ -82,7 +82,7 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
                {"request_loop", control::ToJson(counters->request_loop)}});
     return kExitOk;
   }
-  fmt::print("workspace {} at {} (daemon {}), {} changed paths\n", found->first, mountpoint, found->second.pid,
+  fmt::print("workspace {} at {} (daemon {}), {} changed files and directories\n", found->first, mountpoint, found->second.pid,
              ws.changed_paths);
   fmt::print("{:<12} {:>10} {:>8}  {}\n", "OPERATION", "COUNT", "ERRORS", "MEDIAN LATENCY");
   for (const control::OperationCounters& op : counters->operations)

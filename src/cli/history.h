@@ -24,6 +24,13 @@ int CatFile(Globals& g, const std::string& spec);
 // Any other spec is returned as it is.
 std::string HeadAs(const std::string& spec, const std::string& head_hex);
 
+// spec with a leading HEAD read, when the current directory lies inside a
+// mount of a workspace of this store, as that workspace's base (as git's HEAD
+// is the commit checked out where it runs); NotFound when that workspace was
+// started empty. Any other spec, or outside such a mount, as it is (HEAD is
+// then the default branch's head, store/revision.h).
+Result<std::string> HeadOfCurrentMount(Store& store, const std::string& spec);
+
 // SplitRevRange (store/revision.h) for log and diff, where a side may also
 // be ws:NAME: that ':' is no REV:PATH's, so "ws:a..main" is a range too.
 std::optional<RevRange> SplitHistoryRange(const std::string& spec);

@@ -1,7 +1,9 @@
 // Every encoding and decoding of the control protocol (protocol.h).
 #include "control/protocol.h"
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
 
 #include "control/json_fields.h"
 #include "util/hex.h"
@@ -11,6 +13,8 @@ namespace {
 
 // The wire names of the requests, in the order of DaemonRequest's alternatives.
 constexpr const char* kOpNames[] = {"stats", "commit", "snapshot", "reset", "rebase"};
+// ConflictChoice by its value.
+constexpr std::string_view kChoiceNames[] = {"ours", "theirs", "both"};
 static_assert(std::size(kOpNames) == std::variant_size_v<DaemonRequest>);
 static_assert(std::variant_size_v<DaemonReply> == std::variant_size_v<DaemonRequest>);
 
@@ -330,6 +334,9 @@ std::string EncodeRequest(const DaemonRequest& request) {
     j["hard"] = r->hard;
   } else if (const auto* b = std::get_if<RebaseRequest>(&request)) {
     j["commit"] = b->onto.ToHex();
+    Json choose = Json::object();
+    for (const auto& [path, choice] : b->choices) choose[path] = kChoiceNames[static_cast<int>(choice)];
+    j["choose"] = std::move(choose);
   }
   return Dump(j);
 }
@@ -353,7 +360,17 @@ Result<DaemonRequest> DecodeRequest(std::string_view line) {
     reset.hard = r.Bool("hard");
     request = reset;
   } else if (op == "rebase") {
-    request = RebaseRequest{r.Id("commit")};
+    RebaseRequest rebase{r.Id("commit"), {}};
+    for (const auto& [path, value] : r.Map("choose").items()) {
+      const std::string name = value.is_string() ? value.get<std::string>() : "";
+      const auto* known = std::find(std::begin(kChoiceNames), std::end(kChoiceNames), name);
+      if (known == std::end(kChoiceNames)) {
+        r.Fail("choose." + path, "is not \"ours\", \"theirs\" or \"both\"");
+        break;
+      }
+      rebase.choices[path] = static_cast<ConflictChoice>(known - std::begin(kChoiceNames));
+    }
+    request = std::move(rebase);
   } else {
     return Status::InvalidArgument("unknown request '" + op + "'");
   }

@@ -12,7 +12,8 @@
 //                                                  commit would hold (Workspace::Snapshot)
 //   {"op": "reset", "commit": HEX, "hard": bool} → ResetReply; the kernel's stale
 //                                                  caches are invalidated first
-//   {"op": "rebase", "commit": HEX}              → RebaseReply; after a rebase that
+//   {"op": "rebase", "commit": HEX, "choose": {PATH: "ours" | "theirs" | "both"}}
+//                                                → RebaseReply; after a rebase that
 //                                                  replaced the content, the kernel's
 //                                                  stale caches are invalidated first
 // Any failure is {"error": message, "code": "conflict" | "invalid" | "damaged" | "failed"}
@@ -45,7 +46,8 @@ namespace strata::control {
 struct StatsRequest {};
 struct SnapshotRequest {};
 struct RebaseRequest {
-  Hash onto;  // "commit" on the wire
+  Hash onto;                // "commit" on the wire
+  ConflictChoices choices;  // "choose" on the wire
 };
 using DaemonRequest = std::variant<StatsRequest, CommitRequest, SnapshotRequest, ResetRequest, RebaseRequest>;
 

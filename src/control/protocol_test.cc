@@ -48,7 +48,10 @@ Status RefusedReply(const DaemonRequest& request, const std::string& line) {
 TEST(ProtocolTest, EveryRequestSurvivesItsEncoding) {
   const DaemonRequest requests[] = {StatsRequest{}, CommitRequest{"two\nlines", "someone@host", "team/main"},
                                     SnapshotRequest{}, ResetRequest{kId, true}, ResetRequest{kOther, false},
-                                    RebaseRequest{kId}};
+                                    RebaseRequest{kId, {}},
+                                    RebaseRequest{kOther, {{"a/f", ConflictChoice::kOurs},
+                                                           {"b", ConflictChoice::kTheirs},
+                                                           {"", ConflictChoice::kBoth}}}};
   for (const DaemonRequest& request : requests) {
     const std::string line = EncodeRequest(request);
     EXPECT_EQ(line.find('\n'), std::string::npos) << line;
@@ -70,6 +73,9 @@ TEST(ProtocolTest, EveryRequestSurvivesItsEncoding) {
   auto rebase = DecodeRequest(EncodeRequest(requests[5]));
   ASSERT_TRUE(rebase.ok());
   EXPECT_EQ(std::get<RebaseRequest>(*rebase).onto, kId);
+  auto chosen = DecodeRequest(EncodeRequest(requests[6]));
+  ASSERT_TRUE(chosen.ok());
+  EXPECT_EQ(std::get<RebaseRequest>(*chosen).choices, std::get<RebaseRequest>(requests[6]).choices);
 }
 
 TEST(ProtocolTest, AHostileRequestIsRefusedNamingWhatIsWrong) {
@@ -87,7 +93,12 @@ TEST(ProtocolTest, AHostileRequestIsRefusedNamingWhatIsWrong) {
       {R"({"op": "reset", "commit": ")" + id + R"(", "hard": 1})", "'hard' is not true or false"},
       {R"({"op": "reset", "commit": ")" + id.substr(2) + R"(", "hard": true})", "'commit' is not an id"},
       {R"({"op": "rebase", "commit": null})", "'commit' is not an id"},
-      {R"({"op": "rebase", "commit": ")" + id + R"(", "hard": true})", "'hard' is not one this strata knows"},
+      {R"({"op": "rebase", "commit": ")" + id + R"(", "choose": {}, "hard": true})",
+       "'hard' is not one this strata knows"},
+      {R"({"op": "rebase", "commit": ")" + id + R"("})", "'choose' is missing"},
+      {R"({"op": "rebase", "commit": ")" + id + R"(", "choose": {"a": "mine"}})", "'choose.a' is not \"ours\""},
+      {R"({"op": "rebase", "commit": ")" + id + R"(", "choose": {"a": 1}})", "'choose.a' is not \"ours\""},
+      {R"({"op": "rebase", "commit": ")" + id + R"(", "choose": []})", "'choose'"},
   };
   for (const auto& [line, why] : cases) {
     auto r = DecodeRequest(line);

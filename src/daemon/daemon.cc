@@ -65,7 +65,7 @@ class ControlHandler {
   }
   Result<control::DaemonReply> operator()(const control::RebaseRequest& request) {
     server_.FlushKernelPages();
-    STRATA_ASSIGN_OR_RETURN(RebaseOutcome outcome, ws_.RebaseOnto(request.onto));
+    STRATA_ASSIGN_OR_RETURN(RebaseOutcome outcome, ws_.RebaseOnto(request.onto, request.choices));
     server_.InvalidateAfterSwap(outcome.stale);  // empty unless the content was replaced
     return control::DaemonReply(control::RebaseReplyOf(request.onto, outcome));
   }

@@ -36,6 +36,23 @@
 // side changed is kept: it then names the changed data, as if the link had
 // been made after that change.
 //
+// Choices. A conflicting path may be settled by a choice the caller names
+// for it (`strata rebase --ours/--theirs/--both`), keyed by the path as the
+// conflict names it. A choice settles that one path, never more:
+//   kOurs, kTheirs: that side's entry (or its absence), with everything below;
+//     at a directory whose metadata conflicts, that side's mode, owner and
+//     xattrs (its entries are still merged name by name);
+//   kBoth: ours stays at the path and theirs' entry is written beside it
+//     under the name + kTheirsSuffix, so that nothing of either is lost and a
+//     person can merge the two by hand. Theirs deleted: ours alone. Refused
+//     (left a conflict, the reason saying why) for a directory on theirs'
+//     side (its hard links name paths under the old name), for a directory's
+//     metadata, and when the name beside is taken in the merged directory.
+// A hard-link conflict cannot be settled by a choice: the link has to be
+// made again or removed on the side that holds it. A choice naming a path
+// that is not in conflict is reported (`unused_choices`), so that a typo
+// never passes for a settled conflict.
+//
 // Thread-safety: reads the store and writes the merged trees to it (Put),
 // from the caller's thread. Objects written are not flushed; a caller that
 // publishes them flushes the store. A caller that keeps the merged tree
@@ -43,7 +60,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "store/store.h"
@@ -57,6 +76,11 @@ struct MergeConflict {
   std::string reason;  // for people, e.g. "changed on both sides"
   bool operator==(const MergeConflict&) const = default;
 };
+
+enum class ConflictChoice { kOurs, kTheirs, kBoth };
+using ConflictChoices = std::map<std::string, ConflictChoice>;
+// What kBoth appends to a name for theirs' version.
+inline constexpr std::string_view kTheirsSuffix = ".theirs";
 
 struct TreeMergeStats {
   uint64_t trees_read = 0;
@@ -72,14 +96,18 @@ struct TreeMergeResult {
   // The merged top directory: a kDirectory entry whose metadata is the merged
   // metadata and whose subtree is the merged tree (in the store).
   TreeEntry merged;
+  // The choices whose path was not in conflict, in path order; the merge
+  // went on as if they had not been given.
+  std::vector<std::string> unused_choices;
   TreeMergeStats stats;
 };
 
 // Merges three top directories, given as directory entries (RootEntry of a
 // commit, tree_diff.h, or one built from a workspace's snapshot). `base` may
 // be nullptr: an empty base, so everything either side holds is an addition.
-// A non-ok Status only for store failures (unreadable or damaged trees).
+// `choices` settle conflicting paths (above). A non-ok Status only for store
+// failures (unreadable or damaged trees).
 Result<TreeMergeResult> MergeTopDirectories(Store& store, const TreeEntry* base, const TreeEntry& ours,
-                                            const TreeEntry& theirs);
+                                            const TreeEntry& theirs, const ConflictChoices& choices = {});
 
 }  // namespace strata

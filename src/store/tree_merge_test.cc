@@ -48,8 +48,9 @@ class TreeMergeTest : public ::testing::Test {
   // A top directory holding entries.
   TreeEntry Top(std::vector<TreeEntry> entries, int64_t mtime = 1000) { return Dir("", std::move(entries), mtime); }
 
-  TreeMergeResult Merge(const TreeEntry* base, const TreeEntry& ours, const TreeEntry& theirs) {
-    auto r = MergeTopDirectories(*store_, base, ours, theirs);
+  TreeMergeResult Merge(const TreeEntry* base, const TreeEntry& ours, const TreeEntry& theirs,
+                        const ConflictChoices& choices = {}) {
+    auto r = MergeTopDirectories(*store_, base, ours, theirs, choices);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? std::move(r).value() : TreeMergeResult();
   }
@@ -148,6 +149,56 @@ TEST_F(TreeMergeTest, ConflictsAreListedInPathOrderAndNothingIsWritten) {
   EXPECT_EQ(t.conflicts[0].reason, "changed on both sides: a dir on one, a file on the other");
 }
 
+TEST_F(TreeMergeTest, ChoicesSettleConflictsAndKeepEveryOtherChange) {
+  TreeEntry base = Top({File("a", "1"), File("b", "1"), File("c", "1"), File("gone", "1"), File("only", "1")});
+  TreeEntry ours = Top({File("a", "ours"), File("b", "ours"), File("c", "ours"), File("gone", "ours"),
+                        File("only", "1"), File("new-ours", "o")});
+  TreeEntry theirs =
+      Top({File("a", "theirs"), File("b", "theirs"), File("c", "theirs"), File("only", "theirs"), File("new-theirs", "t")});
+  using C = ConflictChoice;
+  // Not every conflict settled: the others are still listed, nothing written.
+  TreeMergeResult partial = Merge(&base, ours, theirs, {{"a", C::kOurs}});
+  EXPECT_EQ(Paths(partial), (Lines{"b", "c", "gone"}));
+  EXPECT_EQ(partial.unused_choices, Lines{});
+  EXPECT_EQ(partial.stats.trees_written, 0u);
+
+  TreeMergeResult r =
+      Merge(&base, ours, theirs, {{"a", C::kOurs}, {"b", C::kTheirs}, {"c", C::kBoth}, {"gone", C::kTheirs}});
+  ExpectMerged(r, Top({File("a", "ours"), File("b", "theirs"), File("c", "ours"), File("c.theirs", "theirs"),
+                       File("new-ours", "o"), File("new-theirs", "t"), File("only", "theirs")}));
+  // Theirs deleted what ours changed: --both keeps ours alone.
+  TreeMergeResult kept = Merge(&base, ours, theirs,
+                               {{"a", C::kOurs}, {"b", C::kOurs}, {"c", C::kOurs}, {"gone", C::kBoth}});
+  ExpectMerged(kept, Top({File("a", "ours"), File("b", "ours"), File("c", "ours"), File("gone", "ours"),
+                          File("new-ours", "o"), File("new-theirs", "t"), File("only", "theirs")}));
+  // Ours deleted what theirs changed: --both leaves the path deleted and
+  // theirs' version beside it.
+  TreeEntry one = Top({File("x", "1"), File("y", "1")});
+  ExpectMerged(Merge(&one, Top({File("y", "1")}), Top({File("x", "t"), File("y", "1")}), {{"x", C::kBoth}}),
+               Top({File("x.theirs", "t"), File("y", "1")}));
+}
+
+TEST_F(TreeMergeTest, ChoicesThatCannotSettleAreReported) {
+  using C = ConflictChoice;
+  TreeEntry base = Top({File("f", "1"), File("only", "1")});
+  TreeEntry ours = Top({File("f", "ours"), File("only", "1")});
+  // A choice for a path that is not in conflict is reported, not ignored.
+  TreeEntry theirs = Top({File("f", "theirs"), File("only", "theirs")});
+  TreeMergeResult typo = Merge(&base, ours, theirs, {{"f", C::kOurs}, {"onyl", C::kOurs}, {"only", C::kTheirs}});
+  EXPECT_EQ(typo.unused_choices, (Lines{"only", "onyl"}));
+  EXPECT_EQ(Merge(&base, base, theirs, {{"f", C::kOurs}}).unused_choices, Lines{"f"}) << "nothing to merge";
+  // --both whose name beside is taken.
+  TreeEntry taken = Top({File("f", "theirs"), File("f.theirs", "x"), File("only", "1")});
+  TreeMergeResult clash = Merge(&base, ours, taken, {{"f", C::kBoth}});
+  EXPECT_EQ(Paths(clash), Lines{"f.theirs"});
+  // --both where theirs is a directory.
+  TreeEntry dir = Top({Dir("f", {}), File("only", "1")});
+  TreeMergeResult d = Merge(&base, ours, dir, {{"f", C::kBoth}});
+  EXPECT_EQ(Paths(d), Lines{"f"});
+  EXPECT_NE(d.conflicts[0].reason.find("--both cannot"), std::string::npos) << d.conflicts[0].reason;
+  ExpectMerged(Merge(&base, ours, dir, {{"f", C::kTheirs}}), Top({Dir("f", {}), File("only", "1")}));
+}
+
 TEST_F(TreeMergeTest, MetadataOfADirectoryChangedOnBothSides) {
   TreeEntry base = Top({Dir("d", {File("f", "1")})});
   TreeEntry ours_d = Dir("d", {File("f", "1"), File("g", "2")});
@@ -168,6 +219,11 @@ TEST_F(TreeMergeTest, MetadataOfADirectoryChangedOnBothSides) {
   top_ours.uid = 1;
   top_theirs.uid = 2;
   EXPECT_EQ(Paths(Merge(&base, top_ours, top_theirs)), Lines{""});
+  // A choice takes one side's metadata; the entries are still merged.
+  TreeEntry mode_theirs = expected;
+  mode_theirs.mode = 0750;
+  ExpectMerged(Merge(&base, Top({ours_d}), Top({theirs_d}), {{"d", ConflictChoice::kTheirs}}), Top({mode_theirs}));
+  EXPECT_EQ(Paths(Merge(&base, Top({ours_d}), Top({theirs_d}), {{"d", ConflictChoice::kBoth}})), Lines{"d"});
 }
 
 TEST_F(TreeMergeTest, NestedDirectoriesCostWhatChanged) {

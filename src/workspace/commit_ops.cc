@@ -204,6 +204,15 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request) {
     auto put = store_.Put(ObjectType::kCommit, EncodeCommit(c));
     if (!put.ok()) s = put.status();
     if (s.ok() && put->stored) plan.stats.objects_written++;
+    // File data given to the store, as an import counts it (the dedup ratio
+    // of `strata stats`): the whole size of every file this commit wrote,
+    // though only the chunks around its changes were hashed again.
+    if (s.ok()) {
+      uint64_t logical = 0;
+      for (const auto& [ino, capture] : plan.captures)
+        for (const ChunkRef& chunk : capture.chunks) logical += chunk.length;
+      store_.AddLogicalBytes(logical);
+    }
     if (s.ok()) s = store_.Flush();
     if (s.ok()) {
       // Recorded before the branch moves: a crash right after the move is

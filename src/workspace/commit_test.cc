@@ -149,6 +149,24 @@ TEST_F(CommitTest, ASecondCommitWritesOnlyTheChangedDirectories) {
   EXPECT_FALSE(LookupPath(*store_, store_->GetCommit(*third.commit)->root, "b/deep/b3").ok());
 }
 
+TEST_F(CommitTest, CommittedFilesCountAsLogicalBytesOfTheStore) {
+  auto ws = Open(std::nullopt, "ws", "main");
+  const std::string big = testing::RandomBytes(3 << 20, 5);
+  Attr f = Mk(*ws, kRootInode, "big", big);
+  Mk(*ws, kRootInode, "small", "seven b");
+  ASSERT_TRUE(CommitOk(*ws, "first").commit);
+  auto stats = store_->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->logical_bytes, big.size() + 7) << "every byte given to the store counts";
+  // A small edit: the file is given again whole, though little is new.
+  ASSERT_TRUE(ws->Write(f.ino, 1 << 20, "edit").ok());
+  ASSERT_TRUE(CommitOk(*ws, "edit").commit);
+  stats = store_->Stats();
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->logical_bytes, 2 * big.size() + 7);
+  EXPECT_LT(stats->chunk_raw_bytes, 2 * big.size()) << "the unchanged chunks are shared: a dedup ratio above 1";
+}
+
 TEST_F(CommitTest, ASmallChangeInALargeFileHashesAFewChunks) {
   auto ws = Open(std::nullopt, "ws", "main");
   const std::string big = testing::RandomBytes(24 << 20, 9);

@@ -545,8 +545,9 @@ Result<std::vector<InodeId>> NamespaceDb::ChangedInodes() {
   return CollectIds(q);
 }
 
-Result<uint64_t> NamespaceDb::CountChanged() {
-  Query q(*this, "SELECT count(*) FROM inodes WHERE changed = 1");
+Result<uint64_t> NamespaceDb::CountChanged(bool with_root) {
+  Query q(*this, with_root ? "SELECT count(*) FROM inodes WHERE changed = 1"
+                           : "SELECT count(*) FROM inodes WHERE changed = 1 AND ino != 1");
   if (q.Step() != SQLITE_ROW) return q.Error("counting changed inodes");
   return static_cast<uint64_t>(q.ColInt(0));
 }

@@ -177,7 +177,10 @@ class NamespaceDb {
   // Every store object the rows name: distinct trees (base_tree, tree_id) and
   // the raw base chunk lists of files (EncodeChunkList; decoded by the caller).
   Status StoreReferences(std::vector<Hash>* trees, std::vector<std::string>* chunk_lists);
-  Result<uint64_t> CountChanged();
+  // Changed inodes. The root of a workspace that has no base yet is marked
+  // changed from the start (its first commit must write it) but is no change
+  // a listing shows: with_root false leaves it out.
+  Result<uint64_t> CountChanged(bool with_root);
   Result<std::vector<InodeId>> ChangedInodes();
   // Directories: the id of the tree they had at the last commit (or when
   // loaded from the base); only meaningful while they are unchanged.

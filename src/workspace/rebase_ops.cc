@@ -5,7 +5,8 @@
 //     with the change tracking left on, so that step 3 knows whether
 //     anything changed after its cut.
 //  2. The merge (store/tree_merge.h) of three top directories: the base
-//     commit's, the snapshot's and the new commit's. No lock is held; the
+//     commit's, the snapshot's ("ours") and the new commit's ("theirs"),
+//     with the caller's choices for conflicting paths. No lock is held; the
 //     merged trees are written to the store and flushed.
 //  3. Under the workspace lock: if nothing changed since the cut, the merged
 //     tree becomes the content (ReplaceContent, as a hard reset installs a
@@ -36,7 +37,8 @@ constexpr int kRebaseAttempts = 3;
 
 }  // namespace
 
-Result<bool> SqliteWorkspace::TryRebase(const Hash& head_id, const strata::Commit& head, RebaseOutcome* out) {
+Result<bool> SqliteWorkspace::TryRebase(const Hash& head_id, const strata::Commit& head,
+                                        const ConflictChoices& choices, RebaseOutcome* out) {
   CommitPlan plan;
   STRATA_ASSIGN_OR_RETURN(WorkspaceSnapshot snap, BuildSnapshot(plan));
   if (snap.base == head_id) {  // a commit moved the base there meanwhile
@@ -52,8 +54,15 @@ Result<bool> SqliteWorkspace::TryRebase(const Hash& head_id, const strata::Commi
   strata::Commit ours;
   ours.root = snap.root;
   ours.root_meta = snap.root_meta;
-  auto merge = MergeTopDirectories(store_, base ? &*base : nullptr, RootEntry(ours), RootEntry(head));
+  auto merge = MergeTopDirectories(store_, base ? &*base : nullptr, RootEntry(ours), RootEntry(head), choices);
   if (!merge.ok()) return AsEio(merge.status(), "merging onto " + head_id.ToHex());
+  if (!merge->unused_choices.empty())  // a typo must not pass for a settled conflict
+    return Status::InvalidArgument("'" + (merge->unused_choices[0].empty() ? "." : merge->unused_choices[0]) +
+                                   "' is not in conflict" +
+                                   (merge->unused_choices.size() > 1
+                                        ? " (nor are " + std::to_string(merge->unused_choices.size() - 1) + " more)"
+                                        : "") +
+                                   "; nothing was changed (a rebase without choices lists the conflicts)");
   if (!merge->conflicts.empty()) {
     out->conflicts = std::move(merge->conflicts);
     return true;
@@ -71,7 +80,7 @@ Result<bool> SqliteWorkspace::TryRebase(const Hash& head_id, const strata::Commi
   return true;
 }
 
-Result<RebaseOutcome> SqliteWorkspace::RebaseOnto(const Hash& commit) {
+Result<RebaseOutcome> SqliteWorkspace::RebaseOnto(const Hash& commit, const ConflictChoices& choices) {
   // The merged trees are reachable from no ref until `base_root` names them,
   // and the commit may be reachable only by its id: gc must keep both.
   STRATA_ASSIGN_OR_RETURN(Store::WriteSession session, store_.BeginWrite());
@@ -83,7 +92,7 @@ Result<RebaseOutcome> SqliteWorkspace::RebaseOnto(const Hash& commit) {
   }
   for (int attempt = 0; attempt < kRebaseAttempts; attempt++) {
     RebaseOutcome out;
-    Result<bool> done = TryRebase(commit, *head, &out);
+    Result<bool> done = TryRebase(commit, *head, choices, &out);
     EndCapture();  // the snapshot's capture and tracking end here, in every case
     if (!done.ok()) return done.status();
     if (*done) return out;

@@ -21,7 +21,7 @@ class RebaseTest : public WorkspaceTest {
     return out.ok() && out->commit ? *out->commit : Hash();
   }
   RebaseOutcome RebaseOk(Workspace& ws, const Hash& onto) {
-    auto out = ws.RebaseOnto(onto);
+    auto out = ws.RebaseOnto(onto, {});
     EXPECT_TRUE(out.ok()) << out.status().ToString();
     return out.ok() ? std::move(out).value() : RebaseOutcome();
   }

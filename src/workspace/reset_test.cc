@@ -172,7 +172,7 @@ TEST_F(ResetTest, AWorkspaceStartedEmptyTakesItsCommitsTreeByResetAndRebase) {
   W(*other, Mk(*other, kRootInode, "theirs").ino, 0, "t");
   Hash m4 = CommitOk(*other);
   W(*ws, Mk(*ws, L(*ws, kRootInode, "d").ino, "mine").ino, 0, "m");
-  auto rebased = ws->RebaseOnto(m4);
+  auto rebased = ws->RebaseOnto(m4, {});
   ASSERT_TRUE(rebased.ok()) << rebased.status().ToString();
   ASSERT_TRUE(rebased->conflicts.empty());
   EXPECT_EQ(Names(*ws, kRootInode), (std::set<std::string>{"a", "d", "theirs"}));

@@ -73,7 +73,7 @@ class SqliteWorkspace final : public Workspace {
   Result<CommitOutcome> Commit(const CommitRequest& request) override;
   Result<WorkspaceSnapshot> Snapshot() override;
   Result<ResetOutcome> Reset(const ResetRequest& request) override;
-  Result<RebaseOutcome> RebaseOnto(const Hash& commit) override;
+  Result<RebaseOutcome> RebaseOnto(const Hash& commit, const ConflictChoices& choices) override;
 
   Result<Attr> Lookup(InodeId parent, std::string_view name) override;
   Result<Attr> GetAttr(InodeId ino) override;
@@ -188,7 +188,8 @@ class SqliteWorkspace final : public Workspace {
   // ---- rebase (rebase_ops.cc)
   // One attempt: false when the workspace changed while the merge was
   // computed (nothing was changed; try again). Takes mu_.
-  Result<bool> TryRebase(const Hash& head_id, const strata::Commit& head, RebaseOutcome* out) EXCLUDES(mu_);
+  Result<bool> TryRebase(const Hash& head_id, const strata::Commit& head, const ConflictChoices& choices,
+                         RebaseOutcome* out) EXCLUDES(mu_);
   // A writer to a file being captured waits here (mu_ is released while it waits).
   void WaitForCapture(InodeId ino) REQUIRES(mu_);
 

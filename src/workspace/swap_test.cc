@@ -138,7 +138,7 @@ TEST_F(SwapTest, ARebaseKeepsHeldDirectoriesAndListingsInProgress) {
   CheckSwap([&](Workspace& ws, const Hash& base) {
     Hash second = Second(base);
     W(ws, Mk(ws, kRootInode, "mine").ino, 0, "mine");  // a change of its own to replay
-    auto out = ws.RebaseOnto(second);
+    auto out = ws.RebaseOnto(second, {});
     EXPECT_TRUE(out.ok()) << out.status().ToString();
     EXPECT_TRUE(out.ok() && out->conflicts.empty());
     EXPECT_EQ(ReadAll(ws, L(ws, kRootInode, "mine").ino), "mine");

@@ -146,7 +146,7 @@ Result<MetaInfo> ReadMeta(NamespaceDb& db) {
   // (empty for a workspace that started empty): base paths are paths in it.
   STRATA_ASSIGN_OR_RETURN(m.info.base, DecodeMetaId(base, "base commit id"));
   STRATA_ASSIGN_OR_RETURN(m.base_root, DecodeMetaId(base_root, "base root id"));
-  STRATA_ASSIGN_OR_RETURN(m.info.changed_inodes, db.CountChanged());
+  STRATA_ASSIGN_OR_RETURN(m.info.changed_inodes, db.CountChanged(m.info.base.has_value()));
   return m;
 }
 
@@ -574,7 +574,7 @@ WorkspaceCounters SqliteWorkspace::Counters() {
   {
     MutexLock lock(&mu_);
     c = counters_;
-    auto changed = db_->CountChanged();
+    auto changed = db_->CountChanged(info_.base.has_value());
     if (changed.ok()) c.changed_paths = *changed;
   }
   c.bytes_read = bytes_read_.load(std::memory_order_relaxed);
@@ -601,7 +601,7 @@ WorkspaceCounters SqliteWorkspace::Counters() {
 WorkspaceInfo SqliteWorkspace::Info() {
   MutexLock lock(&mu_);
   WorkspaceInfo info = info_;
-  auto changed = db_->CountChanged();
+  auto changed = db_->CountChanged(info.base.has_value());
   if (changed.ok()) info.changed_inodes = *changed;
   return info;
 }

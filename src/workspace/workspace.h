@@ -288,14 +288,17 @@ class Workspace {
   // three-way merge (store/tree_merge.h) of the base's tree, the workspace's
   // snapshot and the commit's tree, which becomes the content, with `commit`
   // as the base; the branch stays. When a path was changed on both sides
-  // differently, the conflicts are returned and nothing changes. The content
+  // differently, the conflicts are returned and nothing changes, unless
+  // `choices` settles each of them (ours, theirs or both, tree_merge.h); a
+  // choice for a path that is not in conflict is InvalidArgument and changes
+  // nothing either. The content
   // is installed as a hard Reset installs a tree (every name is new but for
   // the held directories kept; what else the kernel holds lives on unnamed),
   // so the next commit holds exactly the
   // merged tree against `commit`. An operation that changes the workspace
   // while the merge is computed makes it start over (a few times, then
   // EBUSY). Waits while a commit or snapshot of this workspace runs.
-  virtual Result<RebaseOutcome> RebaseOnto(const Hash& commit) = 0;
+  virtual Result<RebaseOutcome> RebaseOnto(const Hash& commit, const ConflictChoices& choices) = 0;
 
   // ---- namespace
   virtual Result<Attr> Lookup(InodeId parent, std::string_view name) = 0;

@@ -368,6 +368,16 @@ use_mountpoint() {
   trap 'rc=$?; set +e; fusermount3 -u -z "$MP" 2>/dev/null || true; (exit $rc); _cleanup' EXIT
 }
 
+# use_two_mountpoints: as use_mountpoint, with $MP2 a second empty directory
+# beside $MP; on exit neither stays mounted. The current directory is left
+# first, so that a test that ends inside a mount can still unmount it.
+use_two_mountpoints() {
+  use_mountpoint
+  MP2="$WORK/mnt2"
+  mkdir -p "$MP2"
+  trap 'rc=$?; set +e; cd /; for m in "$MP" "$MP2"; do fusermount3 -u -z "$m" 2>/dev/null || true; done; (exit $rc); _cleanup' EXIT
+}
+
 # use_sandbox: for the strata exec tests. As use_mountpoint, and skipped
 # without bwrap; on exit, however the test ends, every mount below $WORK is
 # detached and $EXTRA_SCRATCH (a scratch directory outside $WORK, if the test

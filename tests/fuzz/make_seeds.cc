@@ -171,7 +171,7 @@ void ControlSeeds(const std::string& dir) {
       {"commit", strata::CommitRequest{"a message\nof two lines", "someone@host", "main"}},
       {"snapshot", control::SnapshotRequest{}},
       {"reset", strata::ResetRequest{id, true}},
-      {"rebase", control::RebaseRequest{id}}};
+      {"rebase", control::RebaseRequest{id, {{"a/f1", strata::ConflictChoice::kBoth}}}}};
   for (const auto& [name, r] : requests)
     Write(dir, std::string("request-") + name, FuzzInputWriter(0).Rest(control::EncodeRequest(r)).bytes());
   // Replies: selector 1 + the request's place in stats, commit, snapshot, reset, rebase.
