@@ -15,6 +15,7 @@
 #include "control/socket.h"
 #include "daemon/mount_record.h"
 #include "daemon/mount_source.h"
+#include "past/past_versions.h"
 #include "util/sqlite_connection.h"
 #include "util/unique_fd.h"
 #include "workspace/workspace.h"
@@ -163,7 +164,15 @@ Status ServeMount(Store& store, const ServeSpec& spec, ReadyPipe& ready) {
     return fail(top.status().WithContext("the top directory of workspace '" + spec.name + "' cannot be read"));
   MountOptions options = spec.options;
   options.state_dir = Workspace::StateDir(store, spec.name);
-  auto server = FuseServer::Mount(ws->get(), spec.mountpoint, options);
+  // The mount serves the workspace with .strata/ beside it; the control
+  // socket works on the workspace itself.
+  std::unique_ptr<Workspace> with_past;
+  if (spec.past_versions) {
+    PastVersionsOptions past;
+    past.workspace_name = [](uint64_t n) { return ReadOnlyWorkspaceName() + "-past-" + std::to_string(n); };
+    with_past = WithPastVersions(**ws, store, std::move(past));
+  }
+  auto server = FuseServer::Mount(with_past ? with_past.get() : ws->get(), spec.mountpoint, options);
   if (!server.ok()) return fail(server.status());
   control::ControlSocket control(options.state_dir + "/control.sock", [&](const control::DaemonRequest& request) {
     return std::visit(ControlHandler(**server, **ws), request);
@@ -185,6 +194,7 @@ Status ServeMount(Store& store, const ServeSpec& spec, ReadyPipe& ready) {
   control.Stop();  // also when Run ended before it got that far: the handler uses what goes next
   owner.Stop();
   server->reset();
+  with_past.reset();  // removes the past versions' workspaces
   RemoveMountRecord(options.state_dir);
   if (options.read_only) {  // its workspace served this mount only
     ws->reset();

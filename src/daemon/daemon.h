@@ -50,6 +50,8 @@ struct ServeSpec {
   // > 0: the mount belongs to that process (a `strata exec`) and is
   // unmounted, lazily, as soon as it is gone, however it ended.
   int owner_pid = 0;
+  // Show the read-only .strata/ directory of past versions (past/past_versions.h).
+  bool past_versions = true;
 };
 
 // Allocator settings for a daemon's read path (see daemon.cc): call before

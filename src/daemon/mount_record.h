@@ -9,8 +9,10 @@
 //
 // A read-only mount serves a workspace of its own on the commit, named
 // kReadOnlyPrefix + the pid of the command that created it; the daemon removes
-// it when the mount ends. Such names are reserved, and `workspace list` does
-// not show them.
+// it when the mount ends. So are the workspaces a daemon opens for the past
+// versions under .strata/ (past/past_versions.h): kReadOnlyPrefix + the
+// daemon's pid + "-past-N". Such names are reserved, and `workspace list`
+// does not show them.
 // Thread-safety: no state of its own.
 #pragma once
 
