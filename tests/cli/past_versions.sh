@@ -46,7 +46,7 @@ done
 step "every change to a past version is refused with EROFS"
 old="$MP/.strata/commits/$c1"
 expect_erofs sh -c "printf x >'$old/dir/f.txt'"
-expect_erofs sh -c "printf x >>'$old/dir/f.txt'"
+expect_erofs python3 -c 'import sys; f = open(sys.argv[1], "a"); f.write("x"); f.close()' "$old/dir/f.txt"
 expect_erofs truncate -s 0 "$old/dir/f.txt"
 expect_erofs touch "$old/dir/new.txt"
 expect_erofs mkdir "$old/newdir"
@@ -67,17 +67,16 @@ find "$MP" -name f.txt >"$OUT"
 expect_ok strata commit "$MP" -m third --json
 c3=$(json 'd["commit"]')
 expect_ok strata ls "$c3"
-grep -q 'strata' "$OUT" && fail "the commit holds .strata: $(cat "$OUT")"
+grep -qF '.strata' "$OUT" && fail "the commit holds .strata: $(cat "$OUT")"
 expect_ok strata status "$MP"
-grep -q 'strata' "$OUT" && fail "status shows .strata: $(cat "$OUT")"
+grep -qF '.strata' "$OUT" && fail "status shows .strata: $(cat "$OUT")"
 
 step "the workspaces of past versions are hidden, and removed at the unmount"
 expect_ok strata workspace list --json
 json_true '[w["name"] for w in d] == ["ws"]'
-ls "$STORE/workspaces/read-only" >"$OUT"
-[[ -s "$OUT" ]] || fail "no workspace served the past versions"
+[[ $(ls "$STORE/workspaces" | wc -l) -gt 1 ]] || fail "no workspace served the past versions"
 expect_ok strata umount "$MP"
-[[ -z $(ls -A "$STORE/workspaces/read-only" 2>/dev/null) ]] || fail "past versions' workspaces left: $(ls "$STORE/workspaces/read-only")"
+[[ $(ls "$STORE/workspaces") == ws ]] || fail "past versions' workspaces left: $(ls "$STORE/workspaces")"
 
 step "--no-past-versions: no .strata"
 expect_ok strata mount --workspace ws --no-past-versions "$MP"

@@ -47,13 +47,16 @@ cat >"$SMB/smb.conf" <<CONF
   guest only = yes
   force user = root
 CONF
-smbd --foreground --no-process-group --debug-stdout -s "$SMB/smb.conf" >"$SMB/smbd.out" 2>&1 &
+smbd --foreground --debug-stdout -s "$SMB/smb.conf" >"$SMB/smbd.out" 2>&1 &
 smbd_pid=$!
-# Ended with SIGTERM before the mount goes (smbd then ends its connection
-# processes); lib.sh's kill -9 of what is left comes after.
+# In a process group of its own (it signals its group when it ends), ended
+# with SIGTERM before the mount goes; lib.sh's kill -9 comes after.
 BG_PIDS+=("$smbd_pid")
-trap 'rc=$?; set +e; kill "$smbd_pid" 2>/dev/null; wait "$smbd_pid" 2>/dev/null
-      fusermount3 -u -z "$MP" 2>/dev/null; (exit $rc); _cleanup' EXIT
+stop_smbd() {
+  kill "$smbd_pid" 2>/dev/null || return 0
+  wait "$smbd_pid" 2>/dev/null || true
+}
+trap 'rc=$?; set +e; trap - ERR; stop_smbd; fusermount3 -u -z "$MP" 2>/dev/null; (exit $rc); _cleanup' EXIT
 smb() { smbclient -s "$SMB/smb.conf" //127.0.0.1/ws -p "$port" -N -c "$1"; }
 for _ in $(seq 100); do
   smb ls >/dev/null 2>&1 && break
