@@ -78,8 +78,15 @@ json_true '[w["name"] for w in d] == ["ws"]'
 expect_ok strata umount "$MP"
 [[ $(ls "$STORE/workspaces") == ws ]] || fail "past versions' workspaces left: $(ls "$STORE/workspaces")"
 
-step "--no-past-versions: no .strata"
+step "after kill -9 of the daemon, the next mount removes its past versions' workspaces"
+expect_ok strata mount --workspace ws "$MP"
+[[ $(cat "$MP/.strata/branches/main/dir/f.txt") == "three, not committed" ]] || fail "branches/main after a remount"
+[[ $(ls "$STORE/workspaces" | wc -l) -gt 1 ]] || fail "no workspace served the past versions"
+kill -9 "$(awk 'NR==1' "$STORE/workspaces/ws/mounted")"
 expect_ok strata mount --workspace ws --no-past-versions "$MP"
+[[ $(ls "$STORE/workspaces") == ws ]] || fail "a killed daemon's past versions' workspaces left: $(ls "$STORE/workspaces")"
+
+step "--no-past-versions: no .strata"
 [[ ! -e "$MP/.strata" ]] || fail ".strata is there with --no-past-versions"
 [[ $(cat "$MP/dir/f.txt") == "three, not committed" ]] || fail "the workspace is not mounted"
 expect_ok strata umount "$MP"
