@@ -180,7 +180,7 @@ the helper through which \fBmount\fR(8) and \fB/etc/fstab\fR mount a workspace
 .TP
 .IB MOUNTPOINT /.strata/
 past versions, in every mount: \fBcommits/\fIID\fB/\fR (any commit, by id or
-unique prefix) and \fBbranches/\fINAME\fB/\fR (a branch at its head), read as
+unique prefix) and \fBbranches/\fINAME\fR (a symlink to its head there), read as
 plain files and read\-only (every change fails with EROFS). Hidden: no listing
 of the mount's top shows it and no commit holds it; a lookup by name works.
 \fBstrata mount \-\-no\-past\-versions\fR turns it off.

@@ -365,7 +365,7 @@ void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
   mount->add_flag("--nonempty", m.nonempty,
                   "mount over a directory that is not empty (its files are hidden until the unmount)");
   mount->add_flag("--no-past-versions", m.no_past_versions,
-                  "no hidden read-only .strata/ directory (commits/ID/, branches/NAME/) at the mount's root");
+                  "no hidden read-only .strata/ directory of past versions (commits/ID/, branches/NAME) at the mount's root");
   mount->add_flag("--writeback-cache", m.writeback_cache,
                   "let the kernel buffer writes (faster small writes; a daemon crash loses what was not fsynced)");
   mount->add_option("--chunk-cache-mib", m.chunk_cache_mib,

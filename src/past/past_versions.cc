@@ -120,7 +120,7 @@ Result<Attr> PastVersionsWorkspace::Link(InodeId ino, InodeId new_parent, std::s
 
 Result<std::string> PastVersionsWorkspace::ReadLink(InodeId ino) {
   STRATA_ASSIGN_OR_RETURN(Route r, RouteOf(ino));
-  if (r.ws == nullptr) return Status::IOErrorWithMessage(".strata/ directories are no symlinks", EINVAL);
+  if (r.ws == nullptr) return OwnLinkTarget(r.ino);
   return r.ws->ReadLink(r.ino);
 }
 

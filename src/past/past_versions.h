@@ -3,9 +3,11 @@
 //
 //   .strata/commits/<id>/     any commit of the store, by its full id or a
 //                             unique hex prefix of at least 4 digits
-//   .strata/branches/<name>/  a branch at its head, read when the name is
+//   .strata/branches/<name>   a branch at its head: a symlink to
+//                             ../commits/<head>, read when the name is
 //                             looked up (a name holding '/' is a path of
-//                             directories: branches/feature/x/)
+//                             directories: branches/feature/x ->
+//                             ../../commits/<head>)
 //
 // WithPastVersions wraps the workspace a mount serves in one that adds the
 // directory, so that the FUSE adapter (src/fs/) and the workspace know
@@ -13,7 +15,8 @@
 // answers a lookup but no listing of the root shows it: `ls -a`, find, a
 // commit or a snapshot of the workspace never see it. Listing commits/ shows
 // nothing (a store may hold millions of commits; `strata log` lists them);
-// listing branches/ shows every branch.
+// listing branches/ shows every branch, as a symlink, without opening any
+// past version.
 //
 // Each past version is served by a workspace of its own on its commit, as a
 // read-only mount's is, created the first time its name is looked up: it

@@ -31,11 +31,12 @@ struct View {
   std::unique_ptr<Workspace> ws;
 };
 
-// A directory of .strata/ itself.
+// An entry of .strata/ itself: a directory, or the symlink a branch is.
 struct OwnDir {
   InodeId parent = 0;  // kRootInode for .strata, else one of view 0
-  enum class Kind { kTop, kCommits, kBranches } kind = Kind::kTop;
+  enum class Kind { kTop, kCommits, kBranches, kHeadLink } kind = Kind::kTop;
   std::string prefix;  // kBranches: the branch names below it start with this ("" or "a/b/")
+  std::string target;  // kHeadLink: "../commits/<head>", with a "../" more per '/' in the branch name
 };
 
 // Where an inode number leads.
@@ -114,6 +115,7 @@ class PastVersionsWorkspace final : public Workspace {
 
   // ---- .strata/ itself (past_views.cc)
   Result<Attr> OwnDirAttr(InodeId which);
+  Result<std::string> OwnLinkTarget(InodeId which);
   Result<Attr> LookupInOwnDir(InodeId which, std::string_view name);
   Result<std::vector<DirEntry>> ListOwnDir(InodeId which, uint64_t offset, size_t max);
   Result<DirectoryState> OwnDirState(InodeId which);
@@ -123,6 +125,9 @@ class PastVersionsWorkspace final : public Workspace {
   Result<Attr> ViewRoot(InodeId parent, std::string_view name, const Hash& commit);
   // The directory of view 0 for branch names starting with prefix, made on first use.
   InodeId BranchPrefixDir(InodeId parent, const std::string& prefix);
+  // The symlink of view 0 for branch `full` at `head`, made on first use: a
+  // branch that moves gets a new one (a symlink's target never changes).
+  InodeId HeadLink(InodeId parent, const std::string& full, const Hash& head);
   std::optional<OwnDir> OwnDirOf(InodeId which);
   Result<Hash> CommitNamed(std::string_view name);
 
@@ -135,7 +140,8 @@ class PastVersionsWorkspace final : public Workspace {
   std::deque<View> views_ GUARDED_BY(views_mu_);
   std::map<std::string, uint32_t> view_by_key_ GUARDED_BY(views_mu_);  // "parent/name@commit"
   std::vector<OwnDir> own_dirs_ GUARDED_BY(views_mu_);                // own_dirs_[i] is inner number i + 1
-  std::map<std::string, InodeId> prefix_dirs_ GUARDED_BY(views_mu_);  // branch prefix -> its directory
+  // "prefix/" -> its directory; "name@head" -> its symlink.
+  std::map<std::string, InodeId> own_by_key_ GUARDED_BY(views_mu_);
   uint64_t workspaces_made_ GUARDED_BY(views_mu_) = 0;
 };
 

@@ -36,14 +36,40 @@ class PastVersionsTest : public WorkspaceTest {
     options.max_views = max_views;
     past_ = WithPastVersions(*ws_, *store_, std::move(options));
   }
-  // The inode at a '/'-separated path, through the wrapper.
+  // The inode at a '/'-separated path, through the wrapper, following
+  // symlinks (relative ones, as the branches of .strata/ are) as stat does.
   Result<Attr> At(const std::string& path) {
-    Attr at;
-    at.ino = kRootInode;
-    for (size_t start = 0; start < path.size();) {
-      size_t slash = std::min(path.find('/', start), path.size());
-      STRATA_ASSIGN_OR_RETURN(at, past_->Lookup(at.ino, path.substr(start, slash - start)));
-      start = slash + 1;
+    std::vector<Attr> dirs(1);  // the directories walked through, the root first
+    dirs[0].ino = kRootInode;
+    std::vector<std::string> todo;  // names still to walk, the next one last
+    auto push_path = [&todo](const std::string& p) {
+      std::vector<std::string> names;
+      for (size_t start = 0; start < p.size();) {
+        size_t slash = std::min(p.find('/', start), p.size());
+        names.push_back(p.substr(start, slash - start));
+        start = slash + 1;
+      }
+      todo.insert(todo.end(), names.rbegin(), names.rend());
+    };
+    push_path(path);
+    Attr at = dirs[0];
+    for (int links = 0; !todo.empty();) {
+      const std::string name = todo.back();
+      todo.pop_back();
+      if (name == "..") {
+        if (dirs.size() > 1) dirs.pop_back();
+        at = dirs.back();
+        continue;
+      }
+      STRATA_ASSIGN_OR_RETURN(at, past_->Lookup(dirs.back().ino, name));
+      if (S_ISLNK(at.mode)) {
+        if (++links > 8) return Status::IOErrorWithMessage("too many links", ELOOP);
+        STRATA_ASSIGN_OR_RETURN(std::string target, past_->ReadLink(at.ino));
+        push_path(target);
+        at = dirs.back();
+        continue;
+      }
+      dirs.push_back(at);
     }
     return at;
   }
@@ -64,7 +90,7 @@ TEST_F(PastVersionsTest, ACommitByIdOrPrefixAndABranchAtItsHeadReadAsTheyWere) {
   EXPECT_EQ(ReadAll(*past_, Ino(".strata/commits/" + second_.ToHex() + "/a/small")), "changed");
   EXPECT_EQ(ReadAll(*past_, Ino(".strata/branches/main/a/small")), "changed");
   EXPECT_EQ(ReadAll(*past_, Ino(".strata/commits/" + base_.ToHex() + "/b/link_to_small")), "hello");
-  auto link = past_->ReadLink(Ino(".strata/branches/main/sym"));
+  auto link = past_->ReadLink(past_->Lookup(Ino(".strata/branches/main"), "sym")->ino);
   ASSERT_TRUE(link.ok());
   EXPECT_EQ(*link, "a/small");
   auto x = past_->GetXattr(Ino(".strata/branches/main/top"), "user.k");
@@ -122,6 +148,8 @@ TEST_F(PastVersionsTest, InodeNumbersNeverMeetTheWorkspacesAndDotDotLeadsBack) {
   EXPECT_FALSE(IsPast(small_now.ino));
   EXPECT_NE(small_in_base.ino, small_in_main.ino);
   EXPECT_NE(top_of_base.ino, top_of_main.ino);
+  EXPECT_EQ(top_of_main.ino, Ino(".strata/commits/" + second_.ToHex()));  // one past version per commit
+  EXPECT_NE(top_of_base.ino, Ino(".strata/commits/" + base_.ToHex().substr(0, 8)));  // a prefix is a name of its own
   // The same name looked up again is the same inode.
   EXPECT_EQ(Ino(".strata/branches/main/a/small"), small_in_main.ino);
   EXPECT_EQ(past_->GetDirectoryState(top_of_base.ino)->parent, Ino(".strata/commits"));
@@ -148,18 +176,28 @@ TEST_F(PastVersionsTest, BranchNamesWithSlashesAreDirectories) {
   ASSERT_TRUE(dir.ok());
   EXPECT_TRUE(S_ISDIR(dir->mode));
   EXPECT_EQ(Names(*past_, dir->ino), (std::set<std::string>{"x"}));
+  EXPECT_EQ(past_->ReadLink(past_->Lookup(dir->ino, "x")->ino).value(), "../../commits/" + base_.ToHex());
   EXPECT_EQ(ReadAll(*past_, Ino(".strata/branches/feature/x/a/small")), "hello");
   EXPECT_EQ(Names(*past_, Ino(".strata/branches")), (std::set<std::string>{"feature", "main"}));
 }
 
-TEST_F(PastVersionsTest, ABranchThatMovedShowsItsNewHead) {
-  const InodeId before = Ino(".strata/branches/main");
+TEST_F(PastVersionsTest, ABranchIsASymlinkToItsHeadAndOneThatMovedShowsItsNewHead) {
+  auto link = past_->Lookup(Ino(".strata/branches"), "main");
+  ASSERT_TRUE(link.ok());
+  EXPECT_TRUE(S_ISLNK(link->mode));
+  EXPECT_EQ(past_->ReadLink(link->ino).value(), "../commits/" + second_.ToHex());
+  EXPECT_EQ(link->size, ("../commits/" + second_.ToHex()).size());
+  EXPECT_EQ(Ino(".strata/branches/main"), Ino(".strata/commits/" + second_.ToHex()));
+  const InodeId old_top = Ino(".strata/branches/main");
   ASSERT_TRUE(store_->CompareAndSwapRef("main", second_, base_).ok());
-  const InodeId after = Ino(".strata/branches/main");
-  EXPECT_NE(before, after);
+  auto moved = past_->Lookup(Ino(".strata/branches"), "main");
+  ASSERT_TRUE(moved.ok());
+  EXPECT_NE(moved->ino, link->ino);
+  EXPECT_EQ(past_->ReadLink(moved->ino).value(), "../commits/" + base_.ToHex());
   EXPECT_EQ(ReadAll(*past_, Ino(".strata/branches/main/a/small")), "hello");
   // What the kernel still holds of the old head keeps reading it.
-  EXPECT_EQ(ReadAll(*past_, past_->Lookup(past_->Lookup(before, "a").value().ino, "small").value().ino), "changed");
+  EXPECT_EQ(past_->ReadLink(link->ino).value(), "../commits/" + second_.ToHex());
+  EXPECT_EQ(ReadAll(*past_, past_->Lookup(past_->Lookup(old_top, "a").value().ino, "small").value().ino), "changed");
 }
 
 TEST_F(PastVersionsTest, ARealDotStrataWinsAndTheViewIsOffForIt) {

@@ -32,14 +32,16 @@ bool IsHexPrefix(std::string_view name) {
                                                                    (c >= 'a' && c <= 'f'); });
 }
 
-DirEntry Entry(std::string name, InodeId ino, uint64_t offset) {
+DirEntry Entry(std::string name, InodeId ino, uint64_t offset, uint32_t type = S_IFDIR) {
   DirEntry e;
   e.name = std::move(name);
   e.ino = ino;
-  e.type = S_IFDIR;
+  e.type = type;
   e.offset = offset;
   return e;
 }
+
+Status NotADirectory() { return Status::IOErrorWithMessage("a branch of .strata/ is a symlink", ENOTDIR); }
 
 }  // namespace
 
@@ -58,6 +60,8 @@ std::optional<OwnDir> PastVersionsWorkspace::OwnDirOf(InodeId which) {
 }
 
 Result<Attr> PastVersionsWorkspace::OwnDirAttr(InodeId which) {
+  std::optional<OwnDir> dir = OwnDirOf(which);
+  if (!dir) return NoSuchDir();
   // Owned and dated as the workspace's top directory; nobody may write.
   STRATA_ASSIGN_OR_RETURN(Attr a, inner_.GetAttr(kRootInode));
   a.ino = PastInode(0, which);
@@ -66,6 +70,11 @@ Result<Attr> PastVersionsWorkspace::OwnDirAttr(InodeId which) {
   a.size = 0;
   a.rdev = 0;
   a.blocks = 0;
+  if (dir->kind == OwnDir::Kind::kHeadLink) {
+    a.mode = S_IFLNK | 0777;
+    a.nlink = 1;
+    a.size = dir->target.size();
+  }
   return a;
 }
 
@@ -108,7 +117,7 @@ Result<Attr> PastVersionsWorkspace::LookupInOwnDir(InodeId which, std::string_vi
       // whoever still holds it).
       auto head = store_.GetRef(full);
       if (!head.ok()) return AsEio(head.status(), "reading branch " + full);
-      if (*head) return ViewRoot(here, name, **head);
+      if (*head) return OwnDirAttr(HeadLink(here, full, **head));
       auto refs = store_.ListRefs();
       if (!refs.ok()) return AsEio(refs.status(), "listing branches");
       const std::string below = full + "/";
@@ -116,6 +125,8 @@ Result<Attr> PastVersionsWorkspace::LookupInOwnDir(InodeId which, std::string_vi
       if (next == refs->end() || !next->first.starts_with(below)) return NotHere(name);
       return OwnDirAttr(BranchPrefixDir(here, below));
     }
+    case OwnDir::Kind::kHeadLink:
+      return NotADirectory();
   }
   return NotHere(name);
 }
@@ -158,11 +169,32 @@ Result<Attr> PastVersionsWorkspace::ViewRoot(InodeId parent, std::string_view na
 
 InodeId PastVersionsWorkspace::BranchPrefixDir(InodeId parent, const std::string& prefix) {
   MutexLock lock(&views_mu_);
-  if (auto it = prefix_dirs_.find(prefix); it != prefix_dirs_.end()) return it->second;
-  own_dirs_.push_back({parent, OwnDir::Kind::kBranches, prefix});
+  if (auto it = own_by_key_.find(prefix); it != own_by_key_.end()) return it->second;
+  own_dirs_.push_back({parent, OwnDir::Kind::kBranches, prefix, ""});
   const InodeId which = own_dirs_.size();
-  prefix_dirs_[prefix] = which;
+  own_by_key_[prefix] = which;
   return which;
+}
+
+InodeId PastVersionsWorkspace::HeadLink(InodeId parent, const std::string& full, const Hash& head) {
+  // A branch is a symlink into commits/, so that listing branches/ opens no
+  // past version and every branch at one commit shares that commit's.
+  const std::string key = full + "@" + head.ToHex();
+  MutexLock lock(&views_mu_);
+  if (auto it = own_by_key_.find(key); it != own_by_key_.end()) return it->second;
+  std::string target;
+  for (size_t up = 1 + std::count(full.begin(), full.end(), '/'); up > 0; up--) target += "../";
+  own_dirs_.push_back({parent, OwnDir::Kind::kHeadLink, "", target + "commits/" + head.ToHex()});
+  const InodeId which = own_dirs_.size();
+  own_by_key_[key] = which;
+  return which;
+}
+
+Result<std::string> PastVersionsWorkspace::OwnLinkTarget(InodeId which) {
+  std::optional<OwnDir> dir = OwnDirOf(which);
+  if (!dir) return NoSuchDir();
+  if (dir->kind != OwnDir::Kind::kHeadLink) return Status::IOErrorWithMessage("a directory", EINVAL);
+  return dir->target;
 }
 
 Result<std::vector<std::pair<std::string, Attr>>> PastVersionsWorkspace::BranchEntries(InodeId which) {
@@ -184,7 +216,8 @@ Result<std::vector<std::pair<std::string, Attr>>> PastVersionsWorkspace::BranchE
   std::vector<std::pair<std::string, Attr>> out;
   const InodeId here = PastInode(0, which);
   for (const auto& [name, head] : children) {
-    Result<Attr> a = head ? ViewRoot(here, name, *head) : OwnDirAttr(BranchPrefixDir(here, dir->prefix + name + "/"));
+    const std::string full = dir->prefix + name;
+    Result<Attr> a = OwnDirAttr(head ? HeadLink(here, full, *head) : BranchPrefixDir(here, full + "/"));
     if (!a.ok()) return a.status();
     out.emplace_back(name, *a);
   }
@@ -203,9 +236,14 @@ Result<std::vector<DirEntry>> PastVersionsWorkspace::ListOwnDir(InodeId which, u
       break;
     case OwnDir::Kind::kBranches: {
       STRATA_ASSIGN_OR_RETURN(auto entries, BranchEntries(which));
-      for (size_t i = 0; i < entries.size(); i++) all.push_back(Entry(entries[i].first, entries[i].second.ino, i + 1));
+      for (size_t i = 0; i < entries.size(); i++) {
+        const Attr& a = entries[i].second;
+        all.push_back(Entry(entries[i].first, a.ino, i + 1, a.mode & S_IFMT));
+      }
       break;
     }
+    case OwnDir::Kind::kHeadLink:
+      return NotADirectory();
   }
   std::vector<DirEntry> out;
   for (DirEntry& e : all) {
@@ -236,6 +274,8 @@ Result<DirectoryState> PastVersionsWorkspace::OwnDirState(InodeId which) {
       state.end_offset = refs->size();  // at least as many as there are entries
       break;
     }
+    case OwnDir::Kind::kHeadLink:
+      return NotADirectory();
   }
   return state;
 }

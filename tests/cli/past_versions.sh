@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Past versions as plain files in a mount: .strata/commits/ID/ and
-# .strata/branches/NAME/ read what was committed, refuse every change, stay
-# out of the root's listing and of the next commit, and are gone with
-# --no-past-versions. (Through Samba: past_versions_samba.sh.)
+# .strata/branches/NAME (a symlink to its head there) read what was
+# committed, refuse every change, stay out of the root's listing and of the
+# next commit, and are gone with --no-past-versions. (Through Samba:
+# past_versions_samba.sh.)
 source "$(dirname "$0")/lib.sh"
 use_mountpoint
 
@@ -36,6 +37,7 @@ step "an old version by commit id, by a prefix of it, and a branch at its head"
 [[ $(cat "$MP/dir/f.txt") == "three, not committed" ]] || fail "the workspace's own file changed"
 cp "$MP/.strata/commits/$c1/dir/f.txt" "$MP/restored.txt"  # restoring is a plain copy
 [[ $(cat "$MP/restored.txt") == one ]] || fail "a copy out of a past version differs"
+[[ $(readlink "$MP/.strata/branches/main") == "../commits/$c2" ]] || fail "branches/main is no link to its head"
 ls "$MP/.strata/branches" >"$OUT"
 [[ $(cat "$OUT") == main ]] || fail "branches/ lists '$(cat "$OUT")', not main"
 [[ -z $(ls -A "$MP/.strata/commits") ]] || fail "commits/ lists something (it is found by id only)"
