@@ -41,12 +41,15 @@ control::StatsReply StatsOf(const FuseServer& server, Workspace& ws) {
 // From the control socket's thread, while the request loop serves the mount.
 class ControlHandler {
  public:
-  ControlHandler(FuseServer& server, Workspace& ws) : server_(server), ws_(ws) {}
+  // past: the mount's .strata/, or null when it shows none.
+  ControlHandler(FuseServer& server, Workspace& ws, PastVersions* past) : server_(server), ws_(ws), past_(past) {}
 
   Result<control::DaemonReply> operator()(const control::StatsRequest&) { return control::DaemonReply(StatsOf(server_, ws_)); }
   Result<control::DaemonReply> operator()(const CommitRequest& request) {
     server_.FlushKernelPages();
     STRATA_ASSIGN_OR_RETURN(CommitOutcome outcome, ws_.Commit(request));
+    // .strata/branches/B shows the new head at once, not after the kernel's entry cache time.
+    if (past_ != nullptr && outcome.commit) server_.Invalidate(past_->CachedBranch(outcome.branch));
     return control::DaemonReply(std::move(outcome));
   }
   Result<control::DaemonReply> operator()(const ResetRequest& request) {
@@ -70,6 +73,7 @@ class ControlHandler {
  private:
   FuseServer& server_;
   Workspace& ws_;
+  PastVersions* past_;
 };
 
 // Unmounts the mount when its owner process is gone. The owner's death
@@ -166,7 +170,7 @@ Status ServeMount(Store& store, const ServeSpec& spec, ReadyPipe& ready) {
   options.state_dir = Workspace::StateDir(store, spec.name);
   // The mount serves the workspace with .strata/ beside it; the control
   // socket works on the workspace itself.
-  std::unique_ptr<Workspace> with_past;
+  std::unique_ptr<PastVersions> with_past;
   if (spec.past_versions) {
     PastVersionsOptions past;
     past.workspace_name = [](uint64_t n) { return ReadOnlyWorkspaceName() + "-past-" + std::to_string(n); };
@@ -175,7 +179,7 @@ Status ServeMount(Store& store, const ServeSpec& spec, ReadyPipe& ready) {
   auto server = FuseServer::Mount(with_past ? with_past.get() : ws->get(), spec.mountpoint, options);
   if (!server.ok()) return fail(server.status());
   control::ControlSocket control(options.state_dir + "/control.sock", [&](const control::DaemonRequest& request) {
-    return std::visit(ControlHandler(**server, **ws), request);
+    return std::visit(ControlHandler(**server, **ws, with_past.get()), request);
   });
   if (Status s = control.Start(); !s.ok())
     std::fprintf(stderr, "strata: no control socket, so stats, commit, reset and rebase of this mount fail: %s\n",

@@ -10,7 +10,7 @@
 
 namespace strata {
 
-std::unique_ptr<Workspace> WithPastVersions(Workspace& inner, Store& store, PastVersionsOptions options) {
+std::unique_ptr<PastVersions> WithPastVersions(Workspace& inner, Store& store, PastVersionsOptions options) {
   return std::make_unique<past_internal::PastVersionsWorkspace>(inner, store, std::move(options));
 }
 

@@ -58,8 +58,18 @@ struct PastVersionsOptions {
   uint32_t max_views = 256;
 };
 
+// The workspace with `.strata/` added.
+class PastVersions : public Workspace {
+ public:
+  // What the kernel may have cached of branch `name` under .strata/branches/
+  // (its entry, positive or negative): for the mount to invalidate when a
+  // commit through it moved or created the branch, so that the next lookup
+  // reads the new head instead of waiting out the entry cache time.
+  virtual StaleCaches CachedBranch(const std::string& name) = 0;
+};
+
 // The workspace `inner` with `.strata/` added. REQUIRES: inner and store
 // outlive the result.
-std::unique_ptr<Workspace> WithPastVersions(Workspace& inner, Store& store, PastVersionsOptions options);
+std::unique_ptr<PastVersions> WithPastVersions(Workspace& inner, Store& store, PastVersionsOptions options);
 
 }  // namespace strata

@@ -47,7 +47,7 @@ struct Route {
   bool past() const { return view != 0 || ws == nullptr; }
 };
 
-class PastVersionsWorkspace final : public Workspace {
+class PastVersionsWorkspace final : public PastVersions {
  public:
   PastVersionsWorkspace(Workspace& inner, Store& store, PastVersionsOptions options);
   ~PastVersionsWorkspace() override;  // removes the past versions' workspaces
@@ -99,6 +99,8 @@ class PastVersionsWorkspace final : public Workspace {
   uint64_t ContentSwaps() override { return inner_.ContentSwaps(); }
   bool RefIfCurrent(InodeId ino, uint64_t swaps) override;
   std::vector<InodeId> HeldFiles() override { return inner_.HeldFiles(); }
+
+  StaleCaches CachedBranch(const std::string& name) override;
 
  private:
   // ---- routing (past_versions.cc)

@@ -81,7 +81,7 @@ class PastVersionsTest : public WorkspaceTest {
 
   Hash base_, second_;
   std::unique_ptr<Workspace> ws_;
-  std::unique_ptr<Workspace> past_;
+  std::unique_ptr<PastVersions> past_;
 };
 
 TEST_F(PastVersionsTest, ACommitByIdOrPrefixAndABranchAtItsHeadReadAsTheyWere) {
@@ -198,6 +198,19 @@ TEST_F(PastVersionsTest, ABranchIsASymlinkToItsHeadAndOneThatMovedShowsItsNewHea
   // What the kernel still holds of the old head keeps reading it.
   EXPECT_EQ(past_->ReadLink(link->ino).value(), "../commits/" + second_.ToHex());
   EXPECT_EQ(ReadAll(*past_, past_->Lookup(past_->Lookup(old_top, "a").value().ino, "small").value().ino), "changed");
+}
+
+TEST_F(PastVersionsTest, TheNamesABranchMoveMakesStaleAreTheEntriesOfItsLastName) {
+  ASSERT_TRUE(store_->CompareAndSwapRef("feature/x", std::nullopt, base_).ok());
+  StaleCaches main = past_->CachedBranch("main");
+  ASSERT_EQ(main.entries.size(), 1u);
+  EXPECT_EQ(main.entries[0], std::make_pair(Ino(".strata/branches"), std::string("main")));
+  EXPECT_TRUE(past_->CachedBranch("feature/x").entries.empty());  // feature/ was never looked up
+  const InodeId feature = Ino(".strata/branches/feature");
+  StaleCaches x = past_->CachedBranch("feature/x");
+  ASSERT_EQ(x.entries.size(), 1u);
+  EXPECT_EQ(x.entries[0], std::make_pair(feature, std::string("x")));
+  EXPECT_TRUE(main.inodes.empty() && x.inodes.empty());
 }
 
 TEST_F(PastVersionsTest, ARealDotStrataWinsAndTheViewIsOffForIt) {

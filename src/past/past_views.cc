@@ -190,6 +190,21 @@ InodeId PastVersionsWorkspace::HeadLink(InodeId parent, const std::string& full,
   return which;
 }
 
+StaleCaches PastVersionsWorkspace::CachedBranch(const std::string& name) {
+  StaleCaches stale;
+  const size_t slash = name.rfind('/');
+  InodeId dir = kBranchesDir;
+  if (slash != std::string::npos) {
+    // The kernel can have looked up a/b only through a/, which it got from here.
+    MutexLock lock(&views_mu_);
+    auto it = own_by_key_.find(name.substr(0, slash + 1));
+    if (it == own_by_key_.end()) return stale;
+    dir = it->second;
+  }
+  stale.entries.emplace_back(PastInode(0, dir), name.substr(slash == std::string::npos ? 0 : slash + 1));
+  return stale;
+}
+
 Result<std::string> PastVersionsWorkspace::OwnLinkTarget(InodeId which) {
   std::optional<OwnDir> dir = OwnDirOf(which);
   if (!dir) return NoSuchDir();

@@ -68,6 +68,8 @@ find "$MP" -name f.txt >"$OUT"
 [[ $(wc -l <"$OUT") == 1 ]] || fail "find went into .strata: $(cat "$OUT")"
 expect_ok strata commit "$MP" -m third --json
 c3=$(json 'd["commit"]')
+# The kernel had branches/main cached (at c2): the commit made it look again.
+[[ $(readlink "$MP/.strata/branches/main") == "../commits/$c3" ]] || fail "branches/main is not at the new head at once"
 expect_ok strata ls "$c3"
 grep -qF '.strata' "$OUT" && fail "the commit holds .strata: $(cat "$OUT")"
 expect_ok strata status "$MP"
