@@ -1,5 +1,5 @@
 // Past versions as plain files: the hidden, read-only `.strata/` directory at
-// the root of every mount (docs/guarantees.md, "Past versions").
+// the root of every mount (README.md, "strata mount"; docs/guarantees.md).
 //
 //   .strata/commits/<id>/     any commit of the store, by its full id or a
 //                             unique hex prefix of at least 4 digits
