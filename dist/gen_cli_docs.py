@@ -182,6 +182,13 @@ for a death by signal N.
 .B /sbin/mount.fuse.strata
 the helper through which \fBmount\fR(8) and \fB/etc/fstab\fR mount a workspace
 (\fBmount.fuse.strata\fR(8)).
+.TP
+.IB MOUNTPOINT /.strata/
+past versions, in every mount: \fBcommits/\fIID\fB/\fR (any commit, by id or
+unique prefix) and \fBbranches/\fINAME\fR (a symlink to its head there), read as
+plain files and read\-only (every change fails with EROFS). Hidden: no listing
+of the mount's top shows it and no commit holds it; a lookup by name works.
+\fBstrata mount \-\-no\-past\-versions\fR turns it off.
 """
 
 

@@ -19,6 +19,8 @@ packages=(
   qemu-utils
   # strata exec runs programs in bubblewrap sandboxes
   bubblewrap
+  # past versions under .strata/ are read over SMB in their test
+  samba smbclient
   # installation: the Debian package (dpkg-shlibdeps), man pages, zsh completion
   dpkg-dev man-db zsh
   # the remote store's tests run against a real single-node Ceph cluster (S3 through radosgw)

@@ -38,6 +38,7 @@ struct MountArgs {
   bool create_new = false, foreground = false, writeback_cache = false;
   bool suid = false, dev = false;  // root only
   bool nonempty = false;           // mount over a directory that holds files
+  bool no_past_versions = false;   // no .strata/ directory of past versions
   std::string atime = "noatime";   // noatime | relatime | strictatime
   std::string verify_reads = "fast";  // fast | full
   std::string branch, workspace, name, mountpoint;
@@ -92,6 +93,7 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
     if (!address.ok()) return fail(address.status());  // MountIn checked it: not reached
     spec.metrics = *address;
   }
+  spec.past_versions = !a.no_past_versions;
   MountOptions& options = spec.options;
   // The source names the store (and the remote), so commands given only the
   // mountpoint find the workspace (OpenStoreFor).
@@ -373,6 +375,8 @@ void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
   mount->add_flag("--foreground", m.foreground, "serve in this process instead of a background daemon");
   mount->add_flag("--nonempty", m.nonempty,
                   "mount over a directory that is not empty (its files are hidden until the unmount)");
+  mount->add_flag("--no-past-versions", m.no_past_versions,
+                  "no hidden read-only .strata/ directory of past versions (commits/ID/, branches/NAME) at the mount's root");
   mount->add_flag("--writeback-cache", m.writeback_cache,
                   "let the kernel buffer writes (faster small writes; a daemon crash loses what was not fsynced)");
   mount->add_option("--chunk-cache-mib", m.chunk_cache_mib,

@@ -18,6 +18,7 @@
 #include "metrics/commit_tally.h"
 #include "metrics/exposition.h"
 #include "metrics/http_endpoint.h"
+#include "past/past_versions.h"
 #include "util/sqlite_connection.h"
 #include "util/unique_fd.h"
 #include "workspace/workspace.h"
@@ -43,8 +44,9 @@ control::StatsReply StatsOf(const FuseServer& server, Workspace& ws) {
 // From the control socket's thread, while the request loop serves the mount.
 class ControlHandler {
  public:
-  ControlHandler(FuseServer& server, Workspace& ws, metrics::CommitTally& commits)
-      : server_(server), ws_(ws), commits_(commits) {}
+  // past: the mount's .strata/, or null when it shows none.
+  ControlHandler(FuseServer& server, Workspace& ws, metrics::CommitTally& commits, PastVersions* past)
+      : server_(server), ws_(ws), commits_(commits), past_(past) {}
 
   Result<control::DaemonReply> operator()(const control::StatsRequest&) { return control::DaemonReply(StatsOf(server_, ws_)); }
   Result<control::DaemonReply> operator()(const CommitRequest& request) {
@@ -55,6 +57,8 @@ class ControlHandler {
       return outcome.status();
     }
     commits_.Record(*outcome);
+    // .strata/branches/B shows the new head at once, not after the kernel's entry cache time.
+    if (past_ != nullptr && outcome->commit) server_.Invalidate(past_->CachedBranch(outcome->branch));
     return control::DaemonReply(std::move(*outcome));
   }
   Result<control::DaemonReply> operator()(const ResetRequest& request) {
@@ -79,6 +83,7 @@ class ControlHandler {
   FuseServer& server_;
   Workspace& ws_;
   metrics::CommitTally& commits_;
+  PastVersions* past_;
 };
 
 // Unmounts the mount when its owner process is gone. The owner's death
@@ -180,11 +185,19 @@ Status ServeMount(Store& store, const ServeSpec& spec, ReadyPipe& ready) {
   }
   MountOptions options = spec.options;
   options.state_dir = Workspace::StateDir(store, spec.name);
-  auto server = FuseServer::Mount(ws->get(), spec.mountpoint, options);
+  // The mount serves the workspace with .strata/ beside it; the control
+  // socket works on the workspace itself.
+  std::unique_ptr<PastVersions> with_past;
+  if (spec.past_versions) {
+    PastVersionsOptions past;
+    past.workspace_name = [](uint64_t n) { return ReadOnlyWorkspaceName() + "-past-" + std::to_string(n); };
+    with_past = WithPastVersions(**ws, store, std::move(past));
+  }
+  auto server = FuseServer::Mount(with_past ? with_past.get() : ws->get(), spec.mountpoint, options);
   if (!server.ok()) return fail(server.status());
   metrics::CommitTally commits;
   control::ControlSocket control(options.state_dir + "/control.sock", [&](const control::DaemonRequest& request) {
-    return std::visit(ControlHandler(**server, **ws, commits), request);
+    return std::visit(ControlHandler(**server, **ws, commits, with_past.get()), request);
   });
   if (endpoint) {
     Status m = endpoint->Serve([&] {
@@ -215,6 +228,7 @@ Status ServeMount(Store& store, const ServeSpec& spec, ReadyPipe& ready) {
   if (endpoint) endpoint->Stop();  // it renders the server's and the workspace's counters
   owner.Stop();
   server->reset();
+  with_past.reset();  // removes the past versions' workspaces
   RemoveMountRecord(options.state_dir);
   if (options.read_only) {  // its workspace served this mount only
     ws->reset();

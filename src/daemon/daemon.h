@@ -55,6 +55,8 @@ struct ServeSpec {
   // Where to serve the mount's counters to Prometheus (metrics/), if anywhere.
   // The mount fails when that address cannot be listened on.
   std::optional<metrics::ListenAddress> metrics;
+  // Show the read-only .strata/ directory of past versions (past/past_versions.h).
+  bool past_versions = true;
 };
 
 // Allocator settings for a daemon's read path (see daemon.cc): call before

@@ -18,17 +18,22 @@ namespace strata::daemon {
 
 namespace {
 std::string RecordPath(const std::string& state_dir) { return state_dir + "/mounted"; }
+
+// Whether process pid still runs. A killed daemon may linger as a zombie
+// until it is reaped: that is gone too.
+bool ProcessRuns(int pid) {
+  if (pid <= 0 || (::kill(pid, 0) != 0 && errno != EPERM)) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string pid_field, comm, state;
+  return !(stat >> pid_field >> comm >> state && state == "Z");
+}
 }  // namespace
 
 std::optional<MountRecord> ReadMountRecord(const Store& store, const std::string& name) {
   std::ifstream in(RecordPath(Workspace::StateDir(store, name)));
   MountRecord r;
   if (!(in >> r.pid) || !std::getline(in >> std::ws, r.mountpoint)) return std::nullopt;
-  if (r.pid <= 0 || (::kill(r.pid, 0) != 0 && errno != EPERM)) return std::nullopt;
-  // A killed daemon may linger as a zombie until it is reaped: that is gone too.
-  std::ifstream stat("/proc/" + std::to_string(r.pid) + "/stat");
-  std::string pid_field, comm, state;
-  if (stat >> pid_field >> comm >> state && state == "Z") return std::nullopt;
+  if (!ProcessRuns(r.pid)) return std::nullopt;
   return r;
 }
 
@@ -64,7 +69,7 @@ void RemoveStaleReadOnly(Store& store) {
   for (const WorkspaceInfo& w : *list) {
     if (!IsReadOnlyName(w.name)) continue;
     int creator = std::atoi(w.name.c_str() + kReadOnlyPrefix.size());
-    if (creator > 0 && creator != ::getpid() && (::kill(creator, 0) == 0 || errno == EPERM)) continue;
+    if (creator > 0 && creator != ::getpid() && ProcessRuns(creator)) continue;
     if (ReadMountRecord(store, w.name)) continue;
     (void)Workspace::Remove(store, w.name);
   }

@@ -9,8 +9,10 @@
 //
 // A read-only mount serves a workspace of its own on the commit, named
 // kReadOnlyPrefix + the pid of the command that created it; the daemon removes
-// it when the mount ends. Such names are reserved, and `workspace list` does
-// not show them.
+// it when the mount ends. So are the workspaces a daemon opens for the past
+// versions under .strata/ (past/past_versions.h): kReadOnlyPrefix + the
+// daemon's pid + "-past-N". Such names are reserved, and `workspace list`
+// does not show them.
 // Thread-safety: no state of its own.
 #pragma once
 
@@ -49,9 +51,10 @@ inline bool IsReadOnlyName(std::string_view name) { return name.starts_with(kRea
 // The name of the workspace a read-only mount made by this process serves.
 std::string ReadOnlyWorkspaceName();
 
-// Removes the workspaces of read-only mounts whose daemon was killed: the
-// command that created one is gone, no daemon serves it, and nothing holds it
-// open (Remove refuses one that is open).
+// Removes the workspaces of read-only mounts and past versions whose daemon
+// was killed: the process that created one is gone (a zombie not reaped yet
+// counts as gone), no daemon serves it, and nothing holds it open (Remove
+// refuses one that is open).
 void RemoveStaleReadOnly(Store& store);
 
 }  // namespace strata::daemon
