@@ -57,7 +57,9 @@ class PastVersionsWorkspace final : public PastVersions {
   Result<CommitOutcome> Commit(const CommitRequest& r) override { return inner_.Commit(r); }
   Result<WorkspaceSnapshot> Snapshot() override { return inner_.Snapshot(); }
   Result<ResetOutcome> Reset(const ResetRequest& r) override { return inner_.Reset(r); }
-  Result<RebaseOutcome> RebaseOnto(const Hash& c) override { return inner_.RebaseOnto(c); }
+  Result<RebaseOutcome> RebaseOnto(const Hash& c, const ConflictChoices& choices) override {
+    return inner_.RebaseOnto(c, choices);
+  }
 
   Result<Attr> Lookup(InodeId parent, std::string_view name) override;
   Result<Attr> GetAttr(InodeId ino) override;
