@@ -3,6 +3,8 @@
 // one of them needs a passphrase that opens the store; none rewrites data.
 #include <fmt/format.h>
 
+#include <functional>
+
 #include "cli/cli.h"
 #include "crypto/key_ring.h"
 
@@ -69,16 +71,26 @@ int RunKeyList(const Globals& g) {
   return kExitOk;
 }
 
-int RunKeyAdd(const Globals& g, const std::string& new_file) {
+// key add and key passwd: change(keys, new passphrase) makes the new key.
+int RunWithNewPassphrase(
+    const Globals& g, const std::string& new_file,
+    const std::function<Result<crypto::KeyInfo>(OpenedKeys&, const std::string&)>& change,
+    const std::function<void(const OpenedKeys&, const crypto::KeyInfo&)>& report) {
   auto keys = OpenKeys(g);
   if (!keys.ok()) return Fail(keys.status());
   auto fresh = NewPassphrase(new_file);
   if (!fresh.ok()) return Fail(fresh.status());
-  auto added = (*keys)->ring->Add((*keys)->passphrase, *fresh);
+  auto made = change(**keys, *fresh);
   crypto::Wipe(*fresh);
-  if (!added.ok()) return Fail(added.status());
-  fmt::print("added key {}\n", added->id);
+  if (!made.ok()) return Fail(made.status());
+  report(**keys, *made);
   return kExitOk;
+}
+
+int RunKeyAdd(const Globals& g, const std::string& new_file) {
+  return RunWithNewPassphrase(
+      g, new_file, [](OpenedKeys& k, const std::string& fresh) { return k.ring->Add(k.passphrase, fresh); },
+      [](const OpenedKeys&, const crypto::KeyInfo& added) { fmt::print("added key {}\n", added.id); });
 }
 
 int RunKeyRemove(const Globals& g, const std::string& id) {
@@ -90,16 +102,13 @@ int RunKeyRemove(const Globals& g, const std::string& id) {
 }
 
 int RunKeyPasswd(const Globals& g, const std::string& new_file) {
-  auto keys = OpenKeys(g);
-  if (!keys.ok()) return Fail(keys.status());
-  auto fresh = NewPassphrase(new_file);
-  if (!fresh.ok()) return Fail(fresh.status());
-  auto changed = (*keys)->ring->ChangePassphrase((*keys)->passphrase, *fresh);
-  crypto::Wipe(*fresh);
-  if (!changed.ok()) return Fail(changed.status());
-  fmt::print("changed the passphrase: key {} replaces key {} (no data was rewritten)\n", changed->id,
-             (*keys)->key_id);
-  return kExitOk;
+  return RunWithNewPassphrase(
+      g, new_file,
+      [](OpenedKeys& k, const std::string& fresh) { return k.ring->ChangePassphrase(k.passphrase, fresh); },
+      [](const OpenedKeys& k, const crypto::KeyInfo& changed) {
+        fmt::print("changed the passphrase: key {} replaces key {} (no data was rewritten)\n", changed.id,
+                   k.key_id);
+      });
 }
 
 }  // namespace

@@ -12,8 +12,7 @@
 #include "store/index.h"
 #include "store/store.h"
 #include "store/store_cipher.h"
-#include "store/verify.h"
-#include "testing/store_test_util.h"
+#include "store/store_test_fixture.h"
 
 namespace strata {
 namespace {
@@ -58,14 +57,7 @@ class EncryptedStoreTest : public ::testing::Test {
     auto w = Env::Default()->NewWritableFile(file);
     ASSERT_TRUE((*w)->Append(data).ok() && (*w)->Close().ok());
   }
-  std::set<std::string> DamagedByVerify() {
-    auto report = VerifyStore(*store_, nullptr);
-    EXPECT_TRUE(report.ok());
-    std::set<std::string> named;
-    if (report.ok())
-      for (const auto& p : report->problems) named.insert(p.object);
-    return named;
-  }
+  std::set<std::string> DamagedByVerify() { return ObjectsDamagedByVerify(*store_); }
   Hash PutChunk(const std::string& data) {
     auto put = store_->Put(ObjectType::kChunk, data);
     EXPECT_TRUE(put.ok()) << put.status().ToString();

@@ -60,6 +60,14 @@ Result<std::unique_ptr<Env>> OpenTrustedRoot(Env* env, const std::string& root) 
   STRATA_RETURN_IF_ERROR(trusted);
   return env->Beneath(root);
 }
+// The config.json of the store at root, read through its confined Env.
+Result<StoreConfig> ReadConfigIn(Env* inside, const std::string& root) {
+  STRATA_ASSIGN_OR_RETURN(std::string text, inside->ReadFile(root + kConfigFile));
+  auto config = StoreConfig::FromJson(text);
+  if (!config.ok()) return config.status().WithContext("store " + root);
+  return config;
+}
+
 // NotFound unless path holds a store (its config.json).
 Status CheckIsStore(const std::string& path, Env* env) {
   if (env->Exists(path + kConfigFile)) return Status::Ok();
@@ -136,20 +144,16 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env, co
       master);
 }
 
-Result<StoreConfig> Store::ReadConfig(const std::string& path, Env* env) {
-  STRATA_RETURN_IF_ERROR(CheckIsStore(path, env));
-  const std::string root = CanonicalPath(path);
-  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Env> inside, OpenTrustedRoot(env, root));
-  STRATA_ASSIGN_OR_RETURN(std::string text, inside->ReadFile(root + kConfigFile));
-  auto config = StoreConfig::FromJson(text);
-  if (!config.ok()) return config.status().WithContext("store " + root);
-  return config;
-}
-
 Result<std::unique_ptr<Env>> Store::TrustedEnv(const std::string& path, Env* env, std::string* root) {
   STRATA_RETURN_IF_ERROR(CheckIsStore(path, env));
   *root = CanonicalPath(path);
   return OpenTrustedRoot(env, *root);
+}
+
+Result<StoreConfig> Store::ReadConfig(const std::string& path, Env* env) {
+  std::string root;
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Env> inside, TrustedEnv(path, env, &root));
+  return ReadConfigIn(inside.get(), root);
 }
 
 Result<crypto::Key256> Store::Unlock(const std::string& path, std::string_view passphrase, Env* env) {
@@ -165,15 +169,13 @@ Result<crypto::Key256> Store::Unlock(const std::string& path, std::string_view p
 
 Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env, const BackendFactory& backend,
                                            const crypto::Key256* master) {
-  STRATA_RETURN_IF_ERROR(CheckIsStore(path, env));
   // From here on the store is reached by its canonical path (SQLite's
   // SQLITE_OPEN_NOFOLLOW refuses a link anywhere in the path) and through an
   // Env that follows no link inside it.
-  const std::string root = CanonicalPath(path);
-  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Env> inside, OpenTrustedRoot(env, root));
-  STRATA_ASSIGN_OR_RETURN(std::string text, inside->ReadFile(root + kConfigFile));
-  auto config = StoreConfig::FromJson(text);
-  if (!config.ok()) return config.status().WithContext("store " + root);
+  std::string root;
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Env> inside, TrustedEnv(path, env, &root));
+  auto config = ReadConfigIn(inside.get(), root);
+  if (!config.ok()) return config.status();
   // The key first: nothing is recovered, upgraded or indexed in a store whose
   // key is not at hand.
   std::unique_ptr<StoreCipher> cipher;
