@@ -135,3 +135,38 @@ expect_exit 3 strata verify
 expect_output_matches "damaged: object [0-9a-f]{64}"
 expect_exit 3 strata export "$branch" "$WORK/out4"
 expect_stderr_matches "object [0-9a-f]{64}.*damaged"
+
+step "on a terminal the passphrase is asked without echo; a new one is asked twice"
+python3 - "$STRATA_BIN" "$WORK" <<'PY' || fail "the terminal prompt misbehaved"
+import os, pty, sys, time
+strata, work = sys.argv[1], sys.argv[2]
+env = {k: v for k, v in os.environ.items() if k not in ("STRATA_PASSWORD", "STRATA_NEW_PASSWORD")}
+
+def run(args, answers):
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(strata, [strata] + args, env)
+    out = b""
+    for answer in answers:
+        while b": " not in out.rsplit(b"\n", 1)[-1]:  # wait for the prompt
+            out += os.read(fd, 4096)
+        os.write(fd, answer + b"\n")
+        out += os.read(fd, 4096)
+    while True:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        out += data
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
+
+rc, out = run(["init", "--encrypt", work + "/tty-store"], [b"typed secret", b"typed secret"])
+assert rc == 0 and "the same again" in out and "typed secret" not in out, (rc, out)
+rc, out = run(["--store", work + "/tty-store", "log"], [b"typed secret"])
+assert "typed secret" not in out and "passphrase" not in out.split("\n", 1)[-1], (rc, out)
+rc, out = run(["init", "--encrypt", work + "/tty-other"], [b"one", b"two"])
+assert rc == 1 and "differ" in out and not os.path.exists(work + "/tty-other/config.json"), (rc, out)
+PY
