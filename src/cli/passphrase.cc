@@ -38,7 +38,9 @@ Result<std::string> FromFile(const std::string& path) {
 
 // One line from the terminal with echo off; NotFound when there is no terminal.
 Result<std::string> AskTerminal(int tty, const std::string& prompt) {
-  if (::write(tty, prompt.data(), prompt.size()) < 0) return Status::IOError("writing to the terminal", errno);
+  // Echo goes off before the prompt appears: what is typed after it is
+  // neither shown nor discarded by the mode change (TCSAFLUSH drops input
+  // that is already there, so only what came before the prompt is lost).
   struct termios old_mode;
   const bool is_tty = ::tcgetattr(tty, &old_mode) == 0;
   if (is_tty) {
@@ -46,12 +48,17 @@ Result<std::string> AskTerminal(int tty, const std::string& prompt) {
     quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
     ::tcsetattr(tty, TCSAFLUSH, &quiet);
   }
+  if (::write(tty, prompt.data(), prompt.size()) < 0) {
+    const int write_errno = errno;
+    if (is_tty) ::tcsetattr(tty, TCSANOW, &old_mode);
+    return Status::IOError("writing to the terminal", write_errno);
+  }
   std::string line;
   char c;
   ssize_t n;
   while ((n = ::read(tty, &c, 1)) == 1 && c != '\n') line.push_back(c);
   const int read_errno = errno;
-  if (is_tty) ::tcsetattr(tty, TCSAFLUSH, &old_mode);
+  if (is_tty) ::tcsetattr(tty, TCSADRAIN, &old_mode);
   (void)!::write(tty, "\n", 1);
   if (n < 0) return Status::IOError("reading the passphrase from the terminal", read_errno);
   DropLineEnd(&line);

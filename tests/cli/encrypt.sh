@@ -138,7 +138,8 @@ expect_stderr_matches "object [0-9a-f]{64}.*damaged"
 
 step "on a terminal the passphrase is asked without echo; a new one is asked twice"
 python3 - "$STRATA_BIN" "$WORK" <<'PY' || fail "the terminal prompt misbehaved"
-import os, pty, sys, time
+import os, pty, signal, sys
+signal.alarm(120)  # a prompt that never comes fails the step instead of hanging the test
 strata, work = sys.argv[1], sys.argv[2]
 env = {k: v for k, v in os.environ.items() if k not in ("STRATA_PASSWORD", "STRATA_NEW_PASSWORD")}
 
