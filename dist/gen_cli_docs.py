@@ -150,6 +150,14 @@ lines of \fB$XDG_CONFIG_HOME/strata/config\fR, else
 the store when \fB\-\-store\fR is not given; otherwise
 \fB$XDG_DATA_HOME/strata\fR, else \fB~/.local/share/strata\fR.
 .TP
+.B STRATA_PASSWORD
+the passphrase of an encrypted store when \fB\-\-password\-file\fR is not
+given; otherwise it is asked on the terminal, without echo.
+.TP
+.B STRATA_NEW_PASSWORD
+the new passphrase of \fBkey add\fR and \fBkey passwd\fR when
+\fB\-\-new\-password\-file\fR is not given; otherwise asked twice on the terminal.
+.TP
 .B STRATA_TRUSTED_DIRS
 store paths, separated by \fB:\fR, that strata uses although they are owned by
 another user or writable by others (\fB*\fR: every store).

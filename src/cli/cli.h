@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli/passphrase.h"
 #include "control/protocol.h"
 #include "daemon/mount_source.h"
 #include "store/store.h"
@@ -42,13 +43,20 @@ struct Globals {
   bool json = false;  // --json on read-only commands
   std::string remote;  // --remote NAME: work on that remote's store instead
   mode_t caller_umask = 022;  // the umask strata was started with (it runs with 077)
+  std::string password_file;  // --password-file: the passphrase of an encrypted store
 };
 
 // --store, else $STRATA_STORE, else the store of the strata mount the current
 // directory lies in, else $XDG_DATA_HOME/strata, else ~/.local/share/strata.
 std::string StorePath(const Globals& g);
-// The local store, or with --remote the store at that remote.
+// The local store, or with --remote the store at that remote. An encrypted
+// store is unlocked first (passphrase.h), its passphrase asked once per process.
 Result<std::unique_ptr<Store>> OpenStore(const Globals& g);
+// The local store, whatever --remote says.
+Result<std::unique_ptr<Store>> OpenLocalStore(const Globals& g);
+// Where the passphrase of the selected store comes from: --password-file,
+// STRATA_PASSWORD, the terminal.
+PassphraseSource StorePassphrase(const Globals& g, const std::string& path);
 // For commands on a workspace: when mountpoint_or_name is a strata mountpoint,
 // the store (and remote) its mount's source names, whatever --store,
 // STRATA_STORE or --remote say; otherwise OpenStore.
@@ -99,6 +107,7 @@ void RegisterGcCommands(CLI::App& app, Globals& g, int* exit_code);        // gc
 void RegisterForgetCommands(CLI::App& app, Globals& g, int* exit_code);    // forget
 void RegisterRemoteCommands(CLI::App& app, Globals& g, int* exit_code);    // remote, push, pull
 void RegisterExecCommands(CLI::App& app, Globals& g, int* exit_code);      // exec
+void RegisterKeyCommands(CLI::App& app, Globals& g, int* exit_code);       // key add|list|remove|passwd
 // `strata stats MOUNTPOINT`: the counters of the daemon serving a mount.
 int RunMountStats(Globals& g, const std::string& mountpoint);
 // `strata stats MOUNTPOINT --watch`: those counters every interval_s seconds,

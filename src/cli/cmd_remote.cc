@@ -26,7 +26,7 @@ struct AddArgs {
 };
 
 int RunRemoteAdd(const Globals& g, const AddArgs& a) {
-  auto local = Store::Open(StorePath(g));
+  auto local = OpenLocalStore(g);
   if (!local.ok()) return Fail(local.status());
   auto location = S3Location::FromUrl(a.url, a.endpoint);
   if (!location.ok()) return Fail(location.status());
@@ -42,7 +42,7 @@ int RunRemoteAdd(const Globals& g, const AddArgs& a) {
 }
 
 int RunRemoteRemove(const Globals& g, const std::string& name) {
-  auto local = Store::Open(StorePath(g));
+  auto local = OpenLocalStore(g);
   if (!local.ok()) return Fail(local.status());
   if (Status s = RemoveRemote(**local, name); !s.ok()) return Fail(s);
   fmt::print("removed remote {} (the bucket was not touched)\n", name);
@@ -70,7 +70,7 @@ struct Stores {
 
 Result<Stores> OpenBoth(const Globals& g, const std::string& remote) {
   Stores s;
-  STRATA_ASSIGN_OR_RETURN(s.local, Store::Open(StorePath(g)));
+  STRATA_ASSIGN_OR_RETURN(s.local, OpenLocalStore(g));
   STRATA_ASSIGN_OR_RETURN(s.remote, OpenRemoteStore(StorePath(g), remote));
   return s;
 }

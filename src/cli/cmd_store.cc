@@ -9,10 +9,23 @@
 namespace strata::cli {
 namespace {
 
-int RunInit(Globals& g, const std::string& path_arg) {
+int RunInit(Globals& g, const std::string& path_arg, bool encrypt) {
   std::string path = path_arg.empty() ? StorePath(g) : path_arg;
-  if (Status s = Store::Init(path, StoreConfig()); !s.ok()) return Fail(s);
-  fmt::print("initialized an empty strata store in {}\n", path);
+  if (!encrypt) {
+    if (Status s = Store::Init(path, StoreConfig()); !s.ok()) return Fail(s);
+    fmt::print("initialized an empty strata store in {}\n", path);
+    return kExitOk;
+  }
+  PassphraseSource source = StorePassphrase(g, path);
+  source.prompt = "passphrase for the new store: ";
+  source.confirm = true;
+  auto passphrase = ReadPassphrase(source, "an encrypted store needs a passphrase");
+  if (!passphrase.ok()) return Fail(passphrase.status());
+  Status s = Store::InitEncrypted(path, StoreConfig(), *passphrase);
+  crypto::Wipe(*passphrase);
+  if (!s.ok()) return Fail(s);
+  fmt::print("initialized an empty encrypted strata store in {}\n", path);
+  fmt::print("keep the passphrase safe: without it nobody can read this store ('strata key add' adds another)\n");
   return kExitOk;
 }
 
@@ -94,7 +107,11 @@ void RegisterStoreCommands(CLI::App& app, Globals& g, int* exit_code) {
   auto* init = app.add_subcommand("init", "create a new, empty store");
   static std::string init_path;  // option storage must outlive parsing: the app lives for the process
   init->add_option("PATH", init_path, "where to create it (default: the selected store)");
-  init->callback([&g, exit_code] { *exit_code = RunInit(g, init_path); });
+  static bool init_encrypt = false;
+  init->add_flag("--encrypt", init_encrypt,
+                 "encrypt everything the store keeps under a new key, wrapped by a passphrase "
+                 "(--password-file, $STRATA_PASSWORD or a prompt)");
+  init->callback([&g, exit_code] { *exit_code = RunInit(g, init_path, init_encrypt); });
 
   auto* verify = app.add_subcommand("verify", "read every pack and object; report all damage");
   verify->add_flag("--json", g.json, "machine-readable output");

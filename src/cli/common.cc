@@ -39,9 +39,26 @@ std::string StorePath(const Globals& g) {
   return std::string(home && *home ? home : ".") + "/.local/share/strata";
 }
 
+PassphraseSource StorePassphrase(const Globals& g, const std::string& path) {
+  PassphraseSource source;
+  source.file = g.password_file;
+  source.option = "--password-file";
+  source.env_var = "STRATA_PASSWORD";
+  source.prompt = "passphrase for the store at " + path + ": ";
+  return source;
+}
+
+Result<std::unique_ptr<Store>> OpenLocalStore(const Globals& g) {
+  const std::string path = StorePath(g);
+  STRATA_ASSIGN_OR_RETURN(StoreConfig config, Store::ReadConfig(path));
+  if (!config.encrypted()) return Store::Open(path);
+  STRATA_ASSIGN_OR_RETURN(crypto::Key256 master, UnlockStoreKey(path, StorePassphrase(g, path)));
+  return Store::Open(path, Env::Default(), &master);
+}
+
 Result<std::unique_ptr<Store>> OpenStore(const Globals& g) {
   if (!g.remote.empty()) return OpenRemoteStore(StorePath(g), g.remote);
-  return Store::Open(StorePath(g));
+  return OpenLocalStore(g);
 }
 
 Result<std::unique_ptr<Store>> OpenStoreFor(const Globals& g, const std::string& mountpoint_or_name) {

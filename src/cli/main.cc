@@ -20,7 +20,7 @@ namespace {
 std::optional<std::string_view> CommandWord(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     std::string_view arg = argv[i];
-    if (arg == "--store" || arg == "--remote") {
+    if (arg == "--store" || arg == "--remote" || arg == "--password-file") {
       i++;
       continue;
     }
@@ -69,6 +69,8 @@ int main(int argc, char** argv) {
   globals.caller_umask = caller_umask;  // what `strata exec` gives its program
   app.add_option("--store", globals.store, "store directory (default: $STRATA_STORE, then ~/.local/share/strata)");
   app.add_option("--remote", globals.remote, "work on the store at this remote (see 'strata remote')");
+  app.add_option("--password-file", globals.password_file,
+                 "the passphrase of an encrypted store, from this file (else $STRATA_PASSWORD, else a prompt)");
   int exit_code = kExitOk;
   RegisterStoreCommands(app, globals, &exit_code);
   RegisterSnapshotCommands(app, globals, &exit_code);
@@ -80,6 +82,7 @@ int main(int argc, char** argv) {
   RegisterForgetCommands(app, globals, &exit_code);
   RegisterRemoteCommands(app, globals, &exit_code);
   RegisterExecCommands(app, globals, &exit_code);
+  RegisterKeyCommands(app, globals, &exit_code);
   if (argc == 2 && std::string_view(argv[1]) == kCliReferenceFlag) {
     PrintJson(CliReference(app));  // for the build: man pages, completions
     return kExitOk;

@@ -124,5 +124,21 @@ TEST(KeyedIdTest, SameContentSameIdOnlyUnderOneKey) {
   EXPECT_NE(*a, Sha256::Of("content", 7));  // not the public hash
 }
 
+// The precomputed-pad hasher is HMAC-SHA256 itself: it agrees with OpenSSL's
+// HMAC for every split of the input and differs under another key.
+TEST(KeyedIdTest, KeyedHasherIsHmacSha256) {
+  auto k1 = RandomKey();
+  auto k2 = RandomKey();
+  ASSERT_TRUE(k1.ok() && k2.ok());
+  const KeyedHasher hasher(*k1);
+  const std::string content = "strata chunk 11" + std::string(1, '\0') + "hello world";
+  auto expected = KeyedId(*k1, content);
+  ASSERT_TRUE(expected.ok());
+  for (size_t split : {size_t{0}, size_t{5}, content.size()})
+    EXPECT_EQ(hasher.Of(std::string_view(content).substr(0, split), std::string_view(content).substr(split)),
+              *expected);
+  EXPECT_NE(KeyedHasher(*k2).Of("", content), *expected);
+}
+
 }  // namespace
 }  // namespace strata::crypto

@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
+#include <array>
 #include <memory>
 
 namespace strata::crypto {
@@ -34,5 +35,30 @@ Result<Hash> HmacSha256(std::string_view key, std::string_view data) {
 }
 
 Result<Hash> KeyedId(const Key256& id_key, std::string_view content) { return HmacSha256(id_key.view(), content); }
+
+KeyedHasher::KeyedHasher(const Key256& key) {
+  // A 32-byte key is shorter than SHA-256's 64-byte block: it is padded with zeros.
+  constexpr size_t kBlock = 64;
+  std::array<uint8_t, kBlock> ipad{}, opad{};
+  for (size_t i = 0; i < kBlock; i++) {
+    const uint8_t k = i < key.bytes.size() ? key.bytes[i] : 0;
+    ipad[i] = k ^ 0x36;
+    opad[i] = k ^ 0x5c;
+  }
+  inner_.Update(ipad.data(), ipad.size());
+  outer_.Update(opad.data(), opad.size());
+  ipad.fill(0);
+  opad.fill(0);
+}
+
+Hash KeyedHasher::Of(std::string_view prefix, std::string_view data) const {
+  Sha256 inner = inner_.Clone();
+  inner.Update(prefix);
+  inner.Update(data);
+  const Hash digest = inner.Finish();
+  Sha256 outer = outer_.Clone();
+  outer.Update(digest.bytes.data(), digest.bytes.size());
+  return outer.Finish();
+}
 
 }  // namespace strata::crypto

@@ -20,4 +20,18 @@ Result<Hash> HmacSha256(std::string_view key, std::string_view data);
 // The keyed id of content. REQUIRES: id_key is DeriveSubkey(master, kSubkeyObjectId).
 Result<Hash> KeyedId(const Key256& id_key, std::string_view content);
 
+// HMAC-SHA256 under one fixed key, for hashing many objects: the key's inner
+// and outer pads are hashed once, and each id is two SHA-256 passes from
+// copies of those states (RFC 2104's construction, equal to HmacSha256). It
+// cannot fail, so a store computes keyed ids where it computed SHA-256 ones.
+class KeyedHasher {
+ public:
+  explicit KeyedHasher(const Key256& key);
+  // HMAC(key, prefix || data): the object header and bytes, without joining them.
+  Hash Of(std::string_view prefix, std::string_view data) const;
+
+ private:
+  Sha256 inner_, outer_;  // after the padded key
+};
+
 }  // namespace strata::crypto

@@ -77,6 +77,15 @@ std::string RemoteDir(const std::string& store_path, const std::string& name) {
 }
 
 Status AddRemote(const Store& local, const RemoteSpec& spec, bool create_bucket) {
+  // A remote's store is a store of its own, with its own config and index:
+  // it would need the local store's key (and its key files) to hold sealed
+  // objects, which is not built. Refused here, so no encrypted store ever has
+  // a remote and push or pull never meets sealed objects of another key.
+  if (local.config().encrypted())
+    return Status::Unsupported("the store at " + local.path() +
+                               " is encrypted, and this strata cannot give an encrypted store a remote yet "
+                               "(push and pull would copy its sealed objects to a store without its key); "
+                               "nothing was added");
   if (!IsValidRemoteName(spec.name))
     return Status::InvalidArgument("'" + spec.name + "' is not a valid remote name (letters, digits, '-', '_')");
   Env* env = local.env();

@@ -33,7 +33,7 @@ double Seconds(std::chrono::steady_clock::time_point a, std::chrono::steady_cloc
 class Importer {
  public:
   Importer(Store& store, const ImportOptions& options)
-      : store_(store), options_(options), chunker_(store.config().chunker), progress_("import", 0, 0) {}
+      : store_(store), options_(options), chunker_(store.NewChunker()), progress_("import", 0, 0) {}
 
   Result<ImportStats> Run(const std::string& source) {
     // Chunks found already stored (and the import cache's chunk lists) are

@@ -49,7 +49,7 @@ uint64_t FrameOutputBound(std::string_view frame) {
 }
 }  // namespace
 
-bool IsValidCodec(uint8_t c) { return c <= 2; }
+bool IsValidCodec(uint8_t c) { return c <= 3; }
 
 Codec Compress(std::string_view data, int level, std::string* out) {
   // Tiny objects never shrink enough to pay for a frame header.
@@ -92,6 +92,8 @@ Status CheckDecodable(Codec codec, std::string_view stored, uint64_t raw_len) {
     }
     case Codec::kFramed:
       return Status::Corruption("a framed object is not one frame (frame_format.h decodes it)");
+    case Codec::kSealed:
+      return Status::Corruption("a sealed object is not one frame (it is opened with the store's key)");
   }
   return Status::Corruption("unknown codec " + std::to_string(static_cast<int>(codec)));
 }

@@ -16,10 +16,12 @@ namespace strata {
 // kRaw and kZstd store an object as one piece (pack format version 1, and
 // the frames of a framed object); kFramed is a table of checksummed frames,
 // each raw or zstd (frame_format.h), which this store writes since version 2.
-// The functions below handle kRaw and kZstd; kFramed is frame_format's.
-enum class Codec : uint8_t { kRaw = 0, kZstd = 1, kFramed = 2 };
+// kSealed is a framed object sealed with AES-256-GCM, the one codec of an
+// encrypted store (store_cipher.h). The functions below handle kRaw and kZstd;
+// kFramed is frame_format's, kSealed the cipher's.
+enum class Codec : uint8_t { kRaw = 0, kZstd = 1, kFramed = 2, kSealed = 3 };
 
-bool IsValidCodec(uint8_t c);  // any of the three
+bool IsValidCodec(uint8_t c);  // any of the four
 
 // Chooses the codec for data: zstd at `level` if that is smaller, else raw.
 // Returns the codec used; *out holds the stored bytes.

@@ -9,6 +9,7 @@ namespace strata {
 
 namespace {
 constexpr const char* kFormatName = "strata-store";
+constexpr const char* kKeysDir = "keys";  // where Store::Unlock finds the key files
 }
 
 std::string StoreConfig::ToJson() const {
@@ -22,7 +23,15 @@ std::string StoreConfig::ToJson() const {
                   {"max_size", chunker.max_size}};
   j["compression"] = {{"codec", "zstd"}, {"level", zstd_level}, {"frame_size", uint64_t{1} << frame_shift}};
   j["pack_size"] = pack_size;
+  if (encrypted()) j["encryption"] = {{"cipher", encryption}, {"ids", "hmac-sha256"}, {"keys", kKeysDir}};
   return j.dump(2) + "\n";
+}
+
+StoreConfig StoreConfig::Encrypted() const {
+  StoreConfig c = *this;
+  c.version = kEncryptedFormatVersion;
+  c.encryption = kCipher;
+  return c;
 }
 
 namespace {
@@ -46,10 +55,24 @@ Result<StoreConfig> StoreConfig::FromJson(std::string_view text) {
   try {
     STRATA_ASSIGN_OR_RETURN(uint64_t version, Unsigned(j, "version"));
     c.version = static_cast<int>(std::min<uint64_t>(version, 1u << 30));
-    if (c.version < kOldestFormatVersion || c.version > kFormatVersion)
+    if (c.version < kOldestFormatVersion || c.version > kEncryptedFormatVersion)
       return Status::Unsupported("store format version " + std::to_string(c.version) +
                                  " is not supported by this strata (it reads versions " +
-                                 std::to_string(kOldestFormatVersion) + " to " + std::to_string(kFormatVersion) + ")");
+                                 std::to_string(kOldestFormatVersion) + " to " +
+                                 std::to_string(kEncryptedFormatVersion) + ")");
+    // Version 3 is exactly the encrypted stores: neither without the other.
+    if (c.version == kEncryptedFormatVersion) {
+      if (!j.contains("encryption")) return Status::Corruption("config.json: a version 3 store names its encryption");
+      const auto& enc = j.at("encryption");
+      c.encryption = enc.at("cipher").get<std::string>();
+      if (c.encryption != kCipher || enc.at("ids").get<std::string>() != "hmac-sha256" ||
+          enc.at("keys").get<std::string>() != kKeysDir)
+        return Status::Unsupported("config.json names an encryption this strata does not know (it knows " +
+                                   std::string(kCipher) + " with hmac-sha256 ids and keys in keys/)");
+    } else if (j.contains("encryption")) {
+      return Status::Corruption("config.json names an encryption, but version " + std::to_string(c.version) +
+                                " stores are not encrypted");
+    }
     c.hash = j.at("hash").get<std::string>();
     if (c.hash != "sha256") return Status::Unsupported("store uses hash '" + c.hash + "'; only sha256 is known");
     const auto& ch = j.at("chunker");

@@ -113,7 +113,7 @@ TEST_F(FramedStoreTest, FlippedFrameByteIsCaughtByTheFastCheckAndByVerify) {
   const std::string pack = OnlyPack();
   // b's last bytes sit just before the footer: flip one inside its last frame.
   auto file = Env::Default()->NewRandomAccessFile(pack);
-  auto entries = ReadPackIndex(**file);
+  auto entries = ReadPackIndex(**file, nullptr);
   ASSERT_TRUE(entries.ok());
   const PackEntry& eb = (*entries)[1].id == idb ? (*entries)[1] : (*entries)[0];
   FlipByteAt(pack, eb.offset + eb.stored_len - 10);

@@ -137,7 +137,7 @@ class Collector {
 
   // Copies the live objects of `batch` into one new pack and swaps it in.
   Status Rewrite(const std::vector<const PackUsage*>& batch) {
-    STRATA_ASSIGN_OR_RETURN(auto writer, PackWriter::Create(store_.env(), store_.path() + "/tmp"));
+    STRATA_ASSIGN_OR_RETURN(auto writer, PackWriter::Create(store_.env(), store_.path() + "/tmp", kPackVersion, store_.cipher()));
     std::vector<std::string> old;
     for (const PackUsage* p : batch) {
       Note("rewriting pack " + p->name);
@@ -150,7 +150,7 @@ class Collector {
                                     " (run 'strata fsck')");
         STRATA_RETURN_IF_ERROR(file->Read(e.offset, e.stored_len, &stored));
         // A damaged object is never copied on as if it were sound.
-        if (auto raw = DecodeObject(e, stored); !raw.ok())
+        if (auto raw = DecodeObject(e, stored, store_.cipher()); !raw.ok())
           return Status::Corruption("gc: object " + e.id.ToHex() + " in pack " + p->name + " is damaged: " +
                                     raw.status().message() + " (run 'strata fsck')");
         STRATA_RETURN_IF_ERROR(writer->Add(e.id, e.type, e.codec, stored, e.raw_len));

@@ -38,7 +38,7 @@ Result<uint64_t> MergeSmallPacks(Store& store) {
   const std::vector<std::string> merged = PickPacksToMerge(all, store.config().pack_size);
   if (merged.empty()) return uint64_t{0};
 
-  STRATA_ASSIGN_OR_RETURN(auto writer, PackWriter::Create(env, store.path() + "/tmp"));
+  STRATA_ASSIGN_OR_RETURN(auto writer, PackWriter::Create(env, store.path() + "/tmp", kPackVersion, store.cipher()));
   for (const std::string& name : merged) {
     STRATA_ASSIGN_OR_RETURN(auto entries, store.index()->ObjectsInPack(name));
     STRATA_ASSIGN_OR_RETURN(auto file, store.backend()->OpenPack(name));
@@ -48,7 +48,7 @@ Result<uint64_t> MergeSmallPacks(Store& store) {
         return Status::Corruption("merging packs: object " + e.id.ToHex() + " lies outside pack " + name);
       STRATA_RETURN_IF_ERROR(file->Read(e.offset, e.stored_len, &stored));
       // A damaged object is never copied on as if it were sound.
-      if (auto raw = DecodeObject(e, stored); !raw.ok())
+      if (auto raw = DecodeObject(e, stored, store.cipher()); !raw.ok())
         return Status::Corruption("merging packs: object " + e.id.ToHex() + " in pack " + name +
                                   " is damaged: " + raw.status().message() + " (run 'strata fsck')");
       STRATA_RETURN_IF_ERROR(writer->Add(e.id, e.type, e.codec, stored, e.raw_len));

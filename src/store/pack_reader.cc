@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "store/frame_format.h"
+#include "store/store_cipher.h"
 #include "util/coding.h"
 
 namespace strata {
@@ -27,10 +28,23 @@ Status CheckId(const PackEntry& entry, std::string_view raw) {
 // (SHA-256) too when `check` is kFull; an object of pack format 1 (no frame
 // checksums) always by its id. The lengths are checked before anything is
 // allocated. *cost counts the bytes each check covered.
+// In an encrypted store (cipher set) every object is sealed: it is opened
+// first, which checks it against its id, type and length (the associated
+// data), and its frames are then decoded by their checksums alone: an id
+// check would add nothing to the tag's. An object that is not sealed there
+// is damage (someone else's bytes), and so is a sealed one without a key.
 template <typename Bytes, typename Make>
 Result<Bytes> DecodeChecked(const PackEntry& entry, std::string_view stored, ReadCheck check, CheckCost* cost,
-                            Make make) {
+                            Make make, const StoreCipher* cipher) {
   if (entry.raw_len > kMaxObjectSize) return Status::Corruption("object claims an impossible size");
+  if (cipher != nullptr || entry.codec == Codec::kSealed) {
+    if (cipher == nullptr) return Status::Corruption("object is sealed, and this store has no key");
+    if (entry.codec != Codec::kSealed) return Status::Corruption("object of an encrypted store is not sealed");
+    STRATA_ASSIGN_OR_RETURN(std::string framed, cipher->OpenObject(entry, stored));
+    PackEntry inner = entry;
+    inner.codec = Codec::kFramed;
+    return DecodeChecked<Bytes>(inner, framed, ReadCheck::kFast, cost, make, nullptr);
+  }
   if (entry.codec == Codec::kFramed) {
     // The table and every frame's headers are checked before the output is allocated.
     uint64_t table_len = 0;
@@ -60,14 +74,14 @@ Result<Bytes> DecodeChecked(const PackEntry& entry, std::string_view stored, Rea
 }
 }  // namespace
 
-Result<std::string> DecodeObject(const PackEntry& entry, std::string_view stored) {
+Result<std::string> DecodeObject(const PackEntry& entry, std::string_view stored, const StoreCipher* cipher) {
   CheckCost unused;
-  return DecodeChecked<std::string>(entry, stored, ReadCheck::kFull, &unused,
-                                    [](size_t n) { return std::string(n, '\0'); });
+  return DecodeChecked<std::string>(
+      entry, stored, ReadCheck::kFull, &unused, [](size_t n) { return std::string(n, '\0'); }, cipher);
 }
 
-PackCache::PackCache(Backend* backend, size_t capacity, ReadCheck check)
-    : backend_(backend), capacity_(capacity > 0 ? capacity : DefaultCapacity()), check_(check) {}
+PackCache::PackCache(Backend* backend, size_t capacity, ReadCheck check, const StoreCipher* cipher)
+    : backend_(backend), cipher_(cipher), capacity_(capacity > 0 ? capacity : DefaultCapacity()), check_(check) {}
 
 size_t PackCache::DefaultCapacity() {
   struct rlimit limit;
@@ -162,13 +176,14 @@ Result<Buffer> PackCache::ReadObjectBuffer(const std::string& pack_name, const P
   start = std::chrono::steady_clock::now();
   CheckCost cost;
   auto decode = [&]() -> Result<Buffer> {
-    if (entry.codec == Codec::kRaw && entry.raw_len == stored->size()) {
+    if (cipher_ == nullptr && entry.codec == Codec::kRaw && entry.raw_len == stored->size()) {
       // Stored raw (incompressible, format 1): the bytes read are the object, handed over once checked.
       STRATA_RETURN_IF_ERROR(CheckId(entry, stored->view()));
       cost.sha256_bytes += stored->size();
       return std::move(stored).value();
     }
-    return DecodeChecked<Buffer>(entry, stored->view(), check_.load(), &cost, [](size_t n) { return Buffer(n); });
+    return DecodeChecked<Buffer>(
+        entry, stored->view(), check_.load(), &cost, [](size_t n) { return Buffer(n); }, cipher_);
   };
   Result<Buffer> raw = decode();
   Count(cost, MicrosSince(start));
@@ -181,7 +196,7 @@ Result<std::string> PackCache::ReadObject(const std::string& pack_name, const Pa
   STRATA_ASSIGN_OR_RETURN(std::string stored, ReadBytes(pack_name, entry));
   auto start = std::chrono::steady_clock::now();
   CheckCost cost;
-  if (entry.codec == Codec::kRaw && entry.raw_len == stored.size()) {
+  if (cipher_ == nullptr && entry.codec == Codec::kRaw && entry.raw_len == stored.size()) {
     // Stored raw (incompressible, format 1): the bytes read are the object.
     // Check them and hand them over; decoding would copy them first.
     Status intact = CheckId(entry, stored);
@@ -191,8 +206,8 @@ Result<std::string> PackCache::ReadObject(const std::string& pack_name, const Pa
     bytes_verified_ += stored.size();
     return stored;
   }
-  auto raw = DecodeChecked<std::string>(entry, stored, check_.load(), &cost,
-                                        [](size_t n) { return std::string(n, '\0'); });
+  auto raw = DecodeChecked<std::string>(
+      entry, stored, check_.load(), &cost, [](size_t n) { return std::string(n, '\0'); }, cipher_);
   Count(cost, MicrosSince(start));
   if (!raw.ok()) return Damaged(pack_name, entry, raw.status());
   bytes_verified_ += raw->size();
@@ -201,7 +216,8 @@ Result<std::string> PackCache::ReadObject(const std::string& pack_name, const Pa
 
 Result<ObjectPart> PackCache::ReadRange(const std::string& pack_name, const PackEntry& entry, uint64_t offset,
                                         uint64_t length) {
-  if (entry.codec != Codec::kFramed || check_.load() == ReadCheck::kFull || length == 0 ||
+  // A sealed object opens only whole (its tag covers every byte).
+  if (cipher_ != nullptr || entry.codec != Codec::kFramed || check_.load() == ReadCheck::kFull || length == 0 ||
       offset + length > entry.raw_len) {
     STRATA_ASSIGN_OR_RETURN(Buffer whole, ReadObjectBuffer(pack_name, entry));
     return ObjectPart{0, std::move(whole)};
@@ -263,8 +279,8 @@ Result<std::string> PackCache::ReadStored(const std::string& pack_name, const Pa
   auto start = std::chrono::steady_clock::now();
   CheckCost cost;
   // Always the id: these bytes are about to leave for another store.
-  auto raw = DecodeChecked<std::string>(entry, stored, ReadCheck::kFull, &cost,
-                                        [](size_t n) { return std::string(n, '\0'); });
+  auto raw = DecodeChecked<std::string>(
+      entry, stored, ReadCheck::kFull, &cost, [](size_t n) { return std::string(n, '\0'); }, cipher_);
   Count(cost, MicrosSince(start));
   if (!raw.ok()) return Damaged(pack_name, entry, raw.status());
   bytes_verified_ += raw->size();
@@ -285,7 +301,7 @@ PackCache::Counters PackCache::counters() const {
   return c;
 }
 
-Result<std::vector<PackEntry>> ReadPackIndex(const RandomAccessFile& file) {
+Result<std::vector<PackEntry>> ReadPackIndex(const RandomAccessFile& file, const StoreCipher* cipher) {
   const uint64_t size = file.Size();
   if (size < kPackHeaderSize + kPackTrailerSize) return Status::Corruption("pack is too short");
   std::string header, trailer_bytes, footer;
@@ -298,7 +314,9 @@ Result<std::vector<PackEntry>> ReadPackIndex(const RandomAccessFile& file) {
   STRATA_RETURN_IF_ERROR(file.Read(size - kPackTrailerSize, kPackTrailerSize, &trailer_bytes));
   STRATA_ASSIGN_OR_RETURN(PackTrailer trailer, DecodePackTrailer(trailer_bytes, size));
   STRATA_RETURN_IF_ERROR(file.Read(trailer.footer_offset, trailer.footer_len, &footer));
-  return DecodePackFooter(footer, trailer.footer_offset);
+  if (cipher == nullptr) return DecodePackFooter(footer, trailer.footer_offset);
+  STRATA_ASSIGN_OR_RETURN(std::string opened, cipher->OpenFooter(footer));
+  return DecodePackFooter(opened, trailer.footer_offset);
 }
 
 }  // namespace strata

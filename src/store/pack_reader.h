@@ -23,6 +23,8 @@
 
 namespace strata {
 
+class StoreCipher;
+
 // How an object read for use is checked (docs/format/frames.md). kFast: a
 // framed object by its frames' XXH3 checksums, for packs this store wrote to
 // its own disk; kFull: by its SHA-256 id as well, for bytes that crossed a
@@ -44,8 +46,10 @@ struct ObjectPart {
 
 class PackCache {
  public:
-  // capacity 0: DefaultCapacity().
-  explicit PackCache(Backend* backend, size_t capacity = 0, ReadCheck check = ReadCheck::kFast);
+  // capacity 0: DefaultCapacity(). cipher: the store's, null for a plain
+  // store; it must outlive the cache.
+  explicit PackCache(Backend* backend, size_t capacity = 0, ReadCheck check = ReadCheck::kFast,
+                     const StoreCipher* cipher = nullptr);
   void SetReadCheck(ReadCheck check) { check_ = check; }
   ReadCheck read_check() const { return check_.load(); }
 
@@ -96,6 +100,7 @@ class PackCache {
   static Status Damaged(const std::string& pack_name, const PackEntry& entry, const Status& why);
 
   Backend* const backend_;
+  const StoreCipher* const cipher_;
   const size_t capacity_;
   Mutex mu_;  // a leaf lock: no I/O and no other lock under it
   // Most recently used first; open_ points into it.
@@ -108,10 +113,12 @@ class PackCache {
 };
 
 // Decodes one object's stored bytes and checks them against its entry: the
-// frame checksums of a framed object, and the id (SHA-256) of every object.
-Result<std::string> DecodeObject(const PackEntry& entry, std::string_view stored);
+// frame checksums of a framed object, and the id (SHA-256) of every object;
+// in an encrypted store (cipher not null), its seal.
+Result<std::string> DecodeObject(const PackEntry& entry, std::string_view stored, const StoreCipher* cipher);
 
-// Reads a pack's trailer and footer (no payload checks).
-Result<std::vector<PackEntry>> ReadPackIndex(const RandomAccessFile& file);
+// Reads a pack's trailer and footer (no payload checks), opening the footer
+// with the cipher of an encrypted store.
+Result<std::vector<PackEntry>> ReadPackIndex(const RandomAccessFile& file, const StoreCipher* cipher);
 
 }  // namespace strata

@@ -43,7 +43,7 @@ TEST_F(PackTest, WrittenObjectsReadBackThroughFooter) {
   auto file = env_->NewRandomAccessFile(PackPath(pack));
   ASSERT_TRUE(file.ok());
   EXPECT_EQ((*file)->Size(), pack.size);
-  auto entries = ReadPackIndex(**file);
+  auto entries = ReadPackIndex(**file, nullptr);
   ASSERT_TRUE(entries.ok()) << entries.status().ToString();
   ASSERT_EQ(entries->size(), objects.size());
   PackCache cache(backend_.get());
@@ -114,7 +114,7 @@ TEST_F(PackTest, TruncatedPackIsRejected) {
     ASSERT_TRUE((*w)->Append(std::string_view(*bytes).substr(0, cut)).ok());
     ASSERT_TRUE((*w)->Close().ok());
     auto f = env_->NewRandomAccessFile(path);
-    EXPECT_FALSE(ReadPackIndex(**f).ok()) << "cut at " << cut;
+    EXPECT_FALSE(ReadPackIndex(**f, nullptr).ok()) << "cut at " << cut;
   }
 }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <random>
 
+#include "store/store_cipher.h"
 #include "util/coding.h"
 
 namespace strata {
@@ -18,16 +19,18 @@ std::string TempName() {
 }
 }  // namespace
 
-Result<std::unique_ptr<PackWriter>> PackWriter::Create(Env* env, const std::string& tmp_dir, uint32_t version) {
+Result<std::unique_ptr<PackWriter>> PackWriter::Create(Env* env, const std::string& tmp_dir, uint32_t version,
+                                                        const StoreCipher* cipher) {
   std::string path = tmp_dir + "/" + TempName();
   STRATA_ASSIGN_OR_RETURN(auto file, env->NewWritableFile(path));
-  std::unique_ptr<PackWriter> w(new PackWriter(env, path, std::move(file)));
+  std::unique_ptr<PackWriter> w(new PackWriter(env, path, std::move(file), cipher));
   STRATA_RETURN_IF_ERROR(w->Write(EncodePackHeader(version)));
   return w;
 }
 
-PackWriter::PackWriter(Env* env, std::string tmp_path, std::unique_ptr<WritableFile> file)
-    : env_(env), tmp_path_(std::move(tmp_path)), file_(std::move(file)) {}
+PackWriter::PackWriter(Env* env, std::string tmp_path, std::unique_ptr<WritableFile> file,
+                       const StoreCipher* cipher)
+    : env_(env), tmp_path_(std::move(tmp_path)), file_(std::move(file)), cipher_(cipher) {}
 
 PackWriter::~PackWriter() {
   if (!finished_) {
@@ -57,6 +60,10 @@ Result<SealedPack> PackWriter::Finish() {
   STRATA_RETURN_IF_ERROR(broken_);
   const uint64_t footer_offset = size_;
   std::string tail = EncodePackFooter(entries_);
+  if (cipher_ != nullptr) {
+    // An encrypted store's footer says nothing of its objects' ids, types or sizes.
+    STRATA_ASSIGN_OR_RETURN(tail, cipher_->SealFooter(tail));
+  }
   const uint64_t footer_size = tail.size();
   PutFixed64(&tail, footer_offset);
   PutFixed64(&tail, footer_size);

@@ -17,6 +17,8 @@
 
 namespace strata {
 
+class StoreCipher;
+
 struct SealedPack {
   std::string local_path;  // the synced temp file, to be published
   std::string name;        // "<sha256>.pack"
@@ -28,8 +30,11 @@ class PackWriter {
  public:
   // `version` is the header's: only tests write the older version 1, to make
   // stores as an older strata did (its objects then must not be kFramed).
+  // cipher: an encrypted store's, which seals the footer (it must outlive the
+  // writer); null for a plain store.
   static Result<std::unique_ptr<PackWriter>> Create(Env* env, const std::string& tmp_dir,
-                                                    uint32_t version = kPackVersion);
+                                                    uint32_t version = kPackVersion,
+                                                    const StoreCipher* cipher = nullptr);
   ~PackWriter();  // removes the temp file unless Finish() succeeded
 
   // A failed Add or Finish (a full disk) leaves the pack as it was before
@@ -43,12 +48,13 @@ class PackWriter {
   size_t count() const { return entries_.size(); }
 
  private:
-  PackWriter(Env* env, std::string tmp_path, std::unique_ptr<WritableFile> file);
+  PackWriter(Env* env, std::string tmp_path, std::unique_ptr<WritableFile> file, const StoreCipher* cipher);
   Status Write(std::string_view data);
 
   Env* const env_;
   const std::string tmp_path_;
   std::unique_ptr<WritableFile> file_;
+  const StoreCipher* const cipher_;
   Sha256 checksum_;
   uint64_t size_ = 0;
   std::vector<PackEntry> entries_;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "crypto/key_ring.h"
 #include "env/trust.h"
 #include "store/backend.h"
 #include "store/frame_format.h"
@@ -18,6 +19,7 @@
 #include "store/pack_merge.h"
 #include "store/pack_reader.h"
 #include "store/pack_writer.h"
+#include "store/store_cipher.h"
 #include "util/thread_pool.h"
 
 namespace strata {
@@ -58,6 +60,23 @@ Result<std::unique_ptr<Env>> OpenTrustedRoot(Env* env, const std::string& root) 
   STRATA_RETURN_IF_ERROR(trusted);
   return env->Beneath(root);
 }
+// The config.json of the store at root, read through its confined Env.
+Result<StoreConfig> ReadConfigIn(Env* inside, const std::string& root) {
+  STRATA_ASSIGN_OR_RETURN(std::string text, inside->ReadFile(root + kConfigFile));
+  auto config = StoreConfig::FromJson(text);
+  if (!config.ok()) return config.status().WithContext("store " + root);
+  return config;
+}
+
+// NotFound unless path holds a store (its config.json).
+Status CheckIsStore(const std::string& path, Env* env) {
+  if (env->Exists(path + kConfigFile)) return Status::Ok();
+  // Another user's store is there but closed: say so rather than "no store".
+  if (::access(path.c_str(), X_OK) != 0 && errno == EACCES)
+    return Status::IOError("cannot open the store at " + path, EACCES);
+  if (!env->Exists(path)) return Status::NotFound("no store at " + path + " (create one with 'strata init')");
+  return Status::NotFound(path + " is not a strata store (no config.json; create one with 'strata init')");
+}
 }  // namespace
 
 bool IsValidRefName(std::string_view name) {
@@ -73,6 +92,23 @@ bool IsValidRefName(std::string_view name) {
 }
 
 Status Store::Init(const std::string& path, const StoreConfig& config, Env* env) {
+  if (config.encrypted()) return Status::InvalidArgument("an encrypted store is made with its passphrase");
+  return InitWith(path, config, env, nullptr);
+}
+
+Status Store::InitEncrypted(const std::string& path, const StoreConfig& config, std::string_view passphrase,
+                            const crypto::ScryptParams& params, Env* env) {
+  if (passphrase.empty()) return Status::InvalidArgument("an encrypted store needs a non-empty passphrase");
+  // The key file is written before config.json: a crash leaves no encrypted
+  // store without a key.
+  return InitWith(path, config.Encrypted(), env, [&](Env* inside, const std::string& root) -> Status {
+    crypto::KeyRing ring(inside, KeysDir(root), params);
+    return ring.Create(passphrase).status();
+  });
+}
+
+Status Store::InitWith(const std::string& path, const StoreConfig& config, Env* env,
+                       const std::function<Status(Env* inside, const std::string& root)>& before_config) {
   if (env->Exists(path + kConfigFile))
     return Status::AlreadyExists(path + " is already a strata store; it was left as it is (use it, or give "
                                  "'strata init' another directory)");
@@ -93,33 +129,63 @@ Status Store::Init(const std::string& path, const StoreConfig& config, Env* env)
   {
     STRATA_ASSIGN_OR_RETURN(auto index, Index::Open(root + kIndexFile, /*create=*/true));
   }
+  if (before_config) STRATA_RETURN_IF_ERROR(before_config(inside.get(), root));
   // config.json last: a directory without it is not a store, so a crash during
   // init leaves nothing that could be mistaken for one.
   return inside->WriteFileAtomically(root + kConfigFile, config.ToJson());
 }
 
-Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env) {
-  return Open(path, env, [](Env* e, const std::string& store_path, Index* index) -> Result<std::unique_ptr<Backend>> {
-    return NewLocalBackend(e, store_path, index);
-  });
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env, const crypto::Key256* master) {
+  return Open(
+      path, env,
+      [](Env* e, const std::string& store_path, Index* index) -> Result<std::unique_ptr<Backend>> {
+        return NewLocalBackend(e, store_path, index);
+      },
+      master);
 }
 
-Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env, const BackendFactory& backend) {
-  if (!env->Exists(path + kConfigFile)) {
-    // Another user's store is there but closed: say so rather than "no store".
-    if (::access(path.c_str(), X_OK) != 0 && errno == EACCES)
-      return Status::IOError("cannot open the store at " + path, EACCES);
-    if (!env->Exists(path)) return Status::NotFound("no store at " + path + " (create one with 'strata init')");
-    return Status::NotFound(path + " is not a strata store (no config.json; create one with 'strata init')");
-  }
+Result<std::unique_ptr<Env>> Store::TrustedEnv(const std::string& path, Env* env, std::string* root) {
+  STRATA_RETURN_IF_ERROR(CheckIsStore(path, env));
+  *root = CanonicalPath(path);
+  return OpenTrustedRoot(env, *root);
+}
+
+Result<StoreConfig> Store::ReadConfig(const std::string& path, Env* env) {
+  std::string root;
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Env> inside, TrustedEnv(path, env, &root));
+  return ReadConfigIn(inside.get(), root);
+}
+
+Result<crypto::Key256> Store::Unlock(const std::string& path, std::string_view passphrase, Env* env) {
+  STRATA_ASSIGN_OR_RETURN(StoreConfig config, ReadConfig(path, env));
+  std::string root;
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Env> inside, TrustedEnv(path, env, &root));
+  if (!config.encrypted()) return Status::InvalidArgument("the store at " + root + " is not encrypted");
+  crypto::KeyRing ring(inside.get(), KeysDir(root));
+  auto opened = ring.Open(passphrase);
+  if (!opened.ok()) return opened.status().WithContext("store " + root);
+  return opened->master;
+}
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env, const BackendFactory& backend,
+                                           const crypto::Key256* master) {
   // From here on the store is reached by its canonical path (SQLite's
   // SQLITE_OPEN_NOFOLLOW refuses a link anywhere in the path) and through an
   // Env that follows no link inside it.
-  const std::string root = CanonicalPath(path);
-  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Env> inside, OpenTrustedRoot(env, root));
-  STRATA_ASSIGN_OR_RETURN(std::string text, inside->ReadFile(root + kConfigFile));
-  auto config = StoreConfig::FromJson(text);
-  if (!config.ok()) return config.status().WithContext("store " + root);
+  std::string root;
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Env> inside, TrustedEnv(path, env, &root));
+  auto config = ReadConfigIn(inside.get(), root);
+  if (!config.ok()) return config.status();
+  // The key first: nothing is recovered, upgraded or indexed in a store whose
+  // key is not at hand.
+  std::unique_ptr<StoreCipher> cipher;
+  if (config->encrypted()) {
+    if (master == nullptr)
+      return Status::InvalidArgument("the store at " + root + " is encrypted: it opens only with its passphrase");
+    STRATA_ASSIGN_OR_RETURN(cipher, StoreCipher::FromMasterKey(*master));
+  } else if (master != nullptr) {
+    return Status::InvalidArgument("the store at " + root + " is not encrypted, yet a key was given for it");
+  }
   if (config->version < StoreConfig::kFormatVersion) {
     // This strata writes version 2 packs, which an older one cannot read: the
     // store says so first, so that an older strata refuses the whole store
@@ -135,24 +201,34 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env, co
     return Status::IOError("cannot open the store at " + root + " for writing", EROFS);
   STRATA_ASSIGN_OR_RETURN(auto index, Index::Open(root + kIndexFile, /*create=*/false));
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Backend> packs_and_refs, backend(inside.get(), root, index.get()));
-  std::unique_ptr<Store> store(
-      new Store(root, std::move(inside), *config, std::move(index), std::move(packs_and_refs)));
+  std::unique_ptr<Store> store(new Store(root, std::move(inside), *config, std::move(index),
+                                        std::move(packs_and_refs), std::move(cipher)));
   STRATA_RETURN_IF_ERROR(store->Recover());
   return store;
 }
 
 Store::Store(std::string path, std::unique_ptr<Env> env, StoreConfig config, std::unique_ptr<Index> index,
-             std::unique_ptr<Backend> backend)
+             std::unique_ptr<Backend> backend, std::unique_ptr<StoreCipher> cipher)
     : path_(std::move(path)),
       owned_env_(std::move(env)),
       env_(owned_env_.get()),
       config_(std::move(config)),
       index_(std::move(index)),
       backend_(std::move(backend)),
+      cipher_(std::move(cipher)),
       // Packs on this machine's disk were written by this store: their frame
       // checksums suffice. A remote's bytes crossed a trust boundary.
       packs_(std::make_unique<PackCache>(backend_.get(), 0,
-                                         backend_->LocalDisk() ? ReadCheck::kFast : ReadCheck::kFull)) {}
+                                         backend_->LocalDisk() ? ReadCheck::kFast : ReadCheck::kFull,
+                                         cipher_.get())) {}
+
+Hash Store::ObjectId(ObjectType type, std::string_view data) const {
+  return cipher_ ? cipher_->ObjectId(type, data) : ComputeObjectId(type, data);
+}
+
+Chunker Store::NewChunker() const {
+  return cipher_ ? Chunker(config_.chunker, cipher_->gear()) : Chunker(config_.chunker);
+}
 
 Store::~Store() = default;  // an unflushed open pack is abandoned (its temp file removed)
 
@@ -255,7 +331,7 @@ Status Store::IndexNewPacks() {
       pool.Submit([&, i] {
         if (too_damaged()) return;
         auto file = backend_->OpenPackUncached(fresh[i]);
-        auto entries = file.ok() ? ReadPackIndex(**file) : Result<std::vector<PackEntry>>(file.status());
+        auto entries = file.ok() ? ReadPackIndex(**file, cipher_.get()) : Result<std::vector<PackEntry>>(file.status());
         if (!entries.ok()) {
           footers[i].status = entries.status();
           if (entries.status().IsCorruption() || entries.status().code() == Status::Code::kUnsupported) damaged++;
@@ -285,17 +361,25 @@ Status Store::IndexNewPacks() {
 
 Result<PutResult> Store::Put(ObjectType type, std::string_view data) {
   if (data.size() > kMaxObjectSize) return Status::InvalidArgument("object larger than the format allows");
-  const Hash id = ComputeObjectId(type, data);
+  const Hash id = ObjectId(type, data);
   STRATA_ASSIGN_OR_RETURN(bool stored_already, IsStored(id));
   if (stored_already) return PutResult{id};
-  // Compress outside the lock: this is where the CPU time goes. The buffer is
-  // per thread so its memory is reused from one object to the next.
+  // Compress (and seal) outside the lock: this is where the CPU time goes. The
+  // buffer is per thread so its memory is reused from one object to the next.
   thread_local std::string stored;
   EncodeFramed(id, data, config_.zstd_level, config_.frame_shift, &stored);
-  return Append(id, type, Codec::kFramed, stored, data.size());
+  if (!cipher_) return Append(id, type, Codec::kFramed, stored, data.size());
+  STRATA_ASSIGN_OR_RETURN(std::string sealed, cipher_->SealObject(id, type, data.size(), stored));
+  return Append(id, type, Codec::kSealed, sealed, data.size());
 }
 
 Result<PutResult> Store::PutStored(const Hash& id, const StoredObject& object) {
+  // Sealed bytes belong in an encrypted store, plain ones in a plain store:
+  // a store never keeps what it could not read back.
+  if ((object.codec == Codec::kSealed) != (cipher_ != nullptr))
+    return Status::InvalidArgument(std::string("object ") + id.ToHex() +
+                                   (cipher_ ? " is not sealed, and this store is encrypted"
+                                            : " is sealed, and this store is not encrypted"));
   STRATA_ASSIGN_OR_RETURN(bool stored_already, IsStored(id));
   if (stored_already) return PutResult{id};
   return Append(id, object.type, object.codec, object.bytes, object.raw_len);
@@ -320,7 +404,7 @@ Result<PutResult> Store::Append(const Hash& id, ObjectType type, Codec codec, st
   STRATA_RETURN_IF_ERROR(seal_error_);
   if (!known_.insert(id).second) return result;  // another thread stored it meanwhile
   if (!open_pack_) {
-    auto writer = PackWriter::Create(env_, path_ + "/tmp");
+    auto writer = PackWriter::Create(env_, path_ + "/tmp", kPackVersion, cipher_.get());
     if (!writer.ok()) {
       known_.erase(id);
       return writer.status();
@@ -543,15 +627,31 @@ Result<std::vector<Hash>> Store::FindCommitsByPrefix(std::string_view hex_prefix
   return index_->FindByPrefix(ObjectType::kCommit, std::string(hex_prefix), limit);
 }
 
-Result<std::optional<Hash>> Store::GetRef(const std::string& name) {
+Result<std::string> Store::BackendRefName(const std::string& name) const {
   if (!IsValidRefName(name)) return Status::InvalidArgument("'" + name + "' is not a valid branch name");
-  return backend_->GetRef(name);
+  if (!cipher_) return name;
+  return cipher_->SealRefName(name);
 }
 
-Result<std::map<std::string, Hash>> Store::ListRefs() { return backend_->ListRefs(); }
+Result<std::optional<Hash>> Store::GetRef(const std::string& name) {
+  STRATA_ASSIGN_OR_RETURN(std::string kept, BackendRefName(name));
+  return backend_->GetRef(kept);
+}
+
+Result<std::map<std::string, Hash>> Store::ListRefs() {
+  STRATA_ASSIGN_OR_RETURN(auto kept, backend_->ListRefs());
+  if (!cipher_) return kept;
+  std::map<std::string, Hash> refs;
+  for (const auto& [sealed, target] : kept) {
+    auto name = cipher_->OpenRefName(sealed);
+    if (!name.ok()) return name.status().WithContext("store " + path_);
+    refs.emplace(std::move(name).value(), target);
+  }
+  return refs;
+}
 
 Status Store::CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected, const Hash& target) {
-  if (!IsValidRefName(name)) return Status::InvalidArgument("'" + name + "' is not a valid branch name");
+  STRATA_ASSIGN_OR_RETURN(std::string kept, BackendRefName(name));
   // A ref may only point at a commit that is durably stored; the session keeps
   // gc from deleting it between this check and the swap.
   STRATA_ASSIGN_OR_RETURN(WriteSession session, BeginWrite());
@@ -559,12 +659,12 @@ Status Store::CompareAndSwapRef(const std::string& name, const std::optional<Has
   if (!loc || loc->entry.type != ObjectType::kCommit)
     return Status::InvalidArgument("cannot point branch '" + name + "' at " + target.ToHex() +
                                    ": no such commit in the store");
-  return backend_->CompareAndSwapRef(name, expected, target);
+  return backend_->CompareAndSwapRef(kept, expected, target);
 }
 
 Status Store::DeleteRef(const std::string& name, const Hash& expected) {
-  if (!IsValidRefName(name)) return Status::InvalidArgument("'" + name + "' is not a valid branch name");
-  return backend_->DeleteRef(name, expected);
+  STRATA_ASSIGN_OR_RETURN(std::string kept, BackendRefName(name));
+  return backend_->DeleteRef(kept, expected);
 }
 
 Result<StoreStats> Store::Stats() {

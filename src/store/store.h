@@ -43,6 +43,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "crypto/aead.h"
+#include "crypto/passphrase_kdf.h"
 #include "env/env.h"
 #include "store/chunker.h"
 #include "store/commit.h"
@@ -61,18 +63,31 @@ class Backend;
 class Index;
 class PackWriter;
 class PackCache;
+class StoreCipher;
 
 struct StoreConfig {
   // Version 2: packs of version 2 (framed objects with XXH3 frame checksums).
   // A version 1 store is read as it is and marked version 2 when opened.
   static constexpr int kFormatVersion = 2;
   static constexpr int kOldestFormatVersion = 1;
+  // Version 3: an encrypted store (docs/format/encryption.md): sealed objects,
+  // pack footers and branch names, keyed ids. A strata that knows only
+  // version 2 refuses it by its version, before it could misread a byte.
+  static constexpr int kEncryptedFormatVersion = 3;
+  static constexpr const char* kCipher = "aes-256-gcm";
   int version = kFormatVersion;
+  // "" for a plain store, else kCipher; with it, version must be
+  // kEncryptedFormatVersion. Its key files are in the store's keys/.
+  std::string encryption;
   std::string hash = "sha256";
   ChunkerParams chunker;
   int zstd_level = 3;
   unsigned frame_shift = kDefaultFrameShift;  // frames of 1 << frame_shift plain bytes
   uint64_t pack_size = 32ull << 20;  // a pack is sealed once it reaches this
+
+  bool encrypted() const { return !encryption.empty(); }
+  // This configuration for an encrypted store.
+  StoreConfig Encrypted() const;
 
   std::string ToJson() const;
   static Result<StoreConfig> FromJson(std::string_view json);
@@ -131,18 +146,46 @@ class Store {
  public:
   // Creates a new store at path (which must not exist or be an empty directory).
   static Status Init(const std::string& path, const StoreConfig& config, Env* env = Env::Default());
+  // Creates a new encrypted store (config.Encrypted()): a new random master
+  // key, wrapped under passphrase in the store's first key file (keys/).
+  static Status InitEncrypted(const std::string& path, const StoreConfig& config, std::string_view passphrase,
+                              const crypto::ScryptParams& params = {}, Env* env = Env::Default());
   // Opens an existing store, refusing unknown format versions, and recovers
   // from an earlier crash (temp packs removed, unindexed packs indexed).
-  static Result<std::unique_ptr<Store>> Open(const std::string& path, Env* env = Env::Default());
+  // An encrypted store needs its master key (Unlock); without one it is
+  // refused before anything in it is read but its config.json.
+  static Result<std::unique_ptr<Store>> Open(const std::string& path, Env* env = Env::Default(),
+                                             const crypto::Key256* master = nullptr);
   // The same with packs and refs kept elsewhere (a remote store: path is then
   // its local side, the index and temp packs).
-  static Result<std::unique_ptr<Store>> Open(const std::string& path, Env* env, const BackendFactory& backend);
+  static Result<std::unique_ptr<Store>> Open(const std::string& path, Env* env, const BackendFactory& backend,
+                                             const crypto::Key256* master = nullptr);
+  // The configuration of the store at path, read before opening it (to know
+  // whether it needs a passphrase).
+  static Result<StoreConfig> ReadConfig(const std::string& path, Env* env = Env::Default());
+  // The master key of the encrypted store at path, from the first key file
+  // passphrase opens; InvalidArgument ("wrong passphrase") if none does.
+  // Nothing in the store is written.
+  static Result<crypto::Key256> Unlock(const std::string& path, std::string_view passphrase,
+                                       Env* env = Env::Default());
+  // The directory of the key files of the store at path (canonical or not).
+  static std::string KeysDir(const std::string& path) { return path + "/keys"; }
+  // The Env for the files of the store at path, confined to it and refused
+  // unless the directory is its user's own (for its key ring); *root gets
+  // the store's canonical path.
+  static Result<std::unique_ptr<Env>> TrustedEnv(const std::string& path, Env* env, std::string* root);
 
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
   const StoreConfig& config() const { return config_; }
+  // An encrypted store's cipher; null for a plain store.
+  const StoreCipher* cipher() const { return cipher_.get(); }
+  // The id an object of these bytes has in this store (keyed if encrypted),
+  // and the chunker that cuts files for it (a keyed gear table if encrypted).
+  Hash ObjectId(ObjectType type, std::string_view data) const;
+  Chunker NewChunker() const;
   // The store's canonical path, and the Env for files inside it: confined to
   // it (Env::Beneath), so it refuses links and paths outside the store.
   const std::string& path() const { return path_; }
@@ -226,7 +269,13 @@ class Store {
 
  private:
   Store(std::string path, std::unique_ptr<Env> env, StoreConfig config, std::unique_ptr<Index> index,
-        std::unique_ptr<Backend> backend);
+        std::unique_ptr<Backend> backend, std::unique_ptr<StoreCipher> cipher);
+  // A branch name as the backend keeps it: sealed in an encrypted store.
+  Result<std::string> BackendRefName(const std::string& name) const;
+  // Init, calling before_config (if any) once the store's directories exist
+  // and before config.json makes it a store.
+  static Status InitWith(const std::string& path, const StoreConfig& config, Env* env,
+                         const std::function<Status(Env* inside, const std::string& root)>& before_config);
   Status Recover();
   // Indexes published packs the index does not know (from their footers).
   Status IndexNewPacks();
@@ -260,6 +309,7 @@ class Store {
   const StoreConfig config_;
   std::unique_ptr<Index> index_;
   std::unique_ptr<Backend> backend_;  // packs and refs
+  const std::unique_ptr<StoreCipher> cipher_;  // null: a plain store
   std::unique_ptr<PackCache> packs_;
 
   // Lock order, across modules: a workspace's mu_ (SqliteWorkspace) before

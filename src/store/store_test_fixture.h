@@ -14,6 +14,16 @@
 
 namespace strata {
 
+// The objects `strata verify` names as damaged (hex ids).
+inline std::set<std::string> ObjectsDamagedByVerify(Store& store) {
+  auto report = VerifyStore(store, nullptr);
+  EXPECT_TRUE(report.ok());
+  std::set<std::string> named;
+  if (report.ok())
+    for (const auto& p : report->problems) named.insert(p.object);
+  return named;
+}
+
 class StoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -41,15 +51,7 @@ class StoreTest : public ::testing::Test {
     ASSERT_TRUE((*w)->Append(data).ok() && (*w)->Close().ok());
   }
 
-  // The objects `strata verify` names as damaged (hex ids).
-  std::set<std::string> DamagedByVerify() {
-    auto report = VerifyStore(*store_, nullptr);
-    EXPECT_TRUE(report.ok());
-    std::set<std::string> named;
-    if (report.ok())
-      for (const auto& p : report->problems) named.insert(p.object);
-    return named;
-  }
+  std::set<std::string> DamagedByVerify() { return ObjectsDamagedByVerify(*store_); }
 
   testing::TempDir dir_;
   std::string path_;

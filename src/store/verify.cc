@@ -33,7 +33,7 @@ class PackVerifier {
 
     // Objects come from the footer; if the footer itself is damaged, fall back
     // to what the index says this pack holds, so damaged objects can still be named.
-    auto entries = ReadPackIndex(**file);
+    auto entries = ReadPackIndex(**file, store_.cipher());
     if (!entries.ok()) {
       Problem(name, "", entries.status().message());
       entries = store_.index()->ObjectsInPack(name);
@@ -47,7 +47,7 @@ class PackVerifier {
         Problem(name, e.id.ToHex(), "object lies outside the pack");
         continue;
       }
-      auto raw = DecodeObject(e, std::string_view(bytes).substr(e.offset, e.stored_len));
+      auto raw = DecodeObject(e, std::string_view(bytes).substr(e.offset, e.stored_len), store_.cipher());
       if (!raw.ok()) Problem(name, e.id.ToHex(), raw.status().message());
     }
   }

@@ -41,8 +41,8 @@ void SqliteWorkspace::WaitForCapture(InodeId ino) {
 }
 
 Status SqliteWorkspace::CaptureFiles(CommitPlan& plan) {
-  const Chunker chunker(store_.config().chunker);
-  ZeroChunk zero(chunker, [](std::string_view data) { return ComputeObjectId(ObjectType::kChunk, data); });
+  const Chunker chunker = store_.NewChunker();
+  ZeroChunk zero(chunker, [this](std::string_view data) { return store_.ObjectId(ObjectType::kChunk, data); });
   // A captured file's path, for messages ("inode N" when the cut names it nowhere).
   auto path_of = [&plan](InodeId ino) {
     for (const auto& [dir, d] : plan.dirs)

@@ -28,19 +28,30 @@ Status CheckRegular(const InodeRow& row) {
   return Status::Ok();
 }
 
-// The zero chunk of these chunker parameters, hashed once per process (a
-// store's parameters never change, and a process opens few stores).
-ChunkRef ZeroChunkOf(const ChunkerParams& params) {
+// The zero chunk of a store's chunker parameters and key, hashed once per
+// process (a store's parameters never change, and a process opens few
+// stores). The id of the empty chunk tells the keys apart: an encrypted
+// store's zero chunk is cut by its own gear table and has a keyed id.
+ChunkRef ZeroChunkOf(const Store& store) {
+  struct Known {
+    ChunkerParams params;
+    Hash key_mark;
+    ChunkRef chunk;
+  };
   static Mutex mu;
-  static std::vector<std::pair<ChunkerParams, ChunkRef>> known;
+  static std::vector<Known> known;
+  const ChunkerParams& params = store.config().chunker;
+  const Hash key_mark = store.ObjectId(ObjectType::kChunk, "");
   MutexLock lock(&mu);
-  for (const auto& [p, chunk] : known) {
-    if (p.min_size == params.min_size && p.avg_size == params.avg_size && p.max_size == params.max_size) return chunk;
+  for (const Known& k : known) {
+    if (k.params.min_size == params.min_size && k.params.avg_size == params.avg_size &&
+        k.params.max_size == params.max_size && k.key_mark == key_mark)
+      return k.chunk;
   }
-  const Chunker chunker(params);
-  ZeroChunk zero(chunker, [](std::string_view data) { return ComputeObjectId(ObjectType::kChunk, data); });
-  known.emplace_back(params, ChunkRef{zero.id(), zero.length()});
-  return known.back().second;
+  const Chunker chunker = store.NewChunker();
+  ZeroChunk zero(chunker, [&store](std::string_view data) { return store.ObjectId(ObjectType::kChunk, data); });
+  known.push_back(Known{params, key_mark, ChunkRef{zero.id(), zero.length()}});
+  return known.back().chunk;
 }
 
 }  // namespace
@@ -130,7 +141,7 @@ Status SqliteWorkspace::SyncWal() {
   return Status::IOError("syncing " + wal, EIO);
 }
 
-uint64_t HeldBytes(NamespaceDb& db, const FileData& files, const ChunkerParams& chunker, const InodeRow& row) {
+uint64_t HeldBytes(NamespaceDb& db, const FileData& files, const Store& store, const InodeRow& row) {
   uint64_t held = 0;
   if (row.changed) {
     held += files.AllocatedBytes(row.ino);
@@ -138,7 +149,7 @@ uint64_t HeldBytes(NamespaceDb& db, const FileData& files, const ChunkerParams& 
   if (row.base_len == 0) return held;
   // The parts of [0, base_len) the base does not hold or that extents replace.
   std::vector<Extent> not_held;
-  const ChunkRef zero = ZeroChunkOf(chunker);
+  const ChunkRef zero = ZeroChunkOf(store);
   if (row.base_len >= zero.length) {
     auto encoded = db.GetBaseChunks(row.ino);
     auto chunks = encoded.ok() ? DecodeChunkList(*encoded) : Result<std::vector<ChunkRef>>(encoded.status());

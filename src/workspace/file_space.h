@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "store/chunker.h"
+#include "store/store.h"
 #include "workspace/file_data.h"
 #include "workspace/namespace_db.h"
 
@@ -30,6 +30,6 @@ constexpr uint64_t kMaxFileSize = (uint64_t{1} << 44) - 4096;
 // Other chunks count whole, zeros or not: telling would mean reading them. The
 // count is logical, before compression and dedup in the store. Should a row
 // not read, it is row.size, the dense answer. REQUIRES the workspace's lock.
-uint64_t HeldBytes(NamespaceDb& db, const FileData& files, const ChunkerParams& chunker, const InodeRow& row);
+uint64_t HeldBytes(NamespaceDb& db, const FileData& files, const Store& store, const InodeRow& row);
 
 }  // namespace strata::workspace_internal

@@ -57,11 +57,11 @@ void DecodeResealed(const strata::PackEntry& e, std::string stored) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view in(reinterpret_cast<const char*>(data), size);
   MemoryFile file(in);
-  auto entries = strata::ReadPackIndex(file);
+  auto entries = strata::ReadPackIndex(file, nullptr);
   if (!entries.ok()) return 0;
   for (const strata::PackEntry& e : *entries) {
     if (e.offset > in.size() || e.stored_len > in.size() - e.offset) continue;  // as the readers check
-    (void)strata::DecodeObject(e, in.substr(e.offset, e.stored_len));
+    (void)strata::DecodeObject(e, in.substr(e.offset, e.stored_len), nullptr);
     if (e.codec == strata::Codec::kFramed) DecodeResealed(e, std::string(in.substr(e.offset, e.stored_len)));
   }
   return 0;

@@ -18,9 +18,11 @@
 #include "store/codec.h"
 #include "store/index.h"
 #include "store/commit.h"
+#include "store/frame_format.h"
 #include "store/object.h"
 #include "store/pack_writer.h"
 #include "store/store.h"
+#include "store/store_cipher.h"
 #include "store/tree.h"
 #include "util/hash.h"
 #include "workspace/file_data.h"
@@ -256,6 +258,29 @@ void FuseRequestSeeds(const std::string& dir) {
   }
 }
 
+// Values sealed under fuzz_sealed's fixed key (so mutations start past the
+// tag), and plaintexts for the selectors that seal first.
+void SealedSeeds(const std::string& dir) {
+  strata::crypto::Key256 master;
+  master.bytes.fill(0x42);
+  auto cipher = strata::StoreCipher::FromMasterKey(master);
+  if (!cipher.ok()) std::abort();
+  auto name = (*cipher)->SealRefName("team/main");
+  strata::PackEntry entry{strata::Sha256::Of("fuzz", 4), strata::ObjectType::kChunk, strata::Codec::kSealed, 16, 0, 5};
+  const std::string footer = strata::EncodePackFooter({entry});
+  auto sealed_footer = (*cipher)->SealFooter(footer);
+  std::string framed;
+  strata::EncodeFramed(entry.id, "hello", 3, strata::kDefaultFrameShift, &framed);
+  auto sealed_object = (*cipher)->SealObject(entry.id, entry.type, 5, framed);
+  if (!name.ok() || !sealed_footer.ok() || !sealed_object.ok()) std::abort();
+  Write(dir, "ref-name", FuzzInputWriter(0).Rest(*name).bytes());
+  Write(dir, "footer", FuzzInputWriter(1).Rest(*sealed_footer).bytes());
+  Write(dir, "object", FuzzInputWriter(2).Int(5).Rest(*sealed_object).bytes());
+  Write(dir, "name-plain", FuzzInputWriter(3).Rest("team/main").bytes());
+  Write(dir, "footer-plain", FuzzInputWriter(4).Rest(footer).bytes());
+  Write(dir, "object-plain", FuzzInputWriter(5).Int(5).Rest(framed).bytes());
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
   const std::string dir = argv[1];
@@ -272,6 +297,7 @@ int main(int argc, char** argv) {
   Write(dir + "/commit", "first", strata::EncodeCommit(strata::Commit()));
   Write(dir + "/pack", "whole-and-framed", SamplePack(dir + "/.scratch"));
   Write(dir + "/config", "default", strata::StoreConfig().ToJson());
+  Write(dir + "/config", "encrypted", strata::StoreConfig().Encrypted().ToJson());
   namespace wi = strata::workspace_internal;
   Write(dir + "/chunk_list", "two", wi::EncodeChunkList({{strata::Sha256::Of("a", 1), 7}, {strata::Sha256::Of("b", 1), 1 << 20}}));
   Write(dir + "/chunk_list", "none", wi::EncodeChunkList({}));
@@ -292,5 +318,6 @@ int main(int argc, char** argv) {
   RemoteSeeds(dir + "/remote");
   KeyFileSeeds(dir + "/key_file");
   FuseRequestSeeds(dir + "/fuse_request");
+  SealedSeeds(dir + "/sealed");
   return 0;
 }

@@ -1,0 +1,138 @@
+// key add|list|remove|passwd: the passphrases of an encrypted store, one key
+// file each in the store's keys/ (crypto/key_ring.h does the work). Every
+// one of them needs a passphrase that opens the store; none rewrites data.
+#include <fmt/format.h>
+
+#include <functional>
+
+#include "cli/cli.h"
+#include "crypto/key_ring.h"
+
+namespace strata::cli {
+namespace {
+
+// The selected store's key ring and a passphrase that opens it.
+struct OpenedKeys {
+  std::unique_ptr<Env> env;  // confined to the store; outlives the ring
+  std::string root;
+  std::unique_ptr<crypto::KeyRing> ring;
+  std::string passphrase;
+  std::string key_id;  // the key the passphrase opened
+
+  ~OpenedKeys() { crypto::Wipe(passphrase); }
+};
+
+Result<std::unique_ptr<OpenedKeys>> OpenKeys(const Globals& g) {
+  const std::string path = StorePath(g);
+  STRATA_ASSIGN_OR_RETURN(StoreConfig config, Store::ReadConfig(path));
+  auto keys = std::make_unique<OpenedKeys>();
+  STRATA_ASSIGN_OR_RETURN(keys->env, Store::TrustedEnv(path, Env::Default(), &keys->root));
+  if (!config.encrypted())
+    return Status::InvalidArgument("the store at " + keys->root + " is not encrypted: it has no keys");
+  keys->ring = std::make_unique<crypto::KeyRing>(keys->env.get(), Store::KeysDir(keys->root));
+  STRATA_ASSIGN_OR_RETURN(keys->passphrase,
+                          ReadPassphrase(StorePassphrase(g, keys->root),
+                                         "the store at " + keys->root + " is encrypted and needs its passphrase"));
+  // Checked before anything else, so that a wrong one changes nothing.
+  auto opened = keys->ring->Open(keys->passphrase);
+  if (!opened.ok()) return opened.status().WithContext("store " + keys->root);
+  keys->key_id = opened->key_id;
+  return keys;
+}
+
+Result<std::string> NewPassphrase(const std::string& file) {
+  PassphraseSource source;
+  source.file = file;
+  source.option = "--new-password-file";
+  source.env_var = "STRATA_NEW_PASSWORD";
+  source.prompt = "new passphrase: ";
+  source.confirm = true;
+  return ReadPassphrase(source, "a new passphrase is needed");
+}
+
+int RunKeyList(const Globals& g) {
+  auto keys = OpenKeys(g);
+  if (!keys.ok()) return Fail(keys.status());
+  auto list = (*keys)->ring->List();
+  if (!list.ok()) return Fail(list.status());
+  if (g.json) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::array();
+    for (const crypto::KeyInfo& k : *list)
+      j.push_back({{"id", k.id},
+                   {"current", k.id == (*keys)->key_id},
+                   {"created", k.created_sec},
+                   {"kdf", {{"name", "scrypt"}, {"log2_n", k.params.log2_n}, {"r", k.params.r}, {"p", k.params.p}}}});
+    PrintJson(j);
+    return kExitOk;
+  }
+  for (const crypto::KeyInfo& k : *list)
+    fmt::print("{} {}  {}  scrypt N=2^{} r={} p={}\n", k.id == (*keys)->key_id ? '*' : ' ', k.id,
+               FormatTime(k.created_sec, 0), k.params.log2_n, k.params.r, k.params.p);
+  return kExitOk;
+}
+
+// key add and key passwd: change(keys, new passphrase) makes the new key.
+int RunWithNewPassphrase(
+    const Globals& g, const std::string& new_file,
+    const std::function<Result<crypto::KeyInfo>(OpenedKeys&, const std::string&)>& change,
+    const std::function<void(const OpenedKeys&, const crypto::KeyInfo&)>& report) {
+  auto keys = OpenKeys(g);
+  if (!keys.ok()) return Fail(keys.status());
+  auto fresh = NewPassphrase(new_file);
+  if (!fresh.ok()) return Fail(fresh.status());
+  auto made = change(**keys, *fresh);
+  crypto::Wipe(*fresh);
+  if (!made.ok()) return Fail(made.status());
+  report(**keys, *made);
+  return kExitOk;
+}
+
+int RunKeyAdd(const Globals& g, const std::string& new_file) {
+  return RunWithNewPassphrase(
+      g, new_file, [](OpenedKeys& k, const std::string& fresh) { return k.ring->Add(k.passphrase, fresh); },
+      [](const OpenedKeys&, const crypto::KeyInfo& added) { fmt::print("added key {}\n", added.id); });
+}
+
+int RunKeyRemove(const Globals& g, const std::string& id) {
+  auto keys = OpenKeys(g);
+  if (!keys.ok()) return Fail(keys.status());
+  if (Status s = (*keys)->ring->Remove((*keys)->passphrase, id); !s.ok()) return Fail(s);
+  fmt::print("removed key {}\n", id);
+  return kExitOk;
+}
+
+int RunKeyPasswd(const Globals& g, const std::string& new_file) {
+  return RunWithNewPassphrase(
+      g, new_file,
+      [](OpenedKeys& k, const std::string& fresh) { return k.ring->ChangePassphrase(k.passphrase, fresh); },
+      [](const OpenedKeys& k, const crypto::KeyInfo& changed) {
+        fmt::print("changed the passphrase: key {} replaces key {} (no data was rewritten)\n", changed.id,
+                   k.key_id);
+      });
+}
+
+}  // namespace
+
+void RegisterKeyCommands(CLI::App& app, Globals& g, int* exit_code) {
+  auto* key = app.add_subcommand("key", "the passphrases of an encrypted store: add, list, remove, passwd");
+  key->require_subcommand(1);
+
+  static std::string add_file, passwd_file, remove_id;
+  auto* add = key->add_subcommand("add", "add a passphrase (STRATA_NEW_PASSWORD, --new-password-file or a prompt)");
+  add->add_option("--new-password-file", add_file, "the new passphrase, from this file");
+  add->callback([&g, exit_code] { *exit_code = RunKeyAdd(g, add_file); });
+
+  auto* list = key->add_subcommand("list", "list the store's keys; '*' marks the one the passphrase opened");
+  list->add_flag("--json", g.json, "machine-readable output");
+  list->callback([&g, exit_code] { *exit_code = RunKeyList(g); });
+
+  auto* remove = key->add_subcommand("remove", "remove a key (with the passphrase of another one)");
+  remove->add_option("ID", remove_id, "the key's id, as 'strata key list' shows it")->required();
+  remove->callback([&g, exit_code] { *exit_code = RunKeyRemove(g, remove_id); });
+
+  auto* passwd = key->add_subcommand("passwd", "change the passphrase: re-wrap the key, rewrite no data");
+  passwd->add_option("--new-password-file", passwd_file, "the new passphrase, from this file");
+  passwd->callback([&g, exit_code] { *exit_code = RunKeyPasswd(g, passwd_file); });
+}
+
+}  // namespace strata::cli

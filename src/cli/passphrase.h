@@ -1,0 +1,36 @@
+// Passphrases of encrypted stores: where a command gets one, and the master
+// keys this process has unlocked with them.
+//
+// A passphrase comes from a file (--password-file, --new-password-file),
+// else an environment variable (STRATA_PASSWORD, STRATA_NEW_PASSWORD), else a
+// prompt on the controlling terminal with echo off. Without any of these the
+// command is refused: it never waits on a pipe for a passphrase nobody types.
+#pragma once
+
+#include <string>
+
+#include "crypto/aead.h"
+#include "util/status.h"
+
+namespace strata::cli {
+
+// Where one passphrase comes from.
+struct PassphraseSource {
+  std::string file;         // a file holding it (one trailing newline is dropped); empty: none
+  const char* option = "";   // the option that names the file, for messages: "--password-file"
+  const char* env_var = "";  // e.g. "STRATA_PASSWORD"
+  std::string prompt;       // asked on the terminal, e.g. "passphrase for store X: "
+  bool confirm = false;     // a new passphrase: asked twice on a terminal, both must match
+};
+
+// The passphrase, or InvalidArgument naming every way to give it (`what`
+// says what it is for) when no source has one. Never empty.
+Result<std::string> ReadPassphrase(const PassphraseSource& source, const std::string& what);
+
+// The master key of the encrypted store at path, unlocked once per process
+// with the passphrase from `source` and kept for later opens of the same
+// store (a mount opens it again in the daemon it forks, which has no
+// terminal). A wrong passphrase is refused before the store is opened.
+Result<crypto::Key256> UnlockStoreKey(const std::string& path, const PassphraseSource& source);
+
+}  // namespace strata::cli

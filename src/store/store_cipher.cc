@@ -1,0 +1,84 @@
+#include "store/store_cipher.h"
+
+#include "crypto/gear_table.h"
+#include "crypto/subkeys.h"
+#include "store/pack_format.h"
+#include "util/coding.h"
+#include "util/hex.h"
+
+namespace strata {
+
+namespace {
+// Associated data of each kind of sealed value: a value sealed as one kind
+// never opens as another, even where two kinds share a key.
+constexpr std::string_view kObjectAad = "strata object v1";
+constexpr std::string_view kFooterAad = "strata pack footer v1";
+constexpr std::string_view kRefNameAad = "strata ref name v1";
+
+std::string ObjectAad(const Hash& id, ObjectType type, uint64_t raw_len) {
+  std::string aad(kObjectAad);
+  aad.push_back(static_cast<char>(type));
+  PutFixed64(&aad, raw_len);
+  aad.append(reinterpret_cast<const char*>(id.bytes.data()), id.bytes.size());
+  return aad;
+}
+}  // namespace
+
+Result<std::unique_ptr<StoreCipher>> StoreCipher::FromMasterKey(const crypto::Key256& master) {
+  STRATA_ASSIGN_OR_RETURN(crypto::Key256 id_key, crypto::DeriveSubkey(master, crypto::kSubkeyObjectId));
+  std::unique_ptr<StoreCipher> cipher(new StoreCipher(id_key));
+  STRATA_ASSIGN_OR_RETURN(cipher->seal_key_, crypto::DeriveSubkey(master, crypto::kSubkeyObjectSeal));
+  STRATA_ASSIGN_OR_RETURN(cipher->index_key_, crypto::DeriveSubkey(master, crypto::kSubkeyPackIndex));
+  STRATA_ASSIGN_OR_RETURN(cipher->refs_key_, crypto::DeriveSubkey(master, crypto::kSubkeyRefs));
+  STRATA_ASSIGN_OR_RETURN(cipher->gear_, crypto::DeriveGearTable(master));
+  return cipher;
+}
+
+Hash StoreCipher::ObjectId(ObjectType type, std::string_view data) const {
+  // The header of ComputeObjectId, NUL included, so ids differ only by the key.
+  const std::string header = std::string("strata ") + ObjectTypeName(type) + " " + std::to_string(data.size());
+  return ids_.Of(std::string_view(header.data(), header.size() + 1), data);
+}
+
+Result<std::string> StoreCipher::SealObject(const Hash& id, ObjectType type, uint64_t raw_len,
+                                            std::string_view framed) const {
+  return crypto::Seal(seal_key_, framed, ObjectAad(id, type, raw_len));
+}
+
+Result<std::string> StoreCipher::OpenObject(const PackEntry& entry, std::string_view sealed) const {
+  return crypto::Open(seal_key_, sealed, ObjectAad(entry.id, entry.type, entry.raw_len),
+                      "sealed " + std::string(ObjectTypeName(entry.type)));
+}
+
+Result<std::string> StoreCipher::SealFooter(std::string_view footer) const {
+  return crypto::Seal(index_key_, footer, kFooterAad);
+}
+
+Result<std::string> StoreCipher::OpenFooter(std::string_view sealed) const {
+  return crypto::Open(index_key_, sealed, kFooterAad, "sealed pack footer");
+}
+
+Result<std::string> StoreCipher::SealRefName(std::string_view name) const {
+  // A synthetic nonce (the SIV construction): derived from the name under the
+  // key, so equal names seal alike and different names get different nonces.
+  // A nonce repeats only with the same name, which then seals to the very
+  // same bytes: nothing is revealed beyond "the same name".
+  STRATA_ASSIGN_OR_RETURN(Hash mac, crypto::HmacSha256(refs_key_.view(), std::string(kRefNameAad) + '\0' +
+                                                                              std::string(name)));
+  std::string_view nonce(reinterpret_cast<const char*>(mac.bytes.data()), crypto::kNonceSize);
+  STRATA_ASSIGN_OR_RETURN(std::string sealed, crypto::SealWithNonce(refs_key_, nonce, name, kRefNameAad));
+  return HexEncode(sealed);
+}
+
+Result<std::string> StoreCipher::OpenRefName(std::string_view sealed_hex) const {
+  auto sealed = HexDecode(sealed_hex);
+  if (!sealed) return Status::Corruption("ref '" + std::string(sealed_hex) + "' is not a sealed branch name");
+  auto name = crypto::Open(refs_key_, *sealed, kRefNameAad, "sealed branch name");
+  if (!name.ok()) return name.status();
+  // The nonce must be the one the name derives: anything else was not sealed here.
+  STRATA_ASSIGN_OR_RETURN(std::string again, SealRefName(*name));
+  if (again != sealed_hex) return Status::Corruption("sealed branch name " + std::string(sealed_hex) + " is not canonical");
+  return name;
+}
+
+}  // namespace strata

@@ -1,0 +1,65 @@
+// StoreCipher: what an encrypted store does with its master key
+// (docs/format/encryption.md). It holds the subkeys, one per purpose, and
+// turns plain store bytes into sealed ones and back:
+//   - object ids: HMAC-SHA256 of the same header and bytes a plain store
+//     hashes with SHA-256 (object.h), under the object-id subkey;
+//   - objects: the framed bytes (frame_format.h) sealed with AES-256-GCM
+//     under the object-seal subkey, the object's type, length and id as
+//     associated data, so that an object moved to another id, type or
+//     length, or swapped with another, fails to open as damage;
+//   - pack footers: sealed under the pack-index subkey;
+//   - branch names: sealed deterministically under the refs subkey (the same
+//     name always seals to the same opaque name, so a ref can be found by
+//     its name, and the name can be read back for listing);
+//   - the chunker's gear table, derived from the key.
+// A plain store has no StoreCipher; every caller takes a null one as "plain".
+//
+// Thread-safety: immutable after FromMasterKey; safe for concurrent use.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "crypto/aead.h"
+#include "crypto/keyed_id.h"
+#include "store/chunker.h"
+#include "store/object.h"
+#include "util/hash.h"
+#include "util/status.h"
+
+namespace strata {
+
+struct PackEntry;
+
+class StoreCipher {
+ public:
+  static Result<std::unique_ptr<StoreCipher>> FromMasterKey(const crypto::Key256& master);
+
+  // The keyed id of an object (plain stores: ComputeObjectId).
+  Hash ObjectId(ObjectType type, std::string_view data) const;
+  const GearTable& gear() const { return gear_; }
+
+  // Seals an object's framed bytes; the result is what its pack holds.
+  Result<std::string> SealObject(const Hash& id, ObjectType type, uint64_t raw_len, std::string_view framed) const;
+  // The framed bytes of a sealed object, or Corruption if its bytes, its id,
+  // type or length differ from what was sealed (or the key is another).
+  Result<std::string> OpenObject(const PackEntry& entry, std::string_view sealed) const;
+
+  Result<std::string> SealFooter(std::string_view footer) const;
+  Result<std::string> OpenFooter(std::string_view sealed) const;
+
+  // A branch name as the backend keeps it: lowercase hex of its deterministic
+  // seal. OpenRefName is Corruption for anything SealRefName did not make.
+  Result<std::string> SealRefName(std::string_view name) const;
+  Result<std::string> OpenRefName(std::string_view sealed_hex) const;
+
+ private:
+  StoreCipher(const crypto::Key256& id_key) : ids_(id_key) {}
+
+  crypto::KeyedHasher ids_;
+  crypto::Key256 seal_key_, index_key_, refs_key_;
+  GearTable gear_{};
+};
+
+}  // namespace strata
