@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <chrono>
 #include <ctime>
+#include <thread>
 
 #include "env/trust.h"
 #include "store/forget.h"
@@ -312,8 +314,17 @@ Status Workspace::Remove(Store& store, const std::string& name) {
   STRATA_RETURN_IF_ERROR(store.env()->RemoveTree(doomed));
   STRATA_RETURN_IF_ERROR(store.env()->Rename(dir, doomed));
   // From here the workspace is gone whatever happens: what a failure leaves
-  // under the doomed name is nobody's any more.
-  return store.env()->RemoveTree(doomed).WithContext("workspace '" + name + "' was removed, but not all of its files");
+  // under the doomed name is nobody's any more. A listing that opened the
+  // database just before the rename may still add SQLite's side files
+  // (-wal, -shm) while the tree is deleted, and drops them when it closes:
+  // a directory found not empty is tried again a few times.
+  Status s;
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    s = store.env()->RemoveTree(doomed);
+    if (s.ok() || s.errno_value() != ENOTEMPTY) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return s.WithContext("workspace '" + name + "' was removed, but not all of its files");
 }
 
 namespace workspace_internal {
