@@ -248,10 +248,6 @@ expect_ok strata_c export main "$WORK/out-final"
 expect_ok strata umount "$MP"
 expect_ok strata_c umount "$MP2"
 
-step "gc refuses a remote store"
-expect_fail strata --remote origin gc
-expect_stderr_matches "not supported"
-
 step "two mounts sharing one remote's cache stay within its bound together"
 mkdir -p "$WORK/big"
 head -c 60000000 /dev/urandom >"$WORK/big/big.bin"
