@@ -13,7 +13,7 @@ source "$STRATA_CEPH_ENV"
 STORE_B="$WORK/store-b"
 strata_b() { "$STRATA_BIN" --store "$STORE_B" "$@"; }
 BUCKET="cli-remote-gc-$$-$RANDOM"
-URL="s3://$BUCKET/gc"
+URL="s3://$BUCKET/team"
 EP="$STRATA_S3_ENDPOINT"
 s3() {
   local method=$1 path=$2
@@ -21,21 +21,23 @@ s3() {
   curl -sS --fail-with-body --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
     -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -X "$method" "$@" "$EP/$path"
 }
-# keys PREFIX: the bucket's keys under gc/PREFIX, one a line, sorted.
+# keys PREFIX: the bucket's keys under team/PREFIX, one a line, sorted.
 keys() {
-  s3 GET "$BUCKET?list-type=2&prefix=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "gc/$1")" |
+  s3 GET "$BUCKET?list-type=2&prefix=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "team/$1")" |
     python3 -c 'import re, sys; [print(k) for k in sorted(re.findall(r"<Key>([^<]*)</Key>", sys.stdin.read()))]'
 }
 count_keys() { keys "$1" | grep -c . || true; }
-# wait_for_key PREFIX PID: until a key under PREFIX exists (fails if PID ends first).
+# wait_for_key PREFIX PID: until a key under PREFIX appears that was not there
+# when the script last called mark_keys PREFIX (fails if PID ends first).
+mark_keys() { keys "$1" >"$WORK/marked-keys"; }
 wait_for_key() {
   local i
   for i in $(seq 600); do
-    [[ -n $(keys "$1") ]] && return 0
-    kill -0 "$2" 2>/dev/null || fail "process $2 ended before gc/$1 appeared"
+    [[ -n $(comm -13 "$WORK/marked-keys" <(keys "$1")) ]] && return 0
+    kill -0 "$2" 2>/dev/null || fail "process $2 ended before a new key under $1 appeared"
     sleep 0.05
   done
-  fail "gc/$1 never appeared"
+  fail "no new key under $1 appeared"
 }
 # check_remote BRANCH...: fsck of the remote is clean, and each BRANCH
 # exports from the remote equal to $WORK/trees/BRANCH.
@@ -52,7 +54,7 @@ check_remote() {
 # make_tree NAME [SHARED]: a tree of its own (a unique file, small files) and,
 # when SHARED is given, a copy of the tree $WORK/trees/SHARED's data.
 make_tree() {
-  local d="$WORK/trees/$1"
+  local d="$WORK/trees/$1" i
   mkdir -p "$d/docs"
   head -c 400000 /dev/urandom >"$d/own.bin"
   for i in 1 2 3; do printf '%s doc %s\n' "$1" "$i" >"$d/docs/d$i.txt"; done
@@ -87,7 +89,7 @@ expect_ok strata gc --remote origin --grace 1 --dry-run --json
 json_true 'd["dry_run"] and d["packs_deleted"] >= 1 and d["objects_deleted"] > 0'
 [[ $(count_keys packs/) -eq $(( $(echo "$packs_live" | grep -c .) + $(echo "$junk_packs" | grep -c .) )) ]] ||
   fail "the dry run changed packs/"
-[[ -z $(keys condemned/) ]] || fail "the dry run wrote a list"
+[[ -z $(keys gc/condemned/) ]] || fail "the dry run wrote a list"
 expect_ok strata gc --remote origin --grace 1 --json
 json_true 'not d["dry_run"] and d["packs_deleted"] == '"$(echo "$junk_packs" | grep -c .)"' and d["bytes_deleted"] > 400000'
 json_true 'd["leases_waited"] == 0'
@@ -118,15 +120,17 @@ make_tree early g1
 # Large enough that the push is still sending when it is stopped.
 head -c 150000000 /dev/urandom >"$WORK/trees/early/large.bin"
 expect_ok strata_b import "$WORK/trees/early" --branch early -m early
+mark_keys leases/
 "$STRATA_BIN" --store "$STORE_B" push origin early >"$WORK/early.out" 2>&1 &
 push_pid=$!
 BG_PIDS+=("$push_pid")
 wait_for_key leases/ "$push_pid"
 kill -STOP "$push_pid" || fail "the push ended before it could be stopped: $(cat "$WORK/early.out")"
+mark_keys gc/condemned/
 "$STRATA_BIN" --store "$STORE" gc --remote origin --grace 1 --json >"$WORK/gc1.json" 2>"$WORK/gc1.err" &
 gc_pid=$!
 BG_PIDS+=("$gc_pid")
-wait_for_key condemned/ "$gc_pid"
+wait_for_key gc/condemned/ "$gc_pid"
 sleep 2  # past the grace: gc holds off only for the stopped push
 kill -0 "$gc_pid" 2>/dev/null || fail "gc did not wait for the push that began before its list: $(cat "$WORK/gc1.err")"
 kill -CONT "$push_pid"
@@ -140,10 +144,11 @@ step "a push after gc's list stores the condemned objects it needs again"
 garbage g2
 make_tree late g2
 expect_ok strata_b import "$WORK/trees/late" --branch late -m late
+mark_keys gc/condemned/
 "$STRATA_BIN" --store "$STORE" gc --remote origin --grace 3 --json >"$WORK/gc2.json" 2>"$WORK/gc2.err" &
 gc_pid=$!
 BG_PIDS+=("$gc_pid")
-wait_for_key condemned/ "$gc_pid"
+wait_for_key gc/condemned/ "$gc_pid"
 expect_ok strata_b push origin late --json
 json_true 'd["chunks_present"] == 0'  # the chunks it shares with g2 were sent again
 wait "$gc_pid" || fail "gc failed: $(cat "$WORK/gc2.err")"
@@ -177,12 +182,13 @@ for point in start list delete; do
   before=$(keys packs/)
   garbage "k$point"
   kpacks=$(comm -13 <(echo "$before") <(keys packs/))
+  mark_keys gc/condemned/
   "$STRATA_BIN" --store "$STORE" gc --remote origin --grace 2 >"$WORK/gck.out" 2>&1 &
   gc_pid=$!
   BG_PIDS+=("$gc_pid")
   case $point in
     start) sleep 0.2 ;;
-    list) wait_for_key condemned/ "$gc_pid" ;;
+    list) wait_for_key gc/condemned/ "$gc_pid" ;;
     delete)
       # Killed as soon as the first pack has gone.
       for _ in $(seq 600); do
