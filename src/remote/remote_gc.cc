@@ -6,6 +6,7 @@
 
 #include "remote/gc_protocol.h"
 #include "remote/s3_backend.h"
+#include "store/gc.h"
 #include "store/index.h"
 #include "store/pack_reader.h"
 
@@ -98,21 +99,10 @@ class RemoteCollector {
   }
 
   Status MarkRoots() {
-    std::vector<RootSet> roots;
-    STRATA_ASSIGN_OR_RETURN(auto refs, store_.ListRefs());
-    for (const auto& [name, id] : refs) roots.push_back({"branch " + name, id, {}, {}});
-    if (options_.extra_roots) {
-      STRATA_ASSIGN_OR_RETURN(auto extra, options_.extra_roots());
-      roots.insert(roots.end(), extra.begin(), extra.end());
-    }
-    report_.roots = roots.size();
-    for (const RootSet& root : roots) walk_.Add(root);
+    STRATA_ASSIGN_OR_RETURN(report_.roots,
+                            MarkFromRoots(store_, walk_, options_.extra_roots, "strata --remote NAME fsck"));
     report_.trees_read = walk_.trees_read();
-    if (walk_.problems().empty()) return Status::Ok();
-    const ReachabilityProblem& p = walk_.problems().front();
-    return Status::Corruption("gc stopped before deleting anything: " + std::to_string(walk_.problems().size()) +
-                              " reachable object(s) cannot be read, first " + p.object + " at " + p.where + ": " +
-                              p.message + " (run 'strata --remote NAME fsck')");
+    return Status::Ok();
   }
 
   // Packs whose every object is condemned and still unmarked; counts them.

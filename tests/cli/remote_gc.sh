@@ -8,6 +8,7 @@
 # SIGKILL at several points leaves a usable remote and a later gc removes the
 # garbage; --dry-run changes nothing; usage errors exit 2.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib_s3.sh"
 [[ -n "${STRATA_CEPH_ENV:-}" && -r "${STRATA_CEPH_ENV}" ]] || { echo "SKIP: no S3 server (STRATA_CEPH_ENV)" >&2; exit 77; }
 source "$STRATA_CEPH_ENV"
 STORE_B="$WORK/store-b"
@@ -15,17 +16,8 @@ strata_b() { "$STRATA_BIN" --store "$STORE_B" "$@"; }
 BUCKET="cli-remote-gc-$$-$RANDOM"
 URL="s3://$BUCKET/team"
 EP="$STRATA_S3_ENDPOINT"
-s3() {
-  local method=$1 path=$2
-  shift 2
-  curl -sS --fail-with-body --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
-    -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -X "$method" "$@" "$EP/$path"
-}
 # keys PREFIX: the bucket's keys under team/PREFIX, one a line, sorted.
-keys() {
-  s3 GET "$BUCKET?list-type=2&prefix=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "team/$1")" |
-    python3 -c 'import re, sys; [print(k) for k in sorted(re.findall(r"<Key>([^<]*)</Key>", sys.stdin.read()))]'
-}
+keys() { s3_keys "$BUCKET" "team/$1" | sort; }
 count_keys() { keys "$1" | grep -c . || true; }
 # wait_for_key PREFIX PID: until a key under PREFIX appears that was not there
 # when the script last called mark_keys PREFIX (fails if PID ends first).
