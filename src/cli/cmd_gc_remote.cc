@@ -53,7 +53,10 @@ int RunRemoteGc(const Globals& g, bool dry_run, double grace_seconds) {
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(store.status());
   Progress progress(dry_run ? "gc (dry run)" : "gc", 0, 0);
+  auto forgotten = RemoteForgottenCommits(**store);
+  if (!forgotten.ok()) return Fail(forgotten.status());
   RemoteGcOptions options;
+  options.forgotten = std::move(forgotten).value();
   options.dry_run = dry_run;
   options.grace = std::chrono::milliseconds(static_cast<int64_t>(grace_seconds * 1000));
   options.extra_roots = [&] { return WorkspaceRoots(**store); };

@@ -80,4 +80,18 @@ Result<std::unordered_set<Hash>> ReadCondemned(S3Client& client) {
   return ids;
 }
 
+Result<std::unordered_set<Hash>> ReadForgotten(S3Client& client) {
+  STRATA_ASSIGN_OR_RETURN(auto keys, client.List(kForgottenFolder));
+  std::unordered_set<Hash> commits;
+  for (const S3ObjectInfo& key : keys)
+    if (auto id = Hash::FromHex(std::string_view(key.key).substr(std::string_view(kForgottenFolder).size())))
+      commits.insert(*id);
+  return commits;
+}
+
+Status WriteForgotten(S3Client& client, const std::vector<Hash>& commits) {
+  for (const Hash& id : commits) STRATA_RETURN_IF_ERROR(client.Put(kForgottenFolder + id.ToHex(), ""));
+  return Status::Ok();
+}
+
 }  // namespace strata

@@ -7,6 +7,8 @@
 //                        deleted when what it wrote is reachable or given up.
 //                        Body: "strata-lease 1 SECONDS\n", the longest the
 //                        writer may go on relying on what it saw.
+//   forgotten/<commit>   an empty object: `strata forget` let go of the
+//                        commit (forget.h); gc walks its parents, not its tree.
 //   gc/condemned/<id>    one gc's list of the objects unreachable when it
 //                        marked: "strata-condemned 1 SECONDS\n" (how long that
 //                        gc may delete for) then one object id in hex a line.
@@ -34,6 +36,7 @@ namespace strata {
 
 constexpr const char* kLeasesFolder = "leases/";
 constexpr const char* kCondemnedFolder = "gc/condemned/";
+constexpr const char* kForgottenFolder = "forgotten/";
 // How long a writer may rely on what it saw when it announced itself: a push
 // or commit that takes longer fails before moving its ref (and is run again).
 constexpr uint32_t kWriterLeaseSeconds = 3600;
@@ -56,5 +59,10 @@ Result<CondemnedList> DecodeCondemned(std::string_view body);
 // decoded is an error: ignoring it could let a writer rely on what a gc is
 // about to delete.
 Result<std::unordered_set<Hash>> ReadCondemned(S3Client& client);
+
+// The remote's forgotten commits (keys that are not a commit id are ignored),
+// and recording more.
+Result<std::unordered_set<Hash>> ReadForgotten(S3Client& client);
+Status WriteForgotten(S3Client& client, const std::vector<Hash>& commits);
 
 }  // namespace strata

@@ -9,6 +9,7 @@
 #include "store/gc.h"
 #include "store/index.h"
 #include "store/pack_reader.h"
+#include "util/time_ns.h"
 
 namespace strata {
 namespace {
@@ -255,6 +256,19 @@ class RemoteCollector {
 };
 
 }  // namespace
+
+Result<std::unordered_set<Hash>> RemoteForgottenCommits(Store& store) {
+  auto* backend = dynamic_cast<S3Backend*>(store.backend());
+  if (!backend) return Status::InvalidArgument("not a remote store");
+  return ReadForgotten(backend->client());
+}
+
+Status RecordRemoteForgotten(Store& store, const std::vector<Hash>& commits) {
+  auto* backend = dynamic_cast<S3Backend*>(store.backend());
+  if (!backend) return Status::InvalidArgument("not a remote store");
+  STRATA_RETURN_IF_ERROR(WriteForgotten(backend->client(), commits));
+  return store.index()->AddForgotten(commits, NowNs());
+}
 
 Result<RemoteGcReport> CollectRemoteGarbage(Store& store, const RemoteGcOptions& options) {
   auto* backend = dynamic_cast<S3Backend*>(store.backend());

@@ -67,6 +67,11 @@ struct RemoteGcReport {
   double mark_ms = 0, wait_ms = 0, delete_ms = 0;
 };
 
+// The commits `strata forget` let go of on the remote store (in its bucket,
+// gc_protocol.h), and recording more; InvalidArgument unless it is one.
+Result<std::unordered_set<Hash>> RemoteForgottenCommits(Store& store);
+Status RecordRemoteForgotten(Store& store, const std::vector<Hash>& commits);
+
 // InvalidArgument unless `store` is a remote store. Corruption, before
 // anything is written, when a reachable object cannot be read.
 Result<RemoteGcReport> CollectRemoteGarbage(Store& store, const RemoteGcOptions& options);

@@ -6,7 +6,8 @@
 # kept; a push after the list stores the condemned objects it needs again; a
 # loop of pushes of new branches while gc runs loses nothing; gc killed with
 # SIGKILL at several points leaves a usable remote and a later gc removes the
-# garbage; --dry-run changes nothing; usage errors exit 2.
+# garbage; forget --remote lets gc free what only the forgotten commits held;
+# --dry-run changes nothing; usage errors exit 2.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lib_s3.sh"
 [[ -n "${STRATA_CEPH_ENV:-}" && -r "${STRATA_CEPH_ENV}" ]] || { echo "SKIP: no S3 server (STRATA_CEPH_ENV)" >&2; exit 77; }
@@ -203,3 +204,22 @@ check_remote main keep early late "${pushed[@]}"
 # Nothing but reachable objects is left in whole-garbage packs: a last dry run finds none.
 expect_ok strata gc --remote origin --grace 0 --dry-run --json
 json_true 'd["packs_deleted"] == 0'
+
+step "forget --remote records what it lets go of in the bucket; gc --remote then frees what only those commits held"
+for v in hist_v1 hist_v2 hist; do
+  make_tree "$v"
+  expect_ok strata import "$WORK/trees/$v" --branch hist -m "$v"
+  expect_ok strata push origin hist
+done
+expect_ok strata --remote origin forget --branch hist --keep-last 1 --dry-run --json
+json_true 'd["commits_forgotten"] == 2'
+[[ -z $(keys forgotten/) ]] || fail "the dry run recorded forgotten commits"
+expect_ok strata --remote origin forget --branch hist --keep-last 1 --json
+json_true 'd["commits_forgotten"] == 2 and len(d["branches"][0]["kept"]) == 1'
+[[ $(count_keys forgotten/) -eq 2 ]] || fail "the bucket does not hold the 2 forgotten commits: $(keys forgotten/)"
+expect_ok strata gc --remote origin --grace 1 --json
+# Each older version's own data and trees were in packs of their own pushes.
+json_true 'd["packs_deleted"] >= 2 and d["bytes_deleted"] > 800000'
+check_remote main keep early late hist "${pushed[@]}"
+expect_ok strata --remote origin log hist --json
+json_true 'len(d) == 3'  # the commits stay; their trees went
