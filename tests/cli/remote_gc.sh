@@ -17,6 +17,9 @@ strata_b() { "$STRATA_BIN" --store "$STORE_B" "$@"; }
 BUCKET="cli-remote-gc-$$-$RANDOM"
 URL="s3://$BUCKET/team"
 EP="$STRATA_S3_ENDPOINT"
+# The cluster keeps objects in memory: this test's go when it ends.
+trap 'rc=$?; set +e; for k in $(s3_keys "$BUCKET" "" 2>/dev/null); do s3 DELETE "$BUCKET/$k" >/dev/null 2>&1; done
+      (exit $rc); _cleanup' EXIT
 # keys PREFIX: the bucket's keys under team/PREFIX, one a line, sorted.
 keys() { s3_keys "$BUCKET" "team/$1" | sort; }
 count_keys() { keys "$1" | grep -c . || true; }
