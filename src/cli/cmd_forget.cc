@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/gc_run.h"
+#include "remote/remote_gc.h"
 #include "store/forget.h"
 #include "util/progress.h"
 #include "util/time_ns.h"
@@ -77,10 +78,11 @@ void PrintPlan(const ForgetPlan& plan, const RetentionPolicy& policy) {
 }
 
 int RunForget(Globals& g, ForgetArgs& a) {
-  if (!g.remote.empty())
-    return Fail(Status::Unsupported(
-        "forget on a remote store is not supported yet: run it on a local store (other machines may be pushing "
-        "to a remote, and its forgotten set would have to be shared with them)"));
+  // A remote's forgotten set lives in its bucket; its gc is `gc --remote`,
+  // whose grace this command does not take.
+  const bool remote = !g.remote.empty();
+  if (remote && a.prune)
+    return UsageError("--prune is for a local store: on a remote, run 'strata gc --remote " + g.remote + "' after");
   if (a.all == !a.branches.empty())
     return UsageError("say which history to forget from: --branch B (repeatable) or --all");
   if (!a.within.empty()) {
@@ -100,7 +102,9 @@ int RunForget(Globals& g, ForgetArgs& a) {
   if (!plan.ok()) return Fail(plan.status());
   uint64_t recorded = 0;
   if (!a.dry_run) {
-    auto n = RecordForget(**store, *plan, [&] { return WorkspaceBases(**store); });
+    std::function<Status(const std::vector<Hash>&)> record;
+    if (remote) record = [&](const std::vector<Hash>& commits) { return RecordRemoteForgotten(**store, commits); };
+    auto n = RecordForget(**store, *plan, [&] { return WorkspaceBases(**store); }, record);
     if (!n.ok()) return Fail(n.status().WithContext("recording the forgotten commits"));
     recorded = *n;
   }
@@ -135,7 +139,8 @@ int RunForget(Globals& g, ForgetArgs& a) {
   } else if (gc) {
     PrintGcReport(*gc, a.dry_run);
   } else if (!a.dry_run && forgotten > 0) {
-    fmt::print("run 'strata gc' (or forget --prune) to free their data\n");
+    if (remote) fmt::print("run 'strata gc --remote {}' to free their data\n", g.remote);
+    else fmt::print("run 'strata gc' (or forget --prune) to free their data\n");
   }
   return kExitOk;
 }

@@ -88,13 +88,19 @@ namespace {
 struct GcArgs {
   bool dry_run = false;
   double repack_threshold = 0.5;
+  double grace_seconds = kDefaultRemoteGcGraceSeconds;
+  CLI::Option* grace = nullptr;  // given or not
+  CLI::Option* repack = nullptr;
 };
 
 int RunGc(Globals& g, const GcArgs& a) {
   // Other machines may be writing to a remote store, and gc's lock is a local
-  // file: it would protect only this machine's commits.
-  if (!g.remote.empty())
-    return Fail(Status::Unsupported("gc of a remote store is not supported (other machines may be writing to it)"));
+  // file: a remote has a protocol of its own.
+  if (!g.remote.empty()) {
+    if (a.repack->count() > 0) return UsageError("--repack-threshold: packs of a remote are not rewritten (yet)");
+    return RunRemoteGc(g, a.dry_run, a.grace_seconds);
+  }
+  if (a.grace->count() > 0) return UsageError("--grace is for the gc of a remote store (--remote NAME)");
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(store.status());
   auto report = CollectGarbageWithProgress(**store, a.dry_run, a.repack_threshold);
@@ -164,9 +170,14 @@ void RegisterGcCommands(CLI::App& app, Globals& g, int* exit_code) {
   static GcArgs a;  // option storage must outlive parsing
   auto* gc = app.add_subcommand("gc", "delete objects no branch or workspace reaches; repack mostly-dead packs");
   gc->add_flag("--dry-run", a.dry_run, "report what would be deleted; change nothing");
-  gc->add_option("--repack-threshold", a.repack_threshold,
+  a.repack = gc->add_option("--repack-threshold", a.repack_threshold,
                  "rewrite packs whose live share of bytes is below this (0 to 1; 0 never rewrites)")
       ->check(FiniteRange(0.0, 1.0));
+  a.grace = gc->add_option("--grace", a.grace_seconds,
+                 "with --remote: seconds to wait after announcing what goes before deleting it; longer than any "
+                 "writer's request timeout (default 900)")
+      ->type_name("SECONDS")
+      ->check(FiniteRange(0.0, 86400.0));
   gc->add_flag("--json", g.json, "machine-readable output");
   gc->callback([&g, exit_code] { *exit_code = RunGc(g, a); });
 

@@ -21,4 +21,11 @@ Result<GcReport> CollectGarbageWithProgress(Store& store, bool dry_run, double r
 nlohmann::ordered_json GcReportJson(const GcReport& report, bool dry_run);
 void PrintGcReport(const GcReport& report, bool dry_run);
 
+// gc of the remote store g.remote names while others may push to it
+// (remote/remote_gc.h); grace in seconds. Prints the summary or its JSON;
+// returns the exit code.
+struct Globals;
+constexpr double kDefaultRemoteGcGraceSeconds = 900;
+int RunRemoteGc(const Globals& g, bool dry_run, double grace_seconds);
+
 }  // namespace strata::cli

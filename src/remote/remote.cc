@@ -3,9 +3,11 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "remote/gc_protocol.h"
 #include "remote/s3_backend.h"
 #include "remote/s3_xml.h"
 #include "store/index.h"
+#include "util/time_ns.h"
 
 namespace strata {
 namespace {
@@ -200,6 +202,14 @@ Result<std::unique_ptr<Store>> OpenRemoteStore(const std::string& store_path, co
   // forgotten now, so that nothing counts as present that is not.
   if (auto vanished = s3->ForgetVanishedPacks(); !vanished.ok())
     return vanished.status().WithContext("remote " + name + " (" + spec.location.Url() + ")");
+  // The commits forget let go of on the remote (in its bucket) are known
+  // here as a local store's are, so reads and fsck treat them alike.
+  auto forgotten = ReadForgotten(*client);
+  if (!forgotten.ok()) return forgotten.status().WithContext("remote " + name + " (" + spec.location.Url() + ")");
+  if (!forgotten->empty()) {
+    const std::vector<Hash> commits(forgotten->begin(), forgotten->end());
+    if (Status s = (*store)->index()->AddForgotten(commits, NowNs()); !s.ok()) return s;
+  }
   return store;
 }
 

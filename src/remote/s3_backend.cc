@@ -1,5 +1,6 @@
 #include "remote/s3_backend.h"
 
+#include "remote/gc_protocol.h"
 #include "remote/s3_xml.h"
 #include "store/index.h"
 #include "store/pack_format.h"
@@ -125,14 +126,102 @@ Result<std::vector<std::string>> S3Backend::ForgetVanishedPacks() {
     vanished.swap(vanished_);
   }
   if (vanished.empty() || !index_) return vanished;
+  STRATA_RETURN_IF_ERROR(ForgetVanished(vanished).status());
+  return vanished;
+}
+
+Result<std::vector<std::string>> S3Backend::ForgetVanished(std::vector<std::string> vanished) {
+  std::vector<std::pair<std::string, std::vector<PackEntry>>> held;
+  for (const std::string& name : vanished) {
+    STRATA_ASSIGN_OR_RETURN(auto entries, index_->ObjectsInPack(name));
+    held.emplace_back(name, std::move(entries));
+  }
   STRATA_RETURN_IF_ERROR(index_->ReplacePacks(std::nullopt, vanished));
   packs_vanished_ += vanished.size();
-  return vanished;
+  STRATA_RETURN_IF_ERROR(IndexObjectsHeldElsewhere());
+  // Lost is what no other pack holds and no gc list named (a gc deletes
+  // only what it listed, and writers that saw the list stored it again).
+  std::vector<std::string> unexpected;
+  for (const auto& [name, entries] : held) {
+    for (const PackEntry& e : entries) {
+      if (Condemned(e.id)) continue;
+      STRATA_ASSIGN_OR_RETURN(auto elsewhere, index_->Lookup(e.id));
+      if (elsewhere) continue;
+      unexpected.push_back(name);
+      break;
+    }
+  }
+  return unexpected;
+}
+
+Status S3Backend::ForgetPacks(const std::vector<std::string>& names) {
+  STRATA_RETURN_IF_ERROR(index_->ReplacePacks(std::nullopt, names));
+  return IndexObjectsHeldElsewhere();
+}
+
+Status S3Backend::IndexObjectsHeldElsewhere() {
+  STRATA_ASSIGN_OR_RETURN(auto packs, index_->PacksWithObjectsElsewhere());
+  for (const std::string& name : packs) {
+    auto file = OpenPackUncached(name);
+    auto entries = file.ok() ? ReadPackIndex(**file) : Result<std::vector<PackEntry>>(file.status());
+    // A pack that went too is forgotten by the next listing.
+    if (!entries.ok()) continue;
+    STRATA_RETURN_IF_ERROR(index_->AddMissingObjects(name, *entries));
+  }
+  return Status::Ok();
 }
 
 Result<std::vector<std::string>> S3Backend::RelistAndForget() {
   STRATA_RETURN_IF_ERROR(ListPacks().status());
-  return ForgetVanishedPacks();
+  std::vector<std::string> vanished;
+  {
+    MutexLock lock(&mu_);
+    vanished.swap(vanished_);
+  }
+  if (vanished.empty()) return vanished;
+  return ForgetVanished(std::move(vanished));
+}
+
+Status S3Backend::AnnounceWriter() {
+  Lease lease{kLeasesFolder + RandomKeyId(), std::chrono::steady_clock::now()};
+  STRATA_ASSIGN_OR_RETURN(S3PutOutcome outcome,
+                          client_->PutIf(lease.key, EncodeLease(kWriterLeaseSeconds), std::nullopt));
+  if (outcome != S3PutOutcome::kWritten) {
+    // No clear answer (or, against all odds, a name taken): only a lease
+    // that is there counts.
+    STRATA_ASSIGN_OR_RETURN(auto there, client_->Head(lease.key));
+    if (!there || outcome == S3PutOutcome::kPreconditionFailed)
+      return Status::Unavailable("could not write the lease " + client_->location().Url() + "/" + lease.key);
+  }
+  // Read after the lease is in the bucket: a gc that listed leases before it
+  // had written its list waits for this one; one that wrote it before is read here.
+  STRATA_ASSIGN_OR_RETURN(auto condemned, ReadCondemned(*client_));
+  {
+    MutexLock lock(&mu_);
+    lease_ = lease;
+    condemned_ = std::move(condemned);
+  }
+  if (!index_) return Status::Ok();
+  // Packs that went while this store was open are forgotten before anything
+  // counts on them; losses no gc list explains stop refs moving from here.
+  STRATA_ASSIGN_OR_RETURN(auto lost, RelistAndForget());
+  if (!lost.empty()) lost_since_open_ = true;
+  return Status::Ok();
+}
+
+void S3Backend::RetireWriter() {
+  std::optional<Lease> lease;
+  {
+    MutexLock lock(&mu_);
+    lease.swap(lease_);
+  }
+  // Best effort: a lease left behind only makes gcs wait until it runs out.
+  if (lease) client_->Delete(lease->key).IgnoreError();
+}
+
+bool S3Backend::Condemned(const Hash& id) const {
+  MutexLock lock(&mu_);
+  return condemned_.count(id) > 0;
 }
 
 Result<S3Backend::RefState> S3Backend::ReadRef(const std::string& name) {
@@ -195,6 +284,14 @@ Status S3Backend::CompareAndSwapRef(const std::string& name, const std::optional
                                     const Hash& target) {
   // Everything the target reaches is indexed (a store's invariant), so it is
   // all in the bucket if every pack the index names still is.
+  {
+    MutexLock lock(&mu_);
+    // Past its lease a gc may have deleted what this writer counted on.
+    if (lease_ && std::chrono::steady_clock::now() - lease_->start >= std::chrono::seconds(kWriterLeaseSeconds))
+      return Status::Unavailable("remote branch " + name + " was not moved: this writer began more than " +
+                                 std::to_string(kWriterLeaseSeconds) + " s ago, longer than its lease in " +
+                                 client_->location().Url() + " lets a gc wait for it; run it again");
+  }
   if (index_) {
     STRATA_ASSIGN_OR_RETURN(std::vector<std::string> vanished, RelistAndForget());
     if (!vanished.empty()) {

@@ -24,15 +24,24 @@
 // to move the ref if any pack the index relies on has gone since: one LIST
 // request per 1000 packs per ref update.
 //
+// gc while others write (gc_protocol.h): a store's first write session
+// writes a lease (AnnounceWriter) and reads every gc's list of condemned
+// objects, which count as absent to it from then on (Condemned), so it stores
+// them again rather than build on them. A ref update refuses once the lease
+// has run out, and accepts that packs holding only condemned objects vanish.
+//
 // Thread-safety: safe for concurrent use.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
+#include <vector>
 
 #include "remote/block_cache.h"
 #include "remote/s3_client.h"
@@ -81,6 +90,15 @@ class S3Backend : public Backend {
   std::string PackLocation(const std::string& name) const override;
   bool Shared() const override { return true; }
 
+  Status AnnounceWriter() override;
+  void RetireWriter() override;
+  bool Condemned(const Hash& id) const override;
+
+  S3Client& client() const { return *client_; }
+  // Forgets packs in the index that a gc here is deleting (objects they held
+  // that other packs hold too stay found there).
+  Status ForgetPacks(const std::vector<std::string>& names);
+
   // Deletes the cache blocks this backend fetched: after a copy into local
   // packs, which hold the same bytes now. An error names a block that could
   // not be deleted (it stays cached and counted).
@@ -96,8 +114,15 @@ class S3Backend : public Backend {
   };
   Result<RefState> ReadRef(const std::string& name);
   Result<uint64_t> PackSize(const std::string& name);
-  // Lists packs/ and forgets vanished packs; the names forgotten.
+  // Lists packs/ and forgets vanished packs; the names of those that held
+  // an object not condemned (a loss this store did not expect).
   Result<std::vector<std::string>> RelistAndForget();
+  // The vanished packs, forgotten in the index; those holding objects that
+  // no gc list named are returned.
+  Result<std::vector<std::string>> ForgetVanished(std::vector<std::string> vanished);
+  // After packs were forgotten: objects they held that another pack holds
+  // too are placed there (read from those packs' footers).
+  Status IndexObjectsHeldElsewhere();
   // Writes `body` to ref `name` if it still holds `expected`.
   Status SwapRef(const std::string& name, const std::optional<Hash>& expected, const std::string& body,
                  const std::optional<Hash>& target);
@@ -106,10 +131,16 @@ class S3Backend : public Backend {
   const std::shared_ptr<S3Client> client_;
   const std::unique_ptr<BlockCache> cache_;
   Index* const index_;
-  Mutex mu_;  // a leaf lock: no request to the bucket is made under it
+  mutable Mutex mu_;  // a leaf lock: no request to the bucket is made under it
   // Packs the index held before the last listing that it did not show.
   std::vector<std::string> vanished_ GUARDED_BY(mu_);
   std::atomic<bool> lost_since_open_{false};  // a ref update found packs gone
+  struct Lease {
+    std::string key;
+    std::chrono::steady_clock::time_point start;  // before it was written
+  };
+  std::optional<Lease> lease_ GUARDED_BY(mu_);
+  std::unordered_set<Hash> condemned_ GUARDED_BY(mu_);  // read when the lease was written
   std::map<std::string, uint64_t> pack_sizes_ GUARDED_BY(mu_);  // learnt from listings
   std::atomic<uint64_t> packs_published_{0}, bytes_published_{0}, packs_vanished_{0};
 };

@@ -67,6 +67,16 @@ class Backend {
   // from the local index may have appeared since it was last synchronised.
   virtual bool Shared() const { return false; }
 
+  // The writer side of a shared backend's gc protocol (docs/format/remote.md):
+  // a store's first write session announces itself before it relies on any
+  // object being stored, and retires once what it wrote is reachable (or
+  // given up). A backend with a local lock instead does nothing here.
+  virtual Status AnnounceWriter() { return Status::Ok(); }
+  virtual void RetireWriter() {}
+  // Whether a gc running on a shared backend may delete this object: a writer
+  // stores it again instead of counting on it (false for a local backend).
+  virtual bool Condemned(const Hash& /*id*/) const { return false; }
+
   // What the backend did, by name, for `strata stats` (a remote's cache and
   // transfers); empty for a local directory.
   virtual std::vector<std::pair<std::string, uint64_t>> Counters() const { return {}; }

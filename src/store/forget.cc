@@ -124,7 +124,8 @@ Result<ForgetPlan> PlanForget(Store& store, const std::vector<std::string>& bran
 }
 
 Result<uint64_t> RecordForget(Store& store, ForgetPlan& plan,
-                              const std::function<Result<ProtectedCommits>()>& protect_now) {
+                              const std::function<Result<ProtectedCommits>()>& protect_now,
+                              const std::function<Status(const std::vector<Hash>&)>& record_elsewhere) {
   if (plan.forget.empty()) return uint64_t{0};
   // Workspaces are created, and refs checked and moved, inside write
   // sessions: with none open, the heads and bases read here stay true until
@@ -143,7 +144,8 @@ Result<uint64_t> RecordForget(Store& store, ForgetPlan& plan,
     else if (auto p = protect.find(id); p != protect.end()) AddReason(plan, id, p->second);
     else record.push_back(id);
   }
-  STRATA_RETURN_IF_ERROR(store.index()->AddForgotten(record, NowNs()));
+  if (record_elsewhere) STRATA_RETURN_IF_ERROR(record_elsewhere(record));
+  else STRATA_RETURN_IF_ERROR(store.index()->AddForgotten(record, NowNs()));
   plan.forget = record;
   return static_cast<uint64_t>(record.size());
 }

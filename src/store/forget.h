@@ -72,7 +72,10 @@ Result<ForgetPlan> PlanForget(Store& store, const std::vector<std::string>& bran
 // and leaves out any commit that became a head or a protected commit since
 // the plan; those are moved from plan.forget into the matching branch's kept
 // set (reason "head" or the protection's). Returns how many were recorded.
+// `record`, when given, stores the set instead of the index (a remote
+// store's lives in its bucket).
 Result<uint64_t> RecordForget(Store& store, ForgetPlan& plan,
-                              const std::function<Result<ProtectedCommits>()>& protect_now);
+                              const std::function<Result<ProtectedCommits>()>& protect_now,
+                              const std::function<Status(const std::vector<Hash>&)>& record = nullptr);
 
 }  // namespace strata

@@ -63,21 +63,9 @@ class Collector {
  private:
   // Marks from every root; reading them again later marks only what is new.
   Status MarkRoots() {
-    std::vector<RootSet> roots;
-    STRATA_ASSIGN_OR_RETURN(auto refs, store_.ListRefs());
-    for (const auto& [name, id] : refs) roots.push_back({"branch " + name, id, {}, {}});
-    if (options_.extra_roots) {
-      STRATA_ASSIGN_OR_RETURN(auto extra, options_.extra_roots());
-      roots.insert(roots.end(), extra.begin(), extra.end());
-    }
-    report_.roots = roots.size();
-    for (const RootSet& root : roots) walk_.Add(root);
+    STRATA_ASSIGN_OR_RETURN(report_.roots, MarkFromRoots(store_, walk_, options_.extra_roots, "strata fsck"));
     report_.trees_read = walk_.trees_read();
-    if (walk_.problems().empty()) return Status::Ok();
-    const ReachabilityProblem& p = walk_.problems().front();
-    return Status::Corruption("gc stopped before deleting anything: " + std::to_string(walk_.problems().size()) +
-                              " reachable object(s) cannot be read, first " + p.object + " at " + p.where + ": " +
-                              p.message + " (run 'strata fsck')");
+    return Status::Ok();
   }
 
   // Takes the gc lock exclusively: no write session is open anywhere while it is held.
@@ -200,6 +188,24 @@ class Collector {
 };
 
 }  // namespace
+
+Result<uint64_t> MarkFromRoots(Store& store, Reachability& walk,
+                               const std::function<Result<std::vector<RootSet>>()>& extra_roots,
+                               const std::string& fsck_command) {
+  std::vector<RootSet> roots;
+  STRATA_ASSIGN_OR_RETURN(auto refs, store.ListRefs());
+  for (const auto& [name, id] : refs) roots.push_back({"branch " + name, id, {}, {}});
+  if (extra_roots) {
+    STRATA_ASSIGN_OR_RETURN(auto extra, extra_roots());
+    roots.insert(roots.end(), extra.begin(), extra.end());
+  }
+  for (const RootSet& root : roots) walk.Add(root);
+  if (walk.problems().empty()) return static_cast<uint64_t>(roots.size());
+  const ReachabilityProblem& p = walk.problems().front();
+  return Status::Corruption("gc stopped before deleting anything: " + std::to_string(walk.problems().size()) +
+                            " reachable object(s) cannot be read, first " + p.object + " at " + p.where + ": " +
+                            p.message + " (run '" + fsck_command + "')");
+}
 
 Result<GcReport> CollectGarbage(Store& store, const GcOptions& options) { return Collector(store, options).Run(); }
 

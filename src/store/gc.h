@@ -74,6 +74,14 @@ struct GcReport {
   double locked_ms = 0;  // total time the exclusive lock was held (writers waited)
 };
 
+// Marks in `walk` what the branches and `extra_roots` (may be empty) reach
+// now; returns how many roots there were. Corruption, saying to run
+// `fsck_command`, when a reachable object cannot be read: a walk that missed
+// part of the graph must not decide what is garbage.
+Result<uint64_t> MarkFromRoots(Store& store, Reachability& walk,
+                               const std::function<Result<std::vector<RootSet>>()>& extra_roots,
+                               const std::string& fsck_command);
+
 // Refuses (Conflict) when another gc is running on the store. Aborts without
 // deleting anything when a reachable object cannot be read: a walk that
 // missed part of the graph must not decide what is garbage.

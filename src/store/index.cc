@@ -289,6 +289,40 @@ Result<std::vector<PackEntry>> Index::ObjectsInPack(const std::string& pack) {
   return out;
 }
 
+Result<std::vector<std::string>> Index::PacksWithObjectsElsewhere() {
+  MutexLock lock(&mu_);
+  Stmt st(db_,
+          "SELECT p.name, p.size FROM packs p "
+          "WHERE p.objects > (SELECT count(*) FROM objects o WHERE o.pack = p.id)");
+  if (!st.ok()) return PrepareError(db_);
+  std::vector<std::string> out;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    STRATA_ASSIGN_OR_RETURN(IndexPackRow pack, DecodeIndexPackRow(st.ColText(0), st.ColInt(1)));
+    out.push_back(std::move(pack.name));
+  }
+  if (rc != SQLITE_DONE) return st.Error("listing packs with objects indexed elsewhere");
+  return out;
+}
+
+Status Index::AddMissingObjects(const std::string& name, const std::vector<PackEntry>& entries) {
+  MutexLock lock(&mu_);
+  Transaction txn(db_);
+  if (!txn.ok()) return PrepareError(db_);
+  Stmt obj(db_,
+           "INSERT OR IGNORE INTO objects(oid, pack, offset, stored_len, raw_len, type, codec) "
+           "SELECT ?, id, ?, ?, ?, ?, ? FROM packs WHERE name = ?");
+  if (!obj.ok()) return PrepareError(db_);
+  for (const PackEntry& e : entries) {
+    const IndexObjectRow row = EncodeIndexObjectRow(e);
+    obj.Bind(1, std::string_view(row.oid)).Bind(2, row.offset).Bind(3, row.stored_len);
+    obj.Bind(4, row.raw_len).Bind(5, row.type).Bind(6, row.codec).Bind(7, name);
+    if (obj.Step() != SQLITE_DONE) return obj.Error("adding objects of pack " + name);
+    obj.Reset();
+  }
+  return txn.Commit();
+}
+
 Result<std::vector<Hash>> Index::FindByPrefix(ObjectType type, const std::string& hex_prefix, size_t limit) {
   // The prefix spans [prefix000..., prefixfff...] in byte order.
   std::string low = hex_prefix + std::string(Hash::kSize * 2 - hex_prefix.size(), '0');

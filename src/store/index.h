@@ -102,6 +102,13 @@ class Index {
   Result<uint64_t> PackCount();
   // Every object the index places in `pack`.
   Result<std::vector<PackEntry>> ObjectsInPack(const std::string& pack);
+  // Packs holding objects that the index places elsewhere (an object has one
+  // row, in the first pack indexed with it): fewer rows than the pack's
+  // footer has entries. Their footers tell their true contents.
+  Result<std::vector<std::string>> PacksWithObjectsElsewhere();
+  // Places in the indexed pack `name` those of `entries` that no pack holds
+  // any more in the index (after the pack that did was forgotten).
+  Status AddMissingObjects(const std::string& name, const std::vector<PackEntry>& entries);
   Result<std::vector<Hash>> FindByPrefix(ObjectType type, const std::string& hex_prefix, size_t limit);
   Result<std::map<int, TypeTotals>> TotalsByType();
 

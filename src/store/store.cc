@@ -232,10 +232,21 @@ Chunker Store::NewChunker() const {
 
 Store::~Store() = default;  // an unflushed open pack is abandoned (its temp file removed)
 
-Result<Store::WriteSession> Store::BeginWrite() {
+Result<Store::WriteSession> Store::BeginWrite() { return BeginSession(/*announce=*/true); }
+
+Result<Store::WriteSession> Store::BeginSession(bool announce) {
   MutexLock lock(&session_mu_);
   if (sessions_ == 0) {
     STRATA_ASSIGN_OR_RETURN(session_lock_, env_->LockFile(GcLockPath(), LockMode::kShared, /*wait=*/true));
+    ForgetKnownIds();
+  }
+  if (announce && !announced_) {
+    if (Status s = backend_->AnnounceWriter(); !s.ok()) {
+      if (sessions_ == 0) session_lock_.reset();
+      return s.WithContext("announcing a writer");
+    }
+    announced_ = true;
+    // What was remembered as stored before may be among what a gc condemned.
     ForgetKnownIds();
   }
   sessions_++;
@@ -247,6 +258,8 @@ void Store::EndWrite() {
     MutexLock lock(&session_mu_);
     if (--sessions_ > 0) return;
     session_lock_.reset();
+    if (announced_) backend_->RetireWriter();
+    announced_ = false;
     ForgetKnownIds();
   }
   // What was written is reachable now: a good moment to fold small packs
@@ -290,7 +303,7 @@ void Store::DropRemovedPackHandles() {
 Status Store::Recover() {
   // Indexing packs must not race with gc removing one (it would index a pack
   // that is about to go), so recovery holds a session.
-  STRATA_ASSIGN_OR_RETURN(WriteSession session, BeginWrite());
+  STRATA_ASSIGN_OR_RETURN(WriteSession session, BeginSession(/*announce=*/false));
   // Temp packs of writers that died: their objects were never indexed, so
   // nothing refers to them.
   STRATA_ASSIGN_OR_RETURN(auto temps, env_->ListDir(path_ + "/tmp"));
@@ -385,7 +398,17 @@ Result<PutResult> Store::PutStored(const Hash& id, const StoredObject& object) {
   return Append(id, object.type, object.codec, object.bytes, object.raw_len);
 }
 
+Status Store::IndexOwnPack(const std::string& name, uint64_t size, const std::vector<PackEntry>& entries) {
+  // An object stored again because a remote gc condemned its old copy must be
+  // found here from now on: the old pack may go, this one is in the bucket.
+  const bool restored = std::any_of(entries.begin(), entries.end(),
+                                    [&](const PackEntry& e) { return backend_->Condemned(e.id); });
+  if (restored) return index_->ReplacePacks(NewPack{name, size, entries}, {});
+  return index_->AddPack(name, size, entries);
+}
+
 Result<bool> Store::IsStored(const Hash& id) {
+  if (backend_->Condemned(id)) return false;
   {
     MutexLock lock(&write_mu_);
     if (known_.count(id)) return true;
@@ -457,7 +480,7 @@ Status Store::SealOpenPack() {
     // Best effort: the error returned is the publish's; Open removes leftovers in tmp/.
     if (!s.ok()) env_->RemoveFile(sealed->local_path).IgnoreError();
   }
-  if (s.ok()) s = index_->AddPack(sealed->name, sealed->size, sealed->entries);
+  if (s.ok()) s = IndexOwnPack(sealed->name, sealed->size, sealed->entries);
   writer.reset();
 
   write_mu_.Lock();
@@ -563,7 +586,7 @@ Status Store::RefreshAfterMiss() {
   // costs a lookup, not a listing of the bucket each time).
   if (now - refresh_ms_ < 1000) return Status::Ok();
   refresh_ms_ = now;
-  STRATA_ASSIGN_OR_RETURN(WriteSession session, BeginWrite());
+  STRATA_ASSIGN_OR_RETURN(WriteSession session, BeginSession(/*announce=*/false));
   return IndexNewPacks();
 }
 
@@ -601,6 +624,7 @@ StoreReadCounters Store::ReadCounters() const {
 }
 
 Result<bool> Store::Contains(const Hash& id) {
+  if (backend_->Condemned(id)) return false;
   {
     MutexLock lock(&write_mu_);
     if (known_.count(id)) return true;

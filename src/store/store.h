@@ -295,6 +295,11 @@ class Store {
   void DropRemovedPackHandles();
   // Whether the object is stored (remembered in known_ if so).
   Result<bool> IsStored(const Hash& id) EXCLUDES(write_mu_);
+  // A session that announces itself to a shared backend (AnnounceWriter) or,
+  // for indexing alone (Recover, RefreshAfterMiss), only holds the lock.
+  Result<WriteSession> BeginSession(bool announce) EXCLUDES(session_mu_);
+  // Indexes a pack this store sealed and published.
+  Status IndexOwnPack(const std::string& name, uint64_t size, const std::vector<PackEntry>& entries);
   // Adds an object to the open pack unless another thread just did.
   Result<PutResult> Append(const Hash& id, ObjectType type, Codec codec, std::string_view stored, uint64_t raw_len)
       EXCLUDES(write_mu_);
@@ -321,6 +326,7 @@ class Store {
   Mutex session_mu_ ACQUIRED_BEFORE(write_mu_);
   int sessions_ GUARDED_BY(session_mu_) = 0;
   std::unique_ptr<FileLock> session_lock_ GUARDED_BY(session_mu_);  // shared gc lock while sessions_ > 0
+  bool announced_ GUARDED_BY(session_mu_) = false;  // the backend was told of the open sessions
   Mutex write_mu_;  // protects the open pack
   std::unique_ptr<PackWriter> open_pack_ GUARDED_BY(write_mu_);
   std::unordered_set<Hash> open_ids_ GUARDED_BY(write_mu_);  // objects in open_pack_

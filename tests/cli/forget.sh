@@ -45,7 +45,7 @@ expect_fail strata forget --branch main --keep-within 3w
 expect_stderr_matches 'invalid duration'
 expect_fail strata forget --branch main --keep-daily -2
 expect_fail strata --remote somewhere forget --branch main --keep-daily 3
-expect_stderr_matches 'remote store is not supported'
+expect_stderr_matches 'no remote named somewhere'
 expect_fail strata import "$WORK/src/day1" --branch main --date yesterday
 expect_stderr_matches 'invalid --date'
 expect_ok strata log --json
@@ -141,6 +141,7 @@ start_fake_s3 "$WORK/fake"
 expect_ok strata remote add r s3://bkt1/forget --endpoint "$EP" --create-bucket
 expect_exit 1 strata push r main
 expect_stderr_matches 'was forgotten by strata forget.*not supported yet'
-expect_fail strata --remote r forget --all --keep-last 1
-expect_stderr_matches 'remote store is not supported'
+# On a remote, gc is 'gc --remote' (with its grace): --prune is refused.
+expect_exit 2 strata --remote r forget --all --keep-last 1 --prune
+expect_stderr_matches 'gc --remote r'
 echo "PASS"

@@ -1,0 +1,74 @@
+// gc --remote: collecting a remote store while other machines push to it
+// (remote/remote_gc.h). This machine's workspaces of the remote are roots;
+// other machines announce what they rely on through leases.
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "cli/cli.h"
+#include "cli/gc_run.h"
+#include "remote/remote.h"
+#include "remote/remote_gc.h"
+#include "util/progress.h"
+
+namespace strata::cli {
+namespace {
+
+nlohmann::ordered_json RemoteGcJson(const RemoteGcReport& r, bool dry_run) {
+  nlohmann::ordered_json j;
+  j["dry_run"] = dry_run;
+  j["roots"] = r.roots;
+  j["objects_before"] = r.objects_before;
+  j["objects_condemned"] = r.objects_condemned;
+  j["objects_deleted"] = r.objects_deleted;
+  j["bytes_deleted"] = r.bytes_deleted;
+  j["packs_before"] = r.packs_before;
+  j["packs_deleted"] = r.packs_deleted;
+  j["packs_kept_partly_live"] = r.packs_kept_partly_live;
+  j["pack_bytes_before"] = r.pack_bytes_before;
+  j["pack_bytes_deleted"] = r.pack_bytes_deleted;
+  j["leases_waited"] = r.leases_waited;
+  j["leases_expired"] = r.leases_expired;
+  j["lists_removed"] = r.lists_removed;
+  j["trees_read"] = r.trees_read;
+  j["ms"] = {{"mark", r.mark_ms}, {"wait", r.wait_ms}, {"delete", r.delete_ms}};
+  return j;
+}
+
+void PrintRemoteGc(const std::string& remote, const RemoteGcReport& r, bool dry_run) {
+  fmt::print("{} {} of {} packs ({}, {} objects) of remote {}; {} objects reachable from none of {} roots\n",
+             dry_run ? "would delete" : "deleted", r.packs_deleted, r.packs_before, HumanBytes(r.pack_bytes_deleted),
+             r.objects_deleted, remote, r.objects_condemned, r.roots);
+  if (r.packs_kept_partly_live)
+    fmt::print("{} packs hold unreachable objects beside live ones and stay whole\n", r.packs_kept_partly_live);
+  if (dry_run) return;
+  fmt::print("waited {:.1f} s for {} writer(s) that began before the gc ({} had run out); marking {:.1f} s, "
+             "deleting {:.1f} s\n",
+             r.wait_ms / 1000, r.leases_waited, r.leases_expired, r.mark_ms / 1000, r.delete_ms / 1000);
+}
+
+}  // namespace
+
+int RunRemoteGc(const Globals& g, bool dry_run, double grace_seconds) {
+  auto store = OpenStore(g);
+  if (!store.ok()) return Fail(store.status());
+  Progress progress(dry_run ? "gc (dry run)" : "gc", 0, 0);
+  auto forgotten = RemoteForgottenCommits(**store);
+  if (!forgotten.ok()) return Fail(forgotten.status());
+  RemoteGcOptions options;
+  options.forgotten = std::move(forgotten).value();
+  options.dry_run = dry_run;
+  options.grace = std::chrono::milliseconds(static_cast<int64_t>(grace_seconds * 1000));
+  options.extra_roots = [&] { return WorkspaceRoots(**store); };
+  options.progress = &progress;
+  if (Progress::StderrIsTerminal())
+    options.note = [](std::string_view what) { fmt::print(stderr, "\r\033[Kgc: {}\n", what); };
+  auto report = CollectRemoteGarbage(**store, options);
+  progress.Finish();
+  if (!report.ok()) return Fail(report.status().WithContext("gc of remote " + g.remote));
+  if (g.json) PrintJson(RemoteGcJson(*report, dry_run));
+  else PrintRemoteGc(g.remote, *report, dry_run);
+  return kExitOk;
+}
+
+}  // namespace strata::cli
