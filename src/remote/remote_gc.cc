@@ -81,7 +81,7 @@ class RemoteCollector {
         // The index places some of its objects in other packs: its footer
         // says all it holds, which must all be dead before it goes.
         auto file = backend_.OpenPackUncached(name);
-        auto entries = file.ok() ? ReadPackIndex(**file) : Result<std::vector<PackEntry>>(file.status());
+        auto entries = file.ok() ? ReadPackIndex(**file, store_.cipher()) : Result<std::vector<PackEntry>>(file.status());
         if (!entries.ok()) {
           if (entries.status().IsNotFound()) continue;  // gone meanwhile (another gc)
           return entries.status().WithContext("reading the footer of pack " + name);

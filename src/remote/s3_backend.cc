@@ -163,7 +163,9 @@ Status S3Backend::IndexObjectsHeldElsewhere() {
   STRATA_ASSIGN_OR_RETURN(auto packs, index_->PacksWithObjectsElsewhere());
   for (const std::string& name : packs) {
     auto file = OpenPackUncached(name);
-    auto entries = file.ok() ? ReadPackIndex(**file) : Result<std::vector<PackEntry>>(file.status());
+    // No cipher: a remote never holds an encrypted store's packs (`remote add`
+    // refuses an encrypted store).
+    auto entries = file.ok() ? ReadPackIndex(**file, nullptr) : Result<std::vector<PackEntry>>(file.status());
     // A pack that went too is forgotten by the next listing.
     if (!entries.ok()) continue;
     STRATA_RETURN_IF_ERROR(index_->AddMissingObjects(name, *entries));
