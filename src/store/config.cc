@@ -23,7 +23,9 @@ std::string StoreConfig::ToJson() const {
                   {"max_size", chunker.max_size}};
   j["compression"] = {{"codec", "zstd"}, {"level", zstd_level}, {"frame_size", uint64_t{1} << frame_shift}};
   j["pack_size"] = pack_size;
-  if (encrypted()) j["encryption"] = {{"cipher", encryption}, {"ids", "hmac-sha256"}, {"keys", kKeysDir}};
+  if (encrypted())
+    j["encryption"] = {{"cipher", encryption}, {"ids", "hmac-sha256"}, {"keys", kKeysDir},
+                       {"store_id", store_id}, {"key_check", key_check}};
   return j.dump(2) + "\n";
 }
 
@@ -42,6 +44,11 @@ Result<uint64_t> Unsigned(const nlohmann::json& j, const char* key) {
   if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
     return Status::Corruption(std::string("config.json: '") + key + "' is not a non-negative integer");
   return v.get<uint64_t>();
+}
+bool IsLowerHex(const std::string& s, size_t digits) {
+  return s.size() == digits && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
 }
 }  // namespace
 
@@ -69,6 +76,10 @@ Result<StoreConfig> StoreConfig::FromJson(std::string_view text) {
           enc.at("keys").get<std::string>() != kKeysDir)
         return Status::Unsupported("config.json names an encryption this strata does not know (it knows " +
                                    std::string(kCipher) + " with hmac-sha256 ids and keys in keys/)");
+      c.store_id = enc.at("store_id").get<std::string>();
+      c.key_check = enc.at("key_check").get<std::string>();
+      if (!IsLowerHex(c.store_id, 32) || !IsLowerHex(c.key_check, 64))
+        return Status::Corruption("config.json: an encrypted store's store_id is 32 hex digits and its key_check 64");
     } else if (j.contains("encryption")) {
       return Status::Corruption("config.json names an encryption, but version " + std::to_string(c.version) +
                                 " stores are not encrypted");

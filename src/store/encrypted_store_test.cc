@@ -13,6 +13,7 @@
 #include "store/store.h"
 #include "store/store_cipher.h"
 #include "store/store_test_fixture.h"
+#include "util/hex.h"
 
 namespace strata {
 namespace {
@@ -93,15 +94,29 @@ TEST_F(EncryptedStoreTest, WrongPassphraseAndMissingKeyAreRefusedBeforeOpening) 
   auto keyless = Store::Open(path_);
   ASSERT_FALSE(keyless.ok());
   EXPECT_NE(keyless.status().message().find("encrypted"), std::string::npos) << keyless.status().ToString();
-  // A key of another store opens nothing of this one.
+  // A key of another store opens nothing of this one: its key check refuses
+  // it, and were that skipped, its objects would not open under that key.
   auto other = crypto::RandomKey();
   ASSERT_TRUE(other.ok());
   Reopen();
   const Hash id = PutChunk("sealed under the right key");
+  std::string pack;
+  const PackEntry entry = Located(id, &pack);
   store_.reset();
   auto foreign = Store::Open(path_, Env::Default(), &*other);
-  ASSERT_TRUE(foreign.ok());
-  EXPECT_TRUE((*foreign)->Get(id, ObjectType::kChunk).status().IsCorruption()) << "opened under a foreign key";
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_NE(foreign.status().message().find("does not belong"), std::string::npos) << foreign.status().ToString();
+  auto foreign_cipher = StoreCipher::FromMasterKey(*other);
+  ASSERT_TRUE(foreign_cipher.ok());
+  std::ifstream in(pack, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto opened = (*foreign_cipher)->OpenObject(entry, std::string_view(bytes).substr(entry.offset, entry.stored_len));
+  EXPECT_TRUE(opened.status().IsCorruption()) << "opened under a foreign key";
+  auto own = Store::Unlock(path_, kPassphrase);
+  ASSERT_TRUE(own.ok());
+  auto own_cipher = StoreCipher::FromMasterKey(*own);
+  ASSERT_TRUE(own_cipher.ok());
+  EXPECT_TRUE((*own_cipher)->OpenObject(entry, std::string_view(bytes).substr(entry.offset, entry.stored_len)).ok());
 }
 
 TEST_F(EncryptedStoreTest, PlaintextNamesAndPublicIdsAppearNowhereInTheStore) {
@@ -196,8 +211,41 @@ TEST_F(EncryptedStoreTest, TheChunkerUsesTheKeyedGearTable) {
   EXPECT_EQ(first_cut(keyed), first_cut(store_->NewChunker()));
 }
 
+TEST_F(EncryptedStoreTest, SealingStopsAtTheNonceBoundAcrossReopens) {
+  store_->set_seal_bound_for_testing(3);
+  const uint64_t before = store_->sealed_objects();
+  ASSERT_EQ(before, 0u);
+  for (std::string data : {"one", "two", "three"}) ASSERT_TRUE(store_->Put(ObjectType::kChunk, data).ok());
+  EXPECT_EQ(store_->sealed_objects(), 3u);
+  // Dedup seals nothing, so an object already stored is still taken.
+  EXPECT_TRUE(store_->Put(ObjectType::kChunk, "two").ok());
+  auto refused = store_->Put(ObjectType::kChunk, "four");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("has sealed 3 objects under its key"), std::string::npos)
+      << refused.status().ToString();
+  EXPECT_EQ(store_->sealed_objects(), 3u);
+  ASSERT_TRUE(store_->Flush().ok());
+
+  // The count is the index's: it survives reopening, and the objects sealed
+  // before the bound are all there.
+  Reopen();
+  EXPECT_EQ(store_->sealed_objects(), 3u);
+  store_->set_seal_bound_for_testing(3);
+  EXPECT_FALSE(store_->Put(ObjectType::kChunk, "four").ok());
+  for (std::string data : {"one", "two", "three"}) {
+    auto got = store_->Get(store_->ObjectId(ObjectType::kChunk, data), ObjectType::kChunk);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, data);
+  }
+  store_->set_seal_bound_for_testing(4);
+  EXPECT_TRUE(store_->Put(ObjectType::kChunk, "four").ok());
+  EXPECT_EQ(store_->sealed_objects(), 4u);
+}
+
 TEST(EncryptedConfigTest, VersionAndEncryptionGoTogether) {
   StoreConfig encrypted = StoreConfig().Encrypted();
+  encrypted.store_id = std::string(32, 'a');
+  encrypted.key_check = std::string(64, 'b');
   auto round = StoreConfig::FromJson(encrypted.ToJson());
   ASSERT_TRUE(round.ok()) << round.status().ToString();
   EXPECT_TRUE(round->encrypted());
@@ -216,6 +264,65 @@ TEST(EncryptedConfigTest, VersionAndEncryptionGoTogether) {
   auto refused = StoreConfig::FromJson(other_cipher);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), Status::Code::kUnsupported);
+}
+
+TEST(EncryptedConfigTest, AStoreIdAndKeyCheckAreRequiredAndWellFormed) {
+  StoreConfig encrypted = StoreConfig().Encrypted();
+  encrypted.store_id = std::string(32, 'a');
+  encrypted.key_check = std::string(64, 'b');
+  auto round = StoreConfig::FromJson(encrypted.ToJson());
+  ASSERT_TRUE(round.ok()) << round.status().ToString();
+  EXPECT_EQ(round->store_id, encrypted.store_id);
+  EXPECT_EQ(round->key_check, encrypted.key_check);
+  for (auto [field, value] : {std::pair{&StoreConfig::store_id, std::string(31, 'a')},
+                              std::pair{&StoreConfig::store_id, std::string(32, 'A')},
+                              std::pair{&StoreConfig::key_check, std::string(64, 'g')},
+                              std::pair{&StoreConfig::key_check, std::string()}}) {
+    StoreConfig bad = encrypted;
+    bad.*field = value;
+    auto refused = StoreConfig::FromJson(bad.ToJson());
+    EXPECT_FALSE(refused.ok()) << "'" << value << "' was taken";
+  }
+  std::string without = encrypted.ToJson();
+  without.erase(without.find(",\n    \"store_id\""), std::string(",\n    \"store_id\": \"\"").size() + 32);
+  EXPECT_EQ(without.find("store_id"), std::string::npos) << without;
+  EXPECT_FALSE(StoreConfig::FromJson(without).ok());
+}
+
+TEST(EncryptedConfigTest, TheMasterKeyOfAnotherStoreIsRefusedBeforeAnythingIsWritten) {
+  testing::TempDir dir;
+  const std::string mine = dir.path() + "/mine", theirs = dir.path() + "/theirs";
+  ASSERT_TRUE(Store::InitEncrypted(mine, StoreConfig(), kPassphrase, kFastScrypt).ok());
+  ASSERT_TRUE(Store::InitEncrypted(theirs, StoreConfig(), kPassphrase, kFastScrypt).ok());
+  auto my_config = Store::ReadConfig(mine), their_config = Store::ReadConfig(theirs);
+  ASSERT_TRUE(my_config.ok() && their_config.ok());
+  EXPECT_NE(my_config->store_id, their_config->store_id);
+  auto their_key = Store::Unlock(theirs, kPassphrase);
+  ASSERT_TRUE(their_key.ok()) << their_key.status().ToString();
+  EXPECT_TRUE(Store::Open(theirs, Env::Default(), &*their_key).ok());
+  // A key check holds nothing of the key: it is not the key, nor any subkey.
+  EXPECT_EQ(their_config->key_check.find(HexEncode(their_key->view())), std::string::npos);
+
+  // Nothing is recovered with a wrong key: a dead writer's temporary pack
+  // (a pid no process has), which opening with the right key removes, stays.
+  const std::string leftover = mine + "/tmp/999999999-0-0.tmp";
+  ASSERT_TRUE(Env::Default()->WriteFileAtomically(leftover, "partial").ok());
+  auto refused = Store::Open(mine, Env::Default(), &*their_key);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("does not belong to the store"), std::string::npos)
+      << refused.status().ToString();
+  EXPECT_TRUE(Env::Default()->Exists(leftover));
+
+  // A key check changed in config.json refuses even the store's own key.
+  auto my_key = Store::Unlock(mine, kPassphrase);
+  ASSERT_TRUE(my_key.ok());
+  ASSERT_TRUE(Store::Open(mine, Env::Default(), &*my_key).ok());
+  EXPECT_FALSE(Env::Default()->Exists(leftover));
+  StoreConfig forged = *my_config;
+  forged.key_check = their_config->key_check;
+  ASSERT_TRUE(Env::Default()->WriteFileAtomically(mine + "/config.json", forged.ToJson()).ok());
+  EXPECT_FALSE(Store::Open(mine, Env::Default(), &*my_key).ok());
 }
 
 TEST(EncryptedConfigTest, PlainStoreRefusesAKeyAndSealedObjects) {

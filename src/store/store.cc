@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <cerrno>
@@ -20,6 +21,7 @@
 #include "store/pack_reader.h"
 #include "store/pack_writer.h"
 #include "store/store_cipher.h"
+#include "util/hex.h"
 #include "util/thread_pool.h"
 
 namespace strata {
@@ -29,6 +31,7 @@ constexpr const char* kConfigFile = "/config.json";
 constexpr const char* kIndexFile = "/index.db";
 constexpr const char* kLogicalBytesCounter = "logical_bytes";
 constexpr const char* kGcGenerationCounter = "gc_generation";
+constexpr const char* kSealedObjectsCounter = "sealed_objects";  // under the object-seal subkey
 
 // "<pid>-<n>-<r>.tmp" -> pid, or 0 for names no writer of ours produces.
 int TempFileOwner(const std::string& name) {
@@ -101,14 +104,23 @@ Status Store::InitEncrypted(const std::string& path, const StoreConfig& config, 
   if (passphrase.empty()) return Status::InvalidArgument("an encrypted store needs a non-empty passphrase");
   // The key file is written before config.json: a crash leaves no encrypted
   // store without a key.
-  return InitWith(path, config.Encrypted(), env, [&](Env* inside, const std::string& root) -> Status {
-    crypto::KeyRing ring(inside, KeysDir(root), params);
-    return ring.Create(passphrase).status();
-  });
+  return InitWith(path, config.Encrypted(), env,
+                  [&](Env* inside, const std::string& root, StoreConfig* encrypted) -> Status {
+                    crypto::KeyRing ring(inside, KeysDir(root), params);
+                    STRATA_RETURN_IF_ERROR(ring.Create(passphrase).status());
+                    STRATA_ASSIGN_OR_RETURN(crypto::OpenedRing opened, ring.Open(passphrase));
+                    std::array<uint8_t, 16> id;
+                    STRATA_RETURN_IF_ERROR(crypto::RandomBytes(id.data(), id.size()));
+                    encrypted->store_id = HexEncode(id.data(), id.size());
+                    STRATA_ASSIGN_OR_RETURN(encrypted->key_check,
+                                            StoreCipher::KeyCheck(opened.master, encrypted->store_id));
+                    return Status::Ok();
+                  });
 }
 
-Status Store::InitWith(const std::string& path, const StoreConfig& config, Env* env,
-                       const std::function<Status(Env* inside, const std::string& root)>& before_config) {
+Status Store::InitWith(const std::string& path, StoreConfig config, Env* env,
+                       const std::function<Status(Env* inside, const std::string& root, StoreConfig* config)>&
+                           before_config) {
   if (env->Exists(path + kConfigFile))
     return Status::AlreadyExists(path + " is already a strata store; it was left as it is (use it, or give "
                                  "'strata init' another directory)");
@@ -129,7 +141,7 @@ Status Store::InitWith(const std::string& path, const StoreConfig& config, Env* 
   {
     STRATA_ASSIGN_OR_RETURN(auto index, Index::Open(root + kIndexFile, /*create=*/true));
   }
-  if (before_config) STRATA_RETURN_IF_ERROR(before_config(inside.get(), root));
+  if (before_config) STRATA_RETURN_IF_ERROR(before_config(inside.get(), root, &config));
   // config.json last: a directory without it is not a store, so a crash during
   // init leaves nothing that could be mistaken for one.
   return inside->WriteFileAtomically(root + kConfigFile, config.ToJson());
@@ -167,6 +179,23 @@ Result<crypto::Key256> Store::Unlock(const std::string& path, std::string_view p
   return opened->master;
 }
 
+Status Store::CheckKeyOf(const StoreConfig& config, const crypto::Key256& master, const std::string& root) {
+  if (!config.encrypted()) return Status::InvalidArgument("the store at " + root + " is not encrypted");
+  STRATA_ASSIGN_OR_RETURN(std::string check, StoreCipher::KeyCheck(master, config.store_id));
+  if (check != config.key_check)
+    return Status::InvalidArgument("the key given does not belong to the store at " + root +
+                                   " (its key check differs from the one in config.json: it is another "
+                                   "store's key); nothing was read or written");
+  return Status::Ok();
+}
+
+Status Store::CheckKey(const std::string& path, const crypto::Key256& master, Env* env) {
+  std::string root;
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Env> inside, TrustedEnv(path, env, &root));
+  STRATA_ASSIGN_OR_RETURN(StoreConfig config, ReadConfigIn(inside.get(), root));
+  return CheckKeyOf(config, master, root);
+}
+
 Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env, const BackendFactory& backend,
                                            const crypto::Key256* master) {
   // From here on the store is reached by its canonical path (SQLite's
@@ -182,6 +211,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env, co
   if (config->encrypted()) {
     if (master == nullptr)
       return Status::InvalidArgument("the store at " + root + " is encrypted: it opens only with its passphrase");
+    STRATA_RETURN_IF_ERROR(CheckKeyOf(*config, *master, root));
     STRATA_ASSIGN_OR_RETURN(cipher, StoreCipher::FromMasterKey(*master));
   } else if (master != nullptr) {
     return Status::InvalidArgument("the store at " + root + " is not encrypted, yet a key was given for it");
@@ -204,6 +234,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env, co
   std::unique_ptr<Store> store(new Store(root, std::move(inside), *config, std::move(index),
                                         std::move(packs_and_refs), std::move(cipher)));
   STRATA_RETURN_IF_ERROR(store->Recover());
+  if (store->cipher_) STRATA_RETURN_IF_ERROR(store->RecordSeals());
   return store;
 }
 
@@ -382,6 +413,14 @@ Result<PutResult> Store::Put(ObjectType type, std::string_view data) {
   thread_local std::string stored;
   EncodeFramed(id, data, config_.zstd_level, config_.frame_shift, &stored);
   if (!cipher_) return Append(id, type, Codec::kFramed, stored, data.size());
+  // Every seal draws a nonce, even one that another thread's dedup then drops.
+  if (sealed_recorded_.load() + sealed_pending_.fetch_add(1) >= seal_bound_.load()) {
+    sealed_pending_.fetch_sub(1);
+    return Status::Unsupported(
+        "the store at " + path_ + " has sealed " + std::to_string(sealed_objects()) +
+        " objects under its key, the most one key may seal safely (docs/format/encryption.md, \"Nonces\"); "
+        "nothing more is written to it: export its branches and import them into a new encrypted store");
+  }
   STRATA_ASSIGN_OR_RETURN(std::string sealed, cipher_->SealObject(id, type, data.size(), stored));
   return Append(id, type, Codec::kSealed, sealed, data.size());
 }
@@ -504,6 +543,19 @@ Status Store::Flush() {
   }
   uint64_t logical = logical_bytes_pending_.exchange(0);
   if (logical > 0) STRATA_RETURN_IF_ERROR(index_->AddCounter(kLogicalBytesCounter, logical));
+  if (cipher_) STRATA_RETURN_IF_ERROR(RecordSeals());
+  return Status::Ok();
+}
+
+Status Store::RecordSeals() {
+  // Recorded before they leave the pending count, so that a concurrent Put
+  // may count them twice for a moment, never not at all; the total read back
+  // includes the seals of other processes.
+  const uint64_t sealed = sealed_pending_.load();
+  if (sealed > 0) STRATA_RETURN_IF_ERROR(index_->AddCounter(kSealedObjectsCounter, sealed));
+  STRATA_ASSIGN_OR_RETURN(uint64_t recorded, index_->GetCounter(kSealedObjectsCounter));
+  sealed_recorded_.store(recorded);
+  sealed_pending_.fetch_sub(sealed);
   return Status::Ok();
 }
 

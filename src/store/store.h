@@ -79,6 +79,12 @@ struct StoreConfig {
   // "" for a plain store, else kCipher; with it, version must be
   // kEncryptedFormatVersion. Its key files are in the store's keys/.
   std::string encryption;
+  // An encrypted store's random id (32 hex digits) and its key check: HMAC
+  // of the id under the master key's key-check subkey (64 hex digits), so a
+  // master key of another store is refused before anything is read. Neither
+  // reveals the key.
+  std::string store_id;
+  std::string key_check;
   std::string hash = "sha256";
   ChunkerParams chunker;
   int zstd_level = 3;
@@ -168,6 +174,10 @@ class Store {
   // Nothing in the store is written.
   static Result<crypto::Key256> Unlock(const std::string& path, std::string_view passphrase,
                                        Env* env = Env::Default());
+  // Whether master is the key of the encrypted store at path (its key check
+  // in config.json); InvalidArgument naming the store if not. Reads only
+  // config.json.
+  static Status CheckKey(const std::string& path, const crypto::Key256& master, Env* env = Env::Default());
   // The directory of the key files of the store at path (canonical or not).
   static std::string KeysDir(const std::string& path) { return path + "/keys"; }
   // The Env for the files of the store at path, confined to it and refused
@@ -192,6 +202,15 @@ class Store {
   Env* env() const { return env_; }
 
   // ---- objects
+  // An encrypted store seals at most this many objects under its key (the
+  // random-nonce bound of AES-GCM with margin, docs/format/encryption.md,
+  // "Nonces"); Put refuses to seal more.
+  static constexpr uint64_t kMaxSealedObjects = uint64_t{1} << 31;
+  // Tests set a small bound to see it enforced.
+  void set_seal_bound_for_testing(uint64_t bound) { seal_bound_ = bound; }
+  // The objects sealed under the store's key: those every process recorded
+  // in the index by its last Flush, plus those of this Store since.
+  uint64_t sealed_objects() const { return sealed_recorded_.load() + sealed_pending_.load(); }
   Result<PutResult> Put(ObjectType type, std::string_view data);
   Result<std::string> Get(const Hash& id, ObjectType expected);
   // The same in a Buffer (never zero-filled): for file data.
@@ -273,9 +292,15 @@ class Store {
   // A branch name as the backend keeps it: sealed in an encrypted store.
   Result<std::string> BackendRefName(const std::string& name) const;
   // Init, calling before_config (if any) once the store's directories exist
-  // and before config.json makes it a store.
-  static Status InitWith(const std::string& path, const StoreConfig& config, Env* env,
-                         const std::function<Status(Env* inside, const std::string& root)>& before_config);
+  // and before config.json makes it a store; it may complete the config.
+  static Status InitWith(const std::string& path, StoreConfig config, Env* env,
+                         const std::function<Status(Env* inside, const std::string& root, StoreConfig* config)>&
+                             before_config);
+  // Adds this Store's unrecorded seals to the index's count and reads the
+  // count of every process back.
+  Status RecordSeals();
+  // OK if master's key check is config's (root names the store in messages).
+  static Status CheckKeyOf(const StoreConfig& config, const crypto::Key256& master, const std::string& root);
   Status Recover();
   // Indexes published packs the index does not know (from their footers).
   Status IndexNewPacks();
@@ -338,6 +363,11 @@ class Store {
   // object (common in an import) skip the index lookup.
   std::unordered_set<Hash> known_ GUARDED_BY(write_mu_);
   std::atomic<uint64_t> logical_bytes_pending_{0};
+  // Seals counted against the nonce bound: those the index recorded when this
+  // Store last looked (Open, Flush), and those it made since.
+  std::atomic<uint64_t> sealed_recorded_{0};
+  std::atomic<uint64_t> sealed_pending_{0};
+  std::atomic<uint64_t> seal_bound_{kMaxSealedObjects};
 
   std::atomic<uint64_t> gets_in_flight_{0}, max_gets_in_flight_{0}, lookup_us_{0};
   std::atomic<int64_t> pack_check_ms_{0};     // when DropRemovedPackHandles last looked

@@ -14,6 +14,7 @@ namespace {
 constexpr std::string_view kObjectAad = "strata object v1";
 constexpr std::string_view kFooterAad = "strata pack footer v1";
 constexpr std::string_view kRefNameAad = "strata ref name v1";
+constexpr std::string_view kKeyCheckLabel = "strata key check v1";
 
 std::string ObjectAad(const Hash& id, ObjectType type, uint64_t raw_len) {
   std::string aad(kObjectAad);
@@ -32,6 +33,13 @@ Result<std::unique_ptr<StoreCipher>> StoreCipher::FromMasterKey(const crypto::Ke
   STRATA_ASSIGN_OR_RETURN(cipher->refs_key_, crypto::DeriveSubkey(master, crypto::kSubkeyRefs));
   STRATA_ASSIGN_OR_RETURN(cipher->gear_, crypto::DeriveGearTable(master));
   return cipher;
+}
+
+Result<std::string> StoreCipher::KeyCheck(const crypto::Key256& master, std::string_view store_id) {
+  STRATA_ASSIGN_OR_RETURN(crypto::Key256 check_key, crypto::DeriveSubkey(master, crypto::kSubkeyKeyCheck));
+  STRATA_ASSIGN_OR_RETURN(Hash mac, crypto::HmacSha256(check_key.view(), std::string(kKeyCheckLabel) + '\0' +
+                                                                               std::string(store_id)));
+  return mac.ToHex();
 }
 
 Hash StoreCipher::ObjectId(ObjectType type, std::string_view data) const {

@@ -35,6 +35,10 @@ struct PackEntry;
 class StoreCipher {
  public:
   static Result<std::unique_ptr<StoreCipher>> FromMasterKey(const crypto::Key256& master);
+  // The key check of a store (config.json): lowercase hex of HMAC-SHA256,
+  // under master's key-check subkey, of the store's random id. It tells
+  // whether a master key is this store's without revealing anything of it.
+  static Result<std::string> KeyCheck(const crypto::Key256& master, std::string_view store_id);
 
   // The keyed id of an object (plain stores: ComputeObjectId).
   Hash ObjectId(ObjectType type, std::string_view data) const;
