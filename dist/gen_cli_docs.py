@@ -154,6 +154,11 @@ the store when \fB\-\-store\fR is not given; otherwise
 the passphrase of an encrypted store when \fB\-\-password\-file\fR is not
 given; otherwise it is asked on the terminal, without echo.
 .TP
+.B STRATA_KEY_FILE
+a master key file (\fBkey export\fR) that opens an encrypted store without a
+passphrase, when neither \fB\-\-key\-file\fR nor \fB\-\-password\-file\fR is
+given. Whoever can read that file can read the store.
+.TP
 .B STRATA_NEW_PASSWORD
 the new passphrase of \fBkey add\fR and \fBkey passwd\fR when
 \fB\-\-new\-password\-file\fR is not given; otherwise asked twice on the terminal.

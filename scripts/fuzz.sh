@@ -13,7 +13,7 @@
 #                two runs at once not rebuild each other's objects)
 #   --seeds      rewrite tests/fuzz/corpus from the project's encoders, then stop
 #   TARGET       tree commit pack config chunk_list index_row workspace_row posix_acl control
-#                remote key_file fuse_request sealed (default: all)
+#                remote key_file master_key_file fuse_request sealed (default: all)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=30 out="" build="$root/build-fuzz" seeds=0 targets=()
@@ -30,7 +30,7 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 [[ $seconds =~ ^[1-9][0-9]*$ ]] || { echo "fuzz.sh: --seconds wants a positive number" >&2; exit 2; }
-((${#targets[@]})) || targets=(tree commit pack config chunk_list index_row workspace_row posix_acl control remote key_file fuse_request sealed)
+((${#targets[@]})) || targets=(tree commit pack config chunk_list index_row workspace_row posix_acl control remote key_file master_key_file fuse_request sealed)
 
 "$root/scripts/install-deps.sh"
 names=$(printf 'fuzz_%s ' "${targets[@]}")

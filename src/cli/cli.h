@@ -44,6 +44,7 @@ struct Globals {
   std::string remote;  // --remote NAME: work on that remote's store instead
   mode_t caller_umask = 022;  // the umask strata was started with (it runs with 077)
   std::string password_file;  // --password-file: the passphrase of an encrypted store
+  std::string key_file;       // --key-file: the master key of an encrypted store, from a file
 };
 
 // --store, else $STRATA_STORE, else the store of the strata mount the current
@@ -57,6 +58,10 @@ Result<std::unique_ptr<Store>> OpenLocalStore(const Globals& g);
 // Where the passphrase of the selected store comes from: --password-file,
 // STRATA_PASSWORD, the terminal.
 PassphraseSource StorePassphrase(const Globals& g, const std::string& path);
+// The master key file that opens the selected store instead of a passphrase:
+// --key-file, else $STRATA_KEY_FILE unless --password-file was given; empty:
+// none (a passphrase is used).
+std::string StoreKeyFile(const Globals& g);
 // For commands on a workspace: when mountpoint_or_name is a strata mountpoint,
 // the store (and remote) its mount's source names, whatever --store,
 // STRATA_STORE or --remote say; otherwise OpenStore.

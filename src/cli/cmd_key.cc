@@ -1,12 +1,16 @@
 // key add|list|remove|passwd: the passphrases of an encrypted store, one key
 // file each in the store's keys/ (crypto/key_ring.h does the work). Every
 // one of them needs a passphrase that opens the store; none rewrites data.
+// key export: the master key itself, in a master key file for --key-file.
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <functional>
 
 #include "cli/cli.h"
 #include "crypto/key_ring.h"
+#include "crypto/master_key_file.h"
 
 namespace strata::cli {
 namespace {
@@ -111,10 +115,46 @@ int RunKeyPasswd(const Globals& g, const std::string& new_file) {
       });
 }
 
+// Writes bytes to a new file at path, mode 0600, refusing to replace
+// anything: the file is complete when it appears (written aside, then renamed).
+Status WriteNewPrivateFile(const std::string& path, std::string_view bytes) {
+  Env* env = Env::Default();
+  const std::string refused = path + " exists; it was left as it is (give --out a new file)";
+  if (env->Exists(path)) return Status::AlreadyExists(refused);
+  const std::filesystem::path target(path);
+  std::string dir = target.parent_path().string();
+  if (dir.empty()) dir = ".";
+  const std::string aside = dir + "/." + target.filename().string() + ".new." + std::to_string(::getpid());
+  STRATA_RETURN_IF_ERROR(env->WriteFileAtomically(aside, bytes));
+  if (Status s = env->RenameNoReplace(aside, path); !s.ok()) {
+    (void)env->RemoveFile(aside);
+    return env->Exists(path) ? Status::AlreadyExists(refused) : s;
+  }
+  return env->SyncDir(dir);
+}
+
+int RunKeyExport(const Globals& g, const std::string& out) {
+  const std::string path = StorePath(g);
+  auto config = Store::ReadConfig(path);
+  if (!config.ok()) return Fail(config.status());
+  if (!config->encrypted())
+    return Fail(Status::InvalidArgument("the store at " + path + " is not encrypted: it has no key"));
+  auto master = UnlockStoreKey(path, StorePassphrase(g, path), StoreKeyFile(g));
+  if (!master.ok()) return Fail(master.status());
+  std::string bytes = crypto::EncodeMasterKeyFile(*master);
+  Status written = WriteNewPrivateFile(out, bytes);
+  crypto::Wipe(bytes);
+  if (!written.ok()) return Fail(written);
+  fmt::print("wrote the master key of the store at {} to {} (mode 0600)\n", path, out);
+  fmt::print("anyone who can read that file can read the store, with no passphrase, for as long as it exists: "
+             "no 'key passwd' or 'key remove' takes that away\n");
+  return kExitOk;
+}
+
 }  // namespace
 
 void RegisterKeyCommands(CLI::App& app, Globals& g, int* exit_code) {
-  auto* key = app.add_subcommand("key", "the passphrases of an encrypted store: add, list, remove, passwd");
+  auto* key = app.add_subcommand("key", "the keys of an encrypted store: add, list, remove, passwd, export");
   key->require_subcommand(1);
 
   static std::string add_file, passwd_file, remove_id;
@@ -133,6 +173,11 @@ void RegisterKeyCommands(CLI::App& app, Globals& g, int* exit_code) {
   auto* passwd = key->add_subcommand("passwd", "change the passphrase: re-wrap the key, rewrite no data");
   passwd->add_option("--new-password-file", passwd_file, "the new passphrase, from this file");
   passwd->callback([&g, exit_code] { *exit_code = RunKeyPasswd(g, passwd_file); });
+
+  static std::string export_out;
+  auto* exp = key->add_subcommand("export", "write the master key to a new file, for --key-file (unattended use)");
+  exp->add_option("--out", export_out, "the file to write (mode 0600; never overwritten)")->required();
+  exp->callback([&g, exit_code] { *exit_code = RunKeyExport(g, export_out); });
 }
 
 }  // namespace strata::cli

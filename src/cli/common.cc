@@ -48,11 +48,19 @@ PassphraseSource StorePassphrase(const Globals& g, const std::string& path) {
   return source;
 }
 
+std::string StoreKeyFile(const Globals& g) {
+  if (!g.key_file.empty()) return g.key_file;
+  // An explicit --password-file is what the caller chose for this command.
+  if (!g.password_file.empty()) return "";
+  const char* env = std::getenv("STRATA_KEY_FILE");
+  return env != nullptr ? env : "";
+}
+
 Result<std::unique_ptr<Store>> OpenLocalStore(const Globals& g) {
   const std::string path = StorePath(g);
   STRATA_ASSIGN_OR_RETURN(StoreConfig config, Store::ReadConfig(path));
   if (!config.encrypted()) return Store::Open(path);
-  STRATA_ASSIGN_OR_RETURN(crypto::Key256 master, UnlockStoreKey(path, StorePassphrase(g, path)));
+  STRATA_ASSIGN_OR_RETURN(crypto::Key256 master, UnlockStoreKey(path, StorePassphrase(g, path), StoreKeyFile(g)));
   return Store::Open(path, Env::Default(), &master);
 }
 

@@ -20,7 +20,8 @@ namespace {
 std::optional<std::string_view> CommandWord(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     std::string_view arg = argv[i];
-    if (arg == "--store" || arg == "--remote" || arg == "--password-file") {
+    if (arg == "--store" || arg == "--remote" || arg == "--password-file" ||
+        arg == "--key-file") {
       i++;
       continue;
     }
@@ -69,8 +70,13 @@ int main(int argc, char** argv) {
   globals.caller_umask = caller_umask;  // what `strata exec` gives its program
   app.add_option("--store", globals.store, "store directory (default: $STRATA_STORE, then ~/.local/share/strata)");
   app.add_option("--remote", globals.remote, "work on the store at this remote (see 'strata remote')");
-  app.add_option("--password-file", globals.password_file,
-                 "the passphrase of an encrypted store, from this file (else $STRATA_PASSWORD, else a prompt)");
+  auto* password_file = app.add_option(
+      "--password-file", globals.password_file,
+      "the passphrase of an encrypted store, from this file (else $STRATA_KEY_FILE, $STRATA_PASSWORD, a prompt)");
+  app.add_option("--key-file", globals.key_file,
+                 "open an encrypted store with the master key in this file ('strata key export'), no passphrase; "
+                 "else $STRATA_KEY_FILE")
+      ->excludes(password_file);
   int exit_code = kExitOk;
   RegisterStoreCommands(app, globals, &exit_code);
   RegisterSnapshotCommands(app, globals, &exit_code);

@@ -1,6 +1,8 @@
 #include "cli/passphrase.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -10,6 +12,7 @@
 #include <map>
 #include <mutex>
 
+#include "crypto/master_key_file.h"
 #include "env/env.h"
 #include "store/store.h"
 #include "util/unique_fd.h"
@@ -89,7 +92,44 @@ Result<std::string> ReadPassphrase(const PassphraseSource& source, const std::st
   return typed;
 }
 
-Result<crypto::Key256> UnlockStoreKey(const std::string& path, const PassphraseSource& source) {
+Result<crypto::Key256> ReadMasterKeyFile(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return Status::IOError("cannot read the key file " + path, errno);
+  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument("the key file " + path + " is not a regular file");
+  if ((st.st_mode & 077) != 0)
+    return Status::InvalidArgument(fmt::format(
+        "the key file {} can be read or changed by others than its owner (mode {:04o}); it holds the store's "
+        "key, so it is not used: make it private with 'chmod 600 {}'",
+        path, st.st_mode & 07777, path));
+  if (static_cast<uint64_t>(st.st_size) > kMaxPassphraseFile)
+    return Status::InvalidArgument("the key file " + path + " is larger than a key file (" +
+                                   std::to_string(st.st_size) + " bytes)");
+  STRATA_ASSIGN_OR_RETURN(std::string bytes, Env::Default()->ReadFile(path));
+  auto key = crypto::DecodeMasterKeyFile(bytes, "the key file " + path);
+  crypto::Wipe(bytes);
+  return key;
+}
+
+namespace {
+Result<crypto::Key256> KeyFromPassphrase(const std::string& canonical, const PassphraseSource& source) {
+  STRATA_ASSIGN_OR_RETURN(std::string passphrase,
+                          ReadPassphrase(source, "the store at " + canonical +
+                                                     " is encrypted and needs its passphrase (or a master key "
+                                                     "file: --key-file or STRATA_KEY_FILE)"));
+  auto master = Store::Unlock(canonical, passphrase);
+  crypto::Wipe(passphrase);
+  return master;
+}
+
+Result<crypto::Key256> KeyFromFile(const std::string& canonical, const std::string& key_file) {
+  STRATA_ASSIGN_OR_RETURN(crypto::Key256 master, ReadMasterKeyFile(key_file));
+  STRATA_RETURN_IF_ERROR(Store::CheckKey(canonical, master));
+  return master;
+}
+}  // namespace
+
+Result<crypto::Key256> UnlockStoreKey(const std::string& path, const PassphraseSource& source,
+                                      const std::string& key_file) {
   static std::mutex mu;
   static std::map<std::string, crypto::Key256> unlocked;  // by canonical path
   char* real = ::realpath(path.c_str(), nullptr);
@@ -99,10 +139,7 @@ Result<crypto::Key256> UnlockStoreKey(const std::string& path, const PassphraseS
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = unlocked.find(canonical); it != unlocked.end()) return it->second;
   }
-  STRATA_ASSIGN_OR_RETURN(std::string passphrase,
-                          ReadPassphrase(source, "the store at " + canonical + " is encrypted and needs its passphrase"));
-  auto master = Store::Unlock(canonical, passphrase);
-  crypto::Wipe(passphrase);
+  auto master = key_file.empty() ? KeyFromPassphrase(canonical, source) : KeyFromFile(canonical, key_file);
   if (!master.ok()) return master.status();
   std::lock_guard<std::mutex> lock(mu);
   unlocked.emplace(canonical, *master);

@@ -1,5 +1,6 @@
 // Passphrases of encrypted stores: where a command gets one, and the master
-// keys this process has unlocked with them.
+// keys this process has unlocked with them or read from a master key file
+// (--key-file, crypto/master_key_file.h).
 //
 // A passphrase comes from a file (--password-file, --new-password-file),
 // else an environment variable (STRATA_PASSWORD, STRATA_NEW_PASSWORD), else a
@@ -31,6 +32,14 @@ Result<std::string> ReadPassphrase(const PassphraseSource& source, const std::st
 // with the passphrase from `source` and kept for later opens of the same
 // store (a mount opens it again in the daemon it forks, which has no
 // terminal). A wrong passphrase is refused before the store is opened.
-Result<crypto::Key256> UnlockStoreKey(const std::string& path, const PassphraseSource& source);
+// With a key_file (a master key file) that file's key is used instead of any
+// passphrase, once it is checked to be this store's.
+Result<crypto::Key256> UnlockStoreKey(const std::string& path, const PassphraseSource& source,
+                                      const std::string& key_file);
+
+// The master key in the master key file at path. Refused, naming the file,
+// unless it is a regular file that only its owner can read or write (mode
+// 0600 or stricter), as ssh refuses a private key others can read.
+Result<crypto::Key256> ReadMasterKeyFile(const std::string& path);
 
 }  // namespace strata::cli

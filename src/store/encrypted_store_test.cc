@@ -242,14 +242,22 @@ TEST_F(EncryptedStoreTest, SealingStopsAtTheNonceBoundAcrossReopens) {
   EXPECT_EQ(store_->sealed_objects(), 4u);
 }
 
-TEST(EncryptedConfigTest, VersionAndEncryptionGoTogether) {
+// An encrypted store's config as init writes it (its id and check made up).
+StoreConfig EncryptedConfig() {
   StoreConfig encrypted = StoreConfig().Encrypted();
   encrypted.store_id = std::string(32, 'a');
   encrypted.key_check = std::string(64, 'b');
+  return encrypted;
+}
+
+TEST(EncryptedConfigTest, VersionAndEncryptionGoTogether) {
+  const StoreConfig encrypted = EncryptedConfig();
   auto round = StoreConfig::FromJson(encrypted.ToJson());
   ASSERT_TRUE(round.ok()) << round.status().ToString();
   EXPECT_TRUE(round->encrypted());
   EXPECT_EQ(round->version, StoreConfig::kEncryptedFormatVersion);
+  EXPECT_EQ(round->store_id, encrypted.store_id);
+  EXPECT_EQ(round->key_check, encrypted.key_check);
 
   std::string no_encryption = StoreConfig().ToJson();
   no_encryption.replace(no_encryption.find("\"version\": 2"), 12, "\"version\": 3");
@@ -267,13 +275,7 @@ TEST(EncryptedConfigTest, VersionAndEncryptionGoTogether) {
 }
 
 TEST(EncryptedConfigTest, AStoreIdAndKeyCheckAreRequiredAndWellFormed) {
-  StoreConfig encrypted = StoreConfig().Encrypted();
-  encrypted.store_id = std::string(32, 'a');
-  encrypted.key_check = std::string(64, 'b');
-  auto round = StoreConfig::FromJson(encrypted.ToJson());
-  ASSERT_TRUE(round.ok()) << round.status().ToString();
-  EXPECT_EQ(round->store_id, encrypted.store_id);
-  EXPECT_EQ(round->key_check, encrypted.key_check);
+  const StoreConfig encrypted = EncryptedConfig();
   for (auto [field, value] : {std::pair{&StoreConfig::store_id, std::string(31, 'a')},
                               std::pair{&StoreConfig::store_id, std::string(32, 'A')},
                               std::pair{&StoreConfig::key_check, std::string(64, 'g')},

@@ -5,11 +5,14 @@
 # before anything is read or written; export, a mount (read, write, commit),
 # verify, fsck and gc work, and a workspace, once ended, leaves no plaintext
 # behind; a changed passphrase keeps the data readable and
-# the old one fails; key files are 0600; a flipped byte is damage naming the
-# object; a remote is refused with a clear message.
+# the old one fails; key files are 0600; key export writes the master key
+# (0600, never over a file) and --key-file / STRATA_KEY_FILE open the store
+# with it and no passphrase, refusing a malformed, public or foreign one; a
+# flipped byte is damage naming the object; a remote is refused with a
+# clear message.
 source "$(dirname "$0")/lib.sh"
 use_mountpoint
-unset STRATA_PASSWORD STRATA_NEW_PASSWORD
+unset STRATA_PASSWORD STRATA_NEW_PASSWORD STRATA_KEY_FILE
 
 marker="strata-known-plaintext-$RANDOM$RANDOM"
 name="strata-known-name-$RANDOM$RANDOM.txt"
@@ -127,6 +130,53 @@ cmp "$WORK/out3/dir/$name" "$WORK/src/dir/$name" || fail "data changed with the 
 for k in "$STORE"/keys/*.key; do
   [[ $(stat -c %a "$k") == 600 ]] || fail "key file $k is mode $(stat -c %a "$k")"
 done
+
+step "key export writes the master key, 0600, and never overwrites"
+expect_ok strata key export --out "$WORK/master.key"
+expect_output_matches "anyone who can read that file can read the store"
+[[ $(stat -c %a "$WORK/master.key") == 600 ]] || fail "the key file is mode $(stat -c %a "$WORK/master.key")"
+grep -qE '^strata master key v1 [0-9a-f]{64}$' "$WORK/master.key" || fail "the key file is not in its format"
+cp -p "$WORK/master.key" "$WORK/master.copy"
+expect_fail strata key export --out "$WORK/master.key"
+expect_stderr_matches "exists; it was left as it is"
+cmp "$WORK/master.key" "$WORK/master.copy" || fail "a refused export changed the file"
+STRATA_PASSWORD="wrong" expect_fail strata key export --out "$WORK/never.key"
+expect_stderr_matches "wrong passphrase"
+[[ ! -e $WORK/never.key ]] || fail "a refused export wrote a file"
+expect_exit 2 strata --key-file "$WORK/master.key" --password-file "$WORK/pw1" log "$branch"
+
+step "a key file opens the store unattended, with no passphrase"
+(
+  unset STRATA_PASSWORD
+  expect_ok setsid -w "$STRATA_BIN" --store "$STORE" --key-file "$WORK/master.key" log "$branch"
+  expect_output_matches "$message"
+  export STRATA_KEY_FILE="$WORK/master.key"
+  expect_ok setsid -w "$STRATA_BIN" --store "$STORE" export "$branch" "$WORK/out-keyfile"
+  cmp "$WORK/out-keyfile/dir/$name" "$WORK/src/dir/$name" || fail "the key file reads other bytes"
+  expect_ok setsid -w "$STRATA_BIN" --store "$STORE" mount --branch "$branch" --name kf "$MP"
+  cmp "$MP/dir/$name" "$WORK/src/dir/$name" || fail "a mount opened with the key file reads other bytes"
+  expect_ok strata umount "$MP"
+  expect_ok strata workspace end kf
+  expect_ok strata import "$WORK/src" --branch by-key-file
+)
+
+step "a bad key file, or another store's, is refused before anything is read or written"
+printf 'other passphrase\n' >"$WORK/pw-other"
+expect_ok "$STRATA_BIN" --password-file "$WORK/pw-other" init --encrypt "$WORK/other-store"
+expect_ok "$STRATA_BIN" --store "$WORK/other-store" --password-file "$WORK/pw-other" key export --out "$WORK/other.key"
+head -c 40 "$WORK/master.key" >"$WORK/short.key" && chmod 600 "$WORK/short.key"
+cp "$WORK/master.key" "$WORK/open.key" && chmod 644 "$WORK/open.key"
+store_listing >"$WORK/before"
+expect_fail strata --key-file "$WORK/other.key" log "$branch"
+expect_stderr_matches "does not belong to the store"
+expect_fail strata --key-file "$WORK/short.key" log "$branch"
+expect_stderr_matches "short.key is not a strata master key file"
+expect_fail strata --key-file "$WORK/open.key" log "$branch"
+expect_stderr_matches "chmod 600"
+expect_fail strata --key-file "$WORK/missing.key" log "$branch"
+expect_stderr_matches "missing.key"
+store_listing >"$WORK/after"
+diff -u "$WORK/before" "$WORK/after" || fail "a refused key file changed the store"
 
 step "a flipped byte in a pack is damage naming the object"
 biggest=$(ls -S "$STORE"/packs/*.pack | head -1)

@@ -10,6 +10,7 @@
 
 #include "control/protocol.h"
 #include "crypto/key_file.h"
+#include "crypto/master_key_file.h"
 #include "fs/kernel/request_encoder.h"
 #include "fuzz_input.h"
 #include "remote/remote.h"
@@ -247,6 +248,12 @@ void KeyFileSeeds(const std::string& dir) {
   Write(dir, "cheap", strata::crypto::EncodeKeyFile(*file));
 }
 
+void MasterKeyFileSeeds(const std::string& dir) {
+  strata::crypto::Key256 master;
+  master.bytes.fill(0x42);
+  Write(dir, "key", strata::crypto::EncodeMasterKeyFile(master));
+}
+
 // Every served opcode as a 7.44 kernel sends it, behind the selector byte
 // of fuzz_fuse_request that matches the session it decodes in.
 void FuseRequestSeeds(const std::string& dir) {
@@ -297,7 +304,12 @@ int main(int argc, char** argv) {
   Write(dir + "/commit", "first", strata::EncodeCommit(strata::Commit()));
   Write(dir + "/pack", "whole-and-framed", SamplePack(dir + "/.scratch"));
   Write(dir + "/config", "default", strata::StoreConfig().ToJson());
-  Write(dir + "/config", "encrypted", strata::StoreConfig().Encrypted().ToJson());
+  {
+    strata::StoreConfig encrypted = strata::StoreConfig().Encrypted();
+    encrypted.store_id = std::string(32, '1');
+    encrypted.key_check = std::string(64, '2');
+    Write(dir + "/config", "encrypted", encrypted.ToJson());
+  }
   namespace wi = strata::workspace_internal;
   Write(dir + "/chunk_list", "two", wi::EncodeChunkList({{strata::Sha256::Of("a", 1), 7}, {strata::Sha256::Of("b", 1), 1 << 20}}));
   Write(dir + "/chunk_list", "none", wi::EncodeChunkList({}));
@@ -317,6 +329,7 @@ int main(int argc, char** argv) {
   ControlSeeds(dir + "/control");
   RemoteSeeds(dir + "/remote");
   KeyFileSeeds(dir + "/key_file");
+  MasterKeyFileSeeds(dir + "/master_key_file");
   FuseRequestSeeds(dir + "/fuse_request");
   SealedSeeds(dir + "/sealed");
   return 0;
