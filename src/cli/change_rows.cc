@@ -56,6 +56,21 @@ Result<std::vector<ChangeRow>> WorkspaceChanges(Store& store, const WorkspaceTar
   return rows;
 }
 
+std::optional<uint64_t> WorkspaceChangeCount(Store& store, const WorkspaceTarget& target) {
+  auto session = store.BeginWrite();  // the snapshot's trees are reachable from no ref
+  if (!session.ok()) return std::nullopt;
+  WorkspaceSnapshot snap;
+  auto rows = WorkspaceChanges(store, target, &snap);
+  if (!rows.ok()) return std::nullopt;
+  return rows->size();
+}
+
+std::string CountText(const std::optional<uint64_t>& n) { return n ? std::to_string(*n) : "?"; }
+
+nlohmann::ordered_json CountJson(const std::optional<uint64_t>& n) {
+  return n ? nlohmann::ordered_json(*n) : nlohmann::ordered_json();
+}
+
 Result<uint64_t> CommitChangeCount(Store& store, const Hash& commit) {
   STRATA_ASSIGN_OR_RETURN(Commit c, store.GetCommit(commit));
   uint64_t n = 0;

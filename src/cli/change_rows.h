@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,18 @@ nlohmann::ordered_json RowJson(const ChangeRow& r);
 // snapshot taken goes to *snap. The caller holds a store write session from
 // before this call to its end (the snapshot's trees are reachable from no ref).
 Result<std::vector<ChangeRow>> WorkspaceChanges(Store& store, const WorkspaceTarget& target, WorkspaceSnapshot* snap);
+
+// How many rows WorkspaceChanges lists for the target, for the commands that
+// only show a count (workspace list, stats, workspace end). nullopt when it
+// cannot be told: the base's trees cannot be read (its packs vanished), the
+// daemon stopped, the workspace is busy. A count is never worth failing a
+// command, nor asking the daemon for more than the snapshot `status` takes.
+// Takes its own store write session: the caller must hold none.
+std::optional<uint64_t> WorkspaceChangeCount(Store& store, const WorkspaceTarget& target);
+// The count as the text output shows it: "?" when unknown.
+std::string CountText(const std::optional<uint64_t>& n);
+// The count as --json shows it: null when unknown.
+nlohmann::ordered_json CountJson(const std::optional<uint64_t>& n);
 
 // How many paths `commit` changed against its first parent (everything, for a
 // first commit): the rows `diff` and `status` listed for the workspace just

@@ -33,11 +33,10 @@ int RunCommit(Globals& g, const CommitArgs& a) {
   auto author = CommitAuthor();
   if (!author.ok()) return Fail(author.status());
   CommitRequest request{a.message, *author, a.branch};
-  // The daemon reports nothing until the commit is made: on a terminal, the
-  // time it has taken so far shows that it is under way.
+  // On a terminal: the files and bytes captured out of those the cut found,
+  // and the commit's phase, as the daemon (or the commit here) counts them.
   Progress progress("commit", 0, 0);
-  progress.KeepTicking();
-  auto reply = CommitWorkspace(**store, a.target, request);
+  auto reply = CommitWorkspace(**store, a.target, request, &progress);
   progress.Finish();
   if (!reply.ok()) return Fail(reply.status());
   if (g.json) {

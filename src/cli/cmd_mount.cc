@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "cli/change_rows.h"
 #include "cli/cli.h"
 #include "daemon/daemon.h"
 #include "daemon/mount_record.h"
@@ -20,6 +21,7 @@
 #include "fs/fuse_server.h"
 #include "metrics/listen_address.h"
 #include "remote/remote.h"
+#include "sandbox/limits.h"
 #include "store/revision.h"
 #include "workspace/workspace.h"
 
@@ -43,6 +45,8 @@ struct MountArgs {
   std::string verify_reads = "fast";  // fast | full
   std::string branch, workspace, name, mountpoint;
   std::string read_only;  // --read-only REV
+  bool follow = false;    // --follow: REV is a branch whose new heads the mount moves to
+  std::string poll_interval = "5s";
   uint64_t chunk_cache_mib = 0;  // 0: the default size
   uint32_t readahead_kib = MountOptions().readahead_kib;
   uint32_t poll_us = MountOptions().poll_us;
@@ -94,6 +98,12 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
     spec.metrics = *address;
   }
   spec.past_versions = !a.no_past_versions;
+  if (a.follow) {
+    auto ms = sandbox::ParseDurationMs(a.poll_interval);
+    if (!ms.ok()) return fail(ms.status());  // MountIn checked it: not reached
+    spec.follow_branch = a.read_only;
+    spec.follow_interval = std::chrono::milliseconds(*ms);
+  }
   MountOptions& options = spec.options;
   // The source names the store (and the remote), so commands given only the
   // mountpoint find the workspace (OpenStoreFor).
@@ -123,6 +133,12 @@ int MountIn(Globals& g, const MountArgs& a) {
     return UsageError("give exactly one of --new, --branch B, --workspace NAME, --read-only REV");
   if (!a.read_only.empty() && !a.name.empty())
     return UsageError("--name does not apply to --read-only (its workspace is hidden)");
+  if (a.follow && a.read_only.empty()) return UsageError("--follow needs --read-only BRANCH");
+  if (a.follow) {
+    auto ms = sandbox::ParseDurationMs(a.poll_interval);
+    if (!ms.ok()) return UsageError(ms.status().message());
+    if (*ms == 0) return UsageError("--poll-interval must be longer than 0");
+  }
   if (a.metrics) {  // "" too: an address that was given is checked
     if (auto address = metrics::ParseListenAddress(*a.metrics); !address.ok())
       return UsageError(address.status().message());
@@ -180,6 +196,12 @@ int MountIn(Globals& g, const MountArgs& a) {
     } else if (!a.read_only.empty()) {
       auto commit = ResolveContentRevision(**store, a.read_only);
       if (!commit.ok()) return Fail(commit.status());
+      if (a.follow) {  // a branch, not any revision: only a branch moves
+        auto head = (*store)->GetRef(a.read_only);
+        if (!head.ok()) return Fail(head.status());
+        if (!*head) return Fail(Status::NotFound("--follow needs a branch, and there is no branch '" + a.read_only + "'"));
+        commit = **head;
+      }
       name = daemon::ReadOnlyWorkspaceName();
       if (Status s = Workspace::Create(**store, name, *commit, ""); !s.ok()) return Fail(s);
       created = true;
@@ -232,7 +254,10 @@ int MountIn(Globals& g, const MountArgs& a) {
     return Fail(s);
   }
   if (a.quiet) return kExitOk;
-  if (!a.read_only.empty())
+  if (a.follow)
+    fmt::print("mounted {} read-only at {}, following the branch (polled every {})\n", a.read_only, mountpoint,
+               a.poll_interval);
+  else if (!a.read_only.empty())
     fmt::print("mounted {} read-only at {}\n", a.read_only, mountpoint);
   else
     fmt::print("mounted workspace '{}' at {}\n", name, mountpoint);
@@ -277,6 +302,12 @@ int RunUmount(Globals& g, const std::string& mp_arg) {
   return kExitOk;
 }
 
+// The workspace `name`, through its daemon when its mount record says it is mounted.
+WorkspaceTarget TargetOf(const std::string& name, const std::optional<daemon::MountRecord>& record) {
+  if (!record) return WorkspaceTarget{name, std::nullopt};
+  return WorkspaceTarget{name, MountedWorkspace{name, record->pid, record->mountpoint}};
+}
+
 int RunWorkspaceList(Globals& g) {
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(store.status());
@@ -286,11 +317,13 @@ int RunWorkspaceList(Globals& g) {
   for (const WorkspaceInfo& w : *list) {
     if (IsReadOnlyName(w.name)) continue;  // a read-only mount's own
     auto r = ReadMountRecord(**store, w.name);
+    // Counted as status and diff count them (null when it cannot be told).
+    const auto changed = WorkspaceChangeCount(**store, TargetOf(w.name, r));
     j.push_back({{"name", w.name},
                  {"base", w.base ? w.base->ToHex() : ""},
                  {"branch", w.branch},
                  {"mounted_at", r ? r->mountpoint : ""},
-                 {"changed_paths", w.changed_inodes}});
+                 {"changed_paths", CountJson(changed)}});
   }
   if (g.json) {
     PrintJson(j);
@@ -300,7 +333,7 @@ int RunWorkspaceList(Globals& g) {
   for (const auto& w : j)
     fmt::print("{:<20} {:<12} {:<16} {:>8}  {}\n", w["name"].get<std::string>(),
                w["base"].get<std::string>().substr(0, 12), w["branch"].get<std::string>(),
-               w["changed_paths"].get<uint64_t>(), w["mounted_at"].get<std::string>());
+               w["changed_paths"].is_null() ? "?" : w["changed_paths"].dump(), w["mounted_at"].get<std::string>());
   return kExitOk;
 }
 
@@ -317,19 +350,18 @@ int RunWorkspaceEnd(Globals& g, const std::string& target, bool discard) {
   if (!list.ok()) return Fail(list.status());
   auto it = std::find_if(list->begin(), list->end(), [&](const WorkspaceInfo& w) { return w.name == name; });
   if (it == list->end()) return Fail(Status::NotFound("no workspace '" + target + "'"));
-  // A daemon may hold operations it has not committed to the database yet:
-  // its own count is the one that is up to date.
-  uint64_t changed = it->changed_inodes;
+  // The paths status and diff would list; a mounted workspace's snapshot
+  // comes from its daemon, which may hold operations its database lacks.
   auto mounted = ReadMountRecord(**store, name);
-  if (mounted) {
-    auto counters = DaemonCounters(**store, name);
-    if (!counters.ok()) return Fail(counters.status().WithContext("cannot tell what workspace '" + name + "' holds"));
-    changed = counters->workspace.changed_paths;
-  }
-  if (changed > 0 && !discard)
+  const auto changed = discard ? std::optional<uint64_t>(0) : WorkspaceChangeCount(**store, TargetOf(name, mounted));
+  if (!changed)
+    return Fail(Status::Unavailable("cannot tell whether workspace '" + name +
+                                    "' has uncommitted changes (its base cannot be read, or its daemon stopped); "
+                                    "use --discard to end it anyway"));
+  if (*changed > 0)
     return Fail(Status::InvalidArgument("workspace '" + name + "' has uncommitted changes (" +
-                                        std::to_string(changed) +
-                                        " changed files and directories); use --discard to drop them"));
+                                        std::to_string(*changed) + " changed " + (*changed == 1 ? "path" : "paths") +
+                                        "); use --discard to drop them"));
   if (mounted) {
     if (Status s = Unmount(mounted->mountpoint, mounted->pid); !s.ok()) return Fail(s);
   }
@@ -371,6 +403,11 @@ void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
   mount->add_option("--branch", m.branch, "a new workspace on the head of this branch");
   mount->add_option("--workspace", m.workspace, "mount an existing workspace again");
   mount->add_option("--read-only", m.read_only, "mount this commit (REV) read-only: every write fails with EROFS");
+  mount->add_flag("--follow", m.follow,
+                  "with --read-only [REMOTE/]BRANCH: move to each new head of the branch as it lands (new opens see "
+                  "it; files already open keep reading the version they opened)");
+  mount->add_option("--poll-interval", m.poll_interval,
+                    "with --follow: how often the branch's head is read, as 5s, 500ms, 2m (default 5s)");
   mount->add_option("--name", m.name, "name of the new workspace (default: the mountpoint's name)");
   mount->add_flag("--foreground", m.foreground, "serve in this process instead of a background daemon");
   mount->add_flag("--nonempty", m.nonempty,
@@ -412,7 +449,9 @@ void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
 
   auto* ws = app.add_subcommand("workspace", "list or end workspaces");
   ws->require_subcommand(1);
-  auto* list = ws->add_subcommand("list", "name, base, branch, where mounted, changed files and directories (inodes: a hard-linked file once, a deletion not at all)");
+  auto* list = ws->add_subcommand("list",
+                                  "name, base, branch, where mounted, and changed paths against the base as status "
+                                  "and diff count them (? when the base cannot be read)");
   list->add_flag("--json", g.json, "machine-readable output");
   list->callback([&g, exit_code] { *exit_code = RunWorkspaceList(g); });
   static std::string end_target;

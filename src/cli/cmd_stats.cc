@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "cli/change_rows.h"
 #include "cli/cli.h"
 #include "control/socket.h"
 #include "daemon/mount_record.h"
@@ -72,18 +73,28 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
   auto counters = DaemonCounters(**store, found->first);
   if (!counters.ok()) return Fail(counters.status());
   const WorkspaceCounters& ws = counters->workspace;
+  // Paths, as status and diff count them; the daemon's own counter is of inodes.
+  const auto changed = WorkspaceChangeCount(
+      **store, WorkspaceTarget{found->first, MountedWorkspace{found->first, found->second.pid, mountpoint}});
+  // The commit the mount shows (its base): a follow mount's moves on.
+  std::string base;
+  if (auto list = Workspace::List(**store); list.ok())
+    for (const WorkspaceInfo& w : *list)
+      if (w.name == found->first && w.base) base = w.base->ToHex();
   if (g.json) {
     PrintJson({{"workspace", found->first},
                {"mountpoint", mountpoint},
                {"daemon_pid", found->second.pid},
-               {"changed_paths", ws.changed_paths},
+               {"base", base},
+               {"changed_paths", CountJson(changed)},
                {"operations", control::ToJson(counters->operations)},
                {"workspace_counters", control::ToJson(ws)},
                {"request_loop", control::ToJson(counters->request_loop)}});
     return kExitOk;
   }
-  fmt::print("workspace {} at {} (daemon {}), {} changed files and directories\n", found->first, mountpoint, found->second.pid,
-             ws.changed_paths);
+  fmt::print("workspace {} at {} (daemon {}), {} changed paths\n", found->first, mountpoint, found->second.pid,
+             CountText(changed));
+  if (!base.empty()) fmt::print("shows commit {}\n", base);
   fmt::print("{:<12} {:>10} {:>8}  {}\n", "OPERATION", "COUNT", "ERRORS", "MEDIAN LATENCY");
   for (const control::OperationCounters& op : counters->operations)
     fmt::print("{:<12} {:>10} {:>8}  {}\n", op.name, op.count, op.errors, MedianBucket(op));

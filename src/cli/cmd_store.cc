@@ -9,8 +9,12 @@
 namespace strata::cli {
 namespace {
 
-int RunInit(Globals& g, const std::string& path_arg, bool encrypt) {
+int RunInit(Globals& g, const std::string& path_arg, bool encrypt, uint64_t seal_limit) {
   std::string path = path_arg.empty() ? StorePath(g) : path_arg;
+  if (seal_limit != 0 && !encrypt) return Fail(Status::InvalidArgument("--seal-limit is for an encrypted store (--encrypt)"));
+  if (seal_limit != 0 && (seal_limit < StoreConfig::kMinSealLimit || seal_limit > StoreConfig::kMaxSealLimit))
+    return Fail(Status::InvalidArgument("--seal-limit is from " + std::to_string(StoreConfig::kMinSealLimit) +
+                                        " to 2147483648 (2^31)"));
   if (!encrypt) {
     if (Status s = Store::Init(path, StoreConfig()); !s.ok()) return Fail(s);
     fmt::print("initialized an empty strata store in {}\n", path);
@@ -21,7 +25,9 @@ int RunInit(Globals& g, const std::string& path_arg, bool encrypt) {
   source.confirm = true;
   auto passphrase = ReadPassphrase(source, "an encrypted store needs a passphrase");
   if (!passphrase.ok()) return Fail(passphrase.status());
-  Status s = Store::InitEncrypted(path, StoreConfig(), *passphrase);
+  StoreConfig config;
+  if (seal_limit != 0) config.seal_limit = seal_limit;
+  Status s = Store::InitEncrypted(path, config, *passphrase);
   crypto::Wipe(*passphrase);
   if (!s.ok()) return Fail(s);
   fmt::print("initialized an empty encrypted strata store in {}\n", path);
@@ -111,7 +117,11 @@ void RegisterStoreCommands(CLI::App& app, Globals& g, int* exit_code) {
   init->add_flag("--encrypt", init_encrypt,
                  "encrypt everything the store keeps under a new key, wrapped by a passphrase "
                  "(--password-file, $STRATA_PASSWORD or a prompt)");
-  init->callback([&g, exit_code] { *exit_code = RunInit(g, init_path, init_encrypt); });
+  static uint64_t init_seal_limit = 0;
+  init->add_option("--seal-limit", init_seal_limit,
+                   "objects sealed under one key generation before the store moves to the next "
+                   "(16 to 2^31, the default; recorded in config.json)");
+  init->callback([&g, exit_code] { *exit_code = RunInit(g, init_path, init_encrypt, init_seal_limit); });
 
   auto* verify = app.add_subcommand("verify", "read every pack and object; report all damage");
   verify->add_flag("--json", g.json, "machine-readable output");

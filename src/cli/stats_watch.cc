@@ -78,7 +78,7 @@ class Rates {
 std::string Render(const std::string& name, const std::string& mountpoint, const control::StatsReply& now,
                    const control::StatsReply* before, double seconds) {
   const Rates rates(now, before, seconds);
-  std::string out = fmt::format("{}  workspace {} at {}, {} changed paths\n", LocalTime(), name, mountpoint,
+  std::string out = fmt::format("{}  workspace {} at {}, {} changed inodes\n", LocalTime(), name, mountpoint,
                                 now.workspace.changed_paths);
   out += fmt::format("{:<16} {:>12} {:>10} {:>8}\n", "OPERATION", "COUNT", "PER SEC", "ERRORS");
   for (const auto& op : now.operations)

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "cli/commit_watch.h"
 #include "control/socket.h"
 #include "daemon/mount_record.h"
 
@@ -150,12 +151,22 @@ Result<WorkspaceSnapshot> SnapshotWorkspace(Store& store, const WorkspaceTarget&
 }
 
 Result<control::CommitReply> CommitWorkspace(Store& store, const std::string& mountpoint_or_name,
-                                             const CommitRequest& request) {
+                                             const CommitRequest& request, Progress* progress) {
   STRATA_ASSIGN_OR_RETURN(WorkspaceTarget target, ResolveWorkspace(store, mountpoint_or_name));
   if (target.mounted) {
     if (IsReadOnlyMount(target.name))
       return Status::InvalidArgument(target.mounted->mountpoint + " is a read-only mount: there is nothing to commit");
+    std::optional<CommitWatch> watch;
+    if (progress != nullptr) {
+      // The daemon answers a progress request while it serves the commit.
+      watch.emplace(*progress, [socket = ControlSocketPath(store, target)]() -> std::optional<CommitProgressView> {
+        auto view = control::Ask(socket, control::ProgressRequest{});
+        if (!view.ok()) return std::nullopt;  // the commit's own reply says what went wrong
+        return *view;
+      });
+    }
     auto reply = AskDaemon(store, target, request, /*sync=*/true);
+    if (watch) watch->Stop();
     if (!reply.ok() && reply.status().code() == Status::Code::kUnavailable) {
       // Killed while it served the commit, the daemon may have published it
       // or not; the store is sound either way (a commit is whole or absent).
@@ -169,7 +180,12 @@ Result<control::CommitReply> CommitWorkspace(Store& store, const std::string& mo
   if (IsReadOnlyMount(target.name)) return Status::InvalidArgument("'" + mountpoint_or_name + "' serves a read-only mount");
   auto ws = Workspace::Open(store, target.name);
   if (!ws.ok()) return ws.status();
-  return (*ws)->Commit(request);
+  CommitProgress counted;
+  std::optional<CommitWatch> watch;
+  if (progress != nullptr) watch.emplace(*progress, [&counted] { return std::optional(counted.Read()); });
+  auto outcome = (*ws)->Commit(request, &counted);
+  if (watch) watch->Stop();
+  return outcome;
 }
 
 }  // namespace strata::cli

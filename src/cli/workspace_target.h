@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "control/protocol.h"
+#include "util/progress.h"
 #include "workspace/workspace.h"
 
 namespace strata::cli {
@@ -86,9 +87,11 @@ std::string ControlSocketPath(Store& store, const WorkspaceTarget& target);
 Result<WorkspaceSnapshot> SnapshotWorkspace(Store& store, const WorkspaceTarget& target);
 
 // Commits the workspace (through its daemon when mounted). Unavailable,
-// saying whether it may have landed, when the daemon stopped.
+// saying whether it may have landed, when the daemon stopped. With progress,
+// draws how far the commit is on it while it runs (commit_watch.h), and its
+// final counts.
 Result<control::CommitReply> CommitWorkspace(Store& store, const std::string& mountpoint_or_name,
-                                            const CommitRequest& request);
+                                            const CommitRequest& request, Progress* progress = nullptr);
 
 // `strata reset` (cmd_reset.cc); registered with the commit family.
 void RegisterResetCommands(CLI::App& app, Globals& g, int* exit_code);

@@ -12,7 +12,7 @@ namespace strata::control {
 namespace {
 
 // The wire names of the requests, in the order of DaemonRequest's alternatives.
-constexpr const char* kOpNames[] = {"stats", "commit", "snapshot", "reset", "rebase"};
+constexpr const char* kOpNames[] = {"stats", "commit", "snapshot", "reset", "rebase", "progress"};
 // ConflictChoice by its value.
 constexpr std::string_view kChoiceNames[] = {"ours", "theirs", "both"};
 static_assert(std::size(kOpNames) == std::variant_size_v<DaemonRequest>);
@@ -233,6 +233,23 @@ RebaseReply ReadRebase(FieldReader& r) {
   return s;
 }
 
+ProgressReply ReadProgress(FieldReader& r) {
+  ProgressReply p;
+  const std::string phase = r.String("phase");
+  bool known = false;
+  for (int i = 0; i <= static_cast<int>(CommitPhase::kDone) && !known; i++)
+    if (phase == CommitPhaseName(static_cast<CommitPhase>(i))) {
+      p.phase = static_cast<CommitPhase>(i);
+      known = true;
+    }
+  if (!known) r.Fail("phase", "is not a phase this strata knows");
+  p.files_done = r.Unsigned("files_done");
+  p.files_total = r.Unsigned("files_total");
+  p.bytes_done = r.Unsigned("bytes_done");
+  p.bytes_total = r.Unsigned("bytes_total");
+  return p;
+}
+
 Json ErrorJson(const Status& s) {
   const char* code = s.IsConflict()                               ? "conflict"
                      : s.code() == Status::Code::kInvalidArgument ? "invalid"
@@ -251,6 +268,10 @@ Status ReadError(FieldReader& r) {
 }
 
 }  // namespace
+
+bool IsReadOnly(const DaemonRequest& request) {
+  return std::holds_alternative<StatsRequest>(request) || std::holds_alternative<ProgressRequest>(request);
+}
 
 ResetReply ResetReplyOf(const Hash& commit, const ResetOutcome& outcome) {
   return {commit, outcome.content_replaced, outcome.differs};
@@ -291,6 +312,11 @@ Json ToJson(const RebaseReply& r) {
           {"conflicts", std::move(conflicts)},
           {"root", IdOrNull(r.root)},
           {"differs", r.differs}};
+}
+
+Json ToJson(const ProgressReply& p) {
+  return {{"phase", CommitPhaseName(p.phase)}, {"files_done", p.files_done}, {"files_total", p.files_total},
+          {"bytes_done", p.bytes_done}, {"bytes_total", p.bytes_total}};
 }
 
 Json ToJson(const std::vector<OperationCounters>& operations) {
@@ -354,6 +380,8 @@ Result<DaemonRequest> DecodeRequest(std::string_view line) {
     request = CommitRequest{r.String("message"), r.String("author"), r.String("branch")};
   } else if (op == "snapshot") {
     request = SnapshotRequest{};
+  } else if (op == "progress") {
+    request = ProgressRequest{};
   } else if (op == "reset") {
     ResetRequest reset;  // fields in the order the wire names them, whatever the struct's
     reset.commit = r.Id("commit");
@@ -409,6 +437,7 @@ Result<DaemonReply> DecodeReply(const DaemonRequest& request, std::string_view l
       case 2: reply = ReadSnapshot(r); break;
       case 3: reply = ReadReset(r); break;
       case 4: reply = ReadRebase(r); break;
+      case 5: reply = ReadProgress(r); break;
     }
   }
   r.Finish();

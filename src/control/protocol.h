@@ -16,9 +16,15 @@
 //                                                → RebaseReply; after a rebase that
 //                                                  replaced the content, the kernel's
 //                                                  stale caches are invalidated first
+//   {"op": "progress"}                           → ProgressReply: how far the commit
+//                                                  running (or the last one) is
 // Any failure is {"error": message, "code": "conflict" | "invalid" | "damaged" | "failed"}
 // ("damaged": the store's data is, and the command exits as for damage).
-// Requests are served one at a time, in the order they arrive.
+// Requests that change the workspace or the kernel's caches (commit,
+// snapshot, reset, rebase) are served one at a time, in the order they
+// arrive. Read-only ones (stats, progress: IsReadOnly) are answered at once,
+// also while one of those runs: that is how a command shows a commit's
+// progress.
 //
 // Decoding is strict on both sides: every field must be there with its type
 // and no other field may be, so a message of another strata version is a
@@ -45,11 +51,15 @@ namespace strata::control {
 // CommitRequest and ResetRequest (workspace.h).
 struct StatsRequest {};
 struct SnapshotRequest {};
+struct ProgressRequest {};
 struct RebaseRequest {
   Hash onto;                // "commit" on the wire
   ConflictChoices choices;  // "choose" on the wire
 };
-using DaemonRequest = std::variant<StatsRequest, CommitRequest, SnapshotRequest, ResetRequest, RebaseRequest>;
+using DaemonRequest =
+    std::variant<StatsRequest, CommitRequest, SnapshotRequest, ResetRequest, RebaseRequest, ProgressRequest>;
+// Stats and progress: answered beside a running commit (see above).
+bool IsReadOnly(const DaemonRequest& request);
 
 // Replies.
 // One FUSE operation's counters (`strata stats`): how many, how many failed,
@@ -83,8 +93,11 @@ struct RebaseReply {
   std::optional<Hash> root;              // the merged tree, when the rebase happened
   bool differs = false;
 };
+// The daemon's commit, running or last run: phase "idle" (none since the
+// mount), "cut", "capture", "trees", "publish", "rebase" or "done".
+using ProgressReply = CommitProgressView;
 // The reply to each request, in the order of DaemonRequest's alternatives.
-using DaemonReply = std::variant<StatsReply, CommitReply, SnapshotReply, ResetReply, RebaseReply>;
+using DaemonReply = std::variant<StatsReply, CommitReply, SnapshotReply, ResetReply, RebaseReply, ProgressReply>;
 
 // The reply type of a request type, and the replies the workspace's outcomes make.
 template <typename T, typename... Ts>
@@ -123,6 +136,7 @@ nlohmann::ordered_json ToJson(const CommitReply& reply);
 nlohmann::ordered_json ToJson(const SnapshotReply& reply);
 nlohmann::ordered_json ToJson(const ResetReply& reply);
 nlohmann::ordered_json ToJson(const RebaseReply& reply);
+nlohmann::ordered_json ToJson(const ProgressReply& reply);
 // The parts of a StatsReply, as `strata stats --json` prints them.
 nlohmann::ordered_json ToJson(const std::vector<OperationCounters>& operations);
 nlohmann::ordered_json ToJson(const WorkspaceCounters& workspace);

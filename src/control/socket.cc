@@ -85,20 +85,36 @@ Status ControlSocket::Start() {
   ::unlink(path_.c_str());
   if (::bind(fd_, addr.get(), addr.size()) != 0 || ::fchmodat(AT_FDCWD, path_.c_str(), 0600, AT_SYMLINK_NOFOLLOW) != 0 || ::listen(fd_, 8) != 0)
     return Status::IOError("control socket " + path_, errno);
-  thread_ = std::thread([this] { Serve(); });
+  {
+    MutexLock lock(&mu_);
+    stopping_ = false;
+  }
+  serial_thread_ = std::thread([this] { ServeInOrder(); });
+  accept_thread_ = std::thread([this] { Accept(); });
   return Status::Ok();
 }
 
 void ControlSocket::Stop() {
   if (fd_ < 0) return;
   ::shutdown(fd_, SHUT_RDWR);  // wakes accept()
-  if (thread_.joinable()) thread_.join();
+  if (accept_thread_.joinable()) accept_thread_.join();
+  {
+    MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  queued_.NotifyAll();
+  if (serial_thread_.joinable()) serial_thread_.join();
   ::close(fd_);
   ::unlink(path_.c_str());
   fd_ = -1;
 }
 
-void ControlSocket::Serve() {
+void ControlSocket::Answer(int fd, const Result<DaemonReply>& reply) {
+  (void)SendAll(fd, EncodeReply(reply) + "\n");
+  ::close(fd);
+}
+
+void ControlSocket::Accept() {
   for (;;) {
     int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (c < 0) {
@@ -106,14 +122,39 @@ void ControlSocket::Serve() {
       return;  // shut down
     }
     std::string line;
-    Result<DaemonReply> reply = Status::InvalidArgument("no request");
-    if (ReadLine(c, &line)) {
-      auto request = DecodeRequest(line);
-      reply = request.ok() ? handler_(*request) : Result<DaemonReply>(request.status());
+    if (!ReadLine(c, &line)) {
+      Answer(c, Status::InvalidArgument("no request"));
+      continue;
     }
-    (void)SendAll(c, EncodeReply(reply) + "\n");
-    ::close(c);
+    auto request = DecodeRequest(line);
+    if (!request.ok()) {
+      Answer(c, request.status());
+    } else if (IsReadOnly(*request)) {
+      Answer(c, handler_(*request));
+    } else {
+      {
+        MutexLock lock(&mu_);
+        queue_.push_back(Pending{c, std::move(*request)});
+      }
+      queued_.NotifyAll();
+    }
   }
+}
+
+void ControlSocket::ServeInOrder() {
+  MutexLock lock(&mu_);
+  for (;;) {
+    while (queue_.empty() && !stopping_) queued_.Wait(&mu_);
+    if (stopping_) break;
+    Pending next = std::move(queue_.front());
+    queue_.pop_front();
+    lock.Unlock();
+    Answer(next.fd, handler_(next.request));
+    lock.Lock();
+  }
+  // Stopping: what waits is not served; closing the connection tells its command.
+  for (const Pending& p : queue_) ::close(p.fd);
+  queue_.clear();
 }
 
 Result<DaemonReply> ControlRequest(const std::string& socket_path, const DaemonRequest& request) {

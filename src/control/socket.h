@@ -2,17 +2,23 @@
 //
 // A Unix stream socket at <state_dir>/control.sock (mode 0600) that carries
 // one request and one reply per connection (control/protocol.h). The daemon
-// serves it on a thread of its own, requests one at a time in the order they
-// arrive; a client connects, asks and reads the reply.
+// serves it on two threads of its own: one accepts connections and answers
+// read-only requests (IsReadOnly) at once; the other serves the rest one at a
+// time in the order they arrive, so that a long commit does not keep a
+// command from asking how far it is. A client connects, asks and reads the
+// reply.
 // Thread-safety: a ControlSocket is started and stopped by one thread; its
-// handler runs on the socket's thread. ControlRequest may be called from any.
+// handler runs on both of the socket's threads, a read-only request beside
+// another one. ControlRequest may be called from any.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <string>
 #include <thread>
 
 #include "control/protocol.h"
+#include "util/mutex.h"
 #include "util/status.h"
 
 namespace strata::control {
@@ -28,15 +34,28 @@ class ControlSocket {
   ControlSocket(const ControlSocket&) = delete;
   ControlSocket& operator=(const ControlSocket&) = delete;
 
-  Status Start();  // binds and serves on a thread of its own
-  void Stop();     // waits for the request being served; may be called again
+  Status Start();  // binds and serves on threads of its own
+  // Waits for the request being served; those still waiting get no reply
+  // (their command says the daemon stopped). May be called again.
+  void Stop();
 
  private:
-  void Serve();
+  // A connection and the request read from it, for the serial thread.
+  struct Pending {
+    int fd;
+    DaemonRequest request;
+  };
+  void Accept();
+  void ServeInOrder();
+  void Answer(int fd, const Result<DaemonReply>& reply);
   std::string path_;
   Handler handler_;
   int fd_ = -1;
-  std::thread thread_;
+  std::thread accept_thread_, serial_thread_;
+  Mutex mu_;
+  CondVar queued_;
+  std::deque<Pending> queue_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
 };
 
 // Client side: sends request to the daemon at socket_path and returns its

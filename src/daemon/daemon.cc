@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "control/socket.h"
+#include "daemon/branch_follower.h"
 #include "daemon/mount_record.h"
 #include "daemon/mount_source.h"
 #include "metrics/commit_tally.h"
@@ -41,17 +42,25 @@ control::StatsReply StatsOf(const FuseServer& server, Workspace& ws) {
 
 // The reply to a control request (control/protocol.h), carried out on the
 // workspace with the kernel told what to write back or forget around it.
-// From the control socket's thread, while the request loop serves the mount.
+// From the control socket's threads, while the request loop serves the mount:
+// stats and progress beside the others, which come one at a time.
 class ControlHandler {
  public:
-  // past: the mount's .strata/, or null when it shows none.
-  ControlHandler(FuseServer& server, Workspace& ws, metrics::CommitTally& commits, PastVersions* past)
-      : server_(server), ws_(ws), commits_(commits), past_(past) {}
+  // past: the mount's .strata/, or null when it shows none. progress: what
+  // the commits count as they run, for the progress request.
+  ControlHandler(FuseServer& server, Workspace& ws, metrics::CommitTally& commits, CommitProgress& progress,
+                 PastVersions* past)
+      : server_(server), ws_(ws), commits_(commits), progress_(progress), past_(past) {}
 
   Result<control::DaemonReply> operator()(const control::StatsRequest&) { return control::DaemonReply(StatsOf(server_, ws_)); }
+  Result<control::DaemonReply> operator()(const control::ProgressRequest&) {
+    return control::DaemonReply(progress_.Read());  // atomics only: never waits for the commit
+  }
   Result<control::DaemonReply> operator()(const CommitRequest& request) {
+    // The kernel's write-back comes before the cut: shown as the cut.
+    progress_.Begin();
     server_.FlushKernelPages();
-    Result<CommitOutcome> outcome = ws_.Commit(request);
+    Result<CommitOutcome> outcome = ws_.Commit(request, &progress_);
     if (!outcome.ok()) {
       commits_.RecordFailure();
       return outcome.status();
@@ -83,6 +92,7 @@ class ControlHandler {
   FuseServer& server_;
   Workspace& ws_;
   metrics::CommitTally& commits_;
+  CommitProgress& progress_;
   PastVersions* past_;
 };
 
@@ -196,8 +206,9 @@ Status ServeMount(Store& store, const ServeSpec& spec, ReadyPipe& ready) {
   auto server = FuseServer::Mount(with_past ? with_past.get() : ws->get(), spec.mountpoint, options);
   if (!server.ok()) return fail(server.status());
   metrics::CommitTally commits;
+  CommitProgress progress;
   control::ControlSocket control(options.state_dir + "/control.sock", [&](const control::DaemonRequest& request) {
-    return std::visit(ControlHandler(**server, **ws, commits, with_past.get()), request);
+    return std::visit(ControlHandler(**server, **ws, commits, progress, with_past.get()), request);
   });
   if (endpoint) {
     Status m = endpoint->Serve([&] {
@@ -220,11 +231,20 @@ Status ServeMount(Store& store, const ServeSpec& spec, ReadyPipe& ready) {
     return fail(w);
   }
   WriteMountRecord(options.state_dir, spec.mountpoint);
+  std::unique_ptr<BranchFollower> follower;
+  if (!spec.follow_branch.empty()) {
+    follower = std::make_unique<BranchFollower>(store, **ws, **server, spec.follow_branch, spec.follow_interval);
+    follower->Start();
+  }
   ready.Ready();
   // The control socket stops before the kernel mount goes: a request it
   // serves may ask the kernel to write back or drop its caches.
-  Status s = (*server)->Run([&control] { control.Stop(); });
+  Status s = (*server)->Run([&control, &follower] {
+    control.Stop();
+    if (follower) follower->Stop();
+  });
   control.Stop();  // also when Run ended before it got that far: the handler uses what goes next
+  follower.reset();  // it swaps the workspace and notifies the server's session
   if (endpoint) endpoint->Stop();  // it renders the server's and the workspace's counters
   owner.Stop();
   server->reset();

@@ -10,6 +10,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -57,6 +58,10 @@ struct ServeSpec {
   std::optional<metrics::ListenAddress> metrics;
   // Show the read-only .strata/ directory of past versions (past/past_versions.h).
   bool past_versions = true;
+  // Non-empty: a read-only mount that moves to each new head of this branch
+  // (branch_follower.h), polled every follow_interval.
+  std::string follow_branch;
+  std::chrono::milliseconds follow_interval{5000};
 };
 
 // Allocator settings for a daemon's read path (see daemon.cc): call before

@@ -54,7 +54,10 @@ class PastVersionsWorkspace final : public PastVersions {
 
   WorkspaceInfo Info() override { return inner_.Info(); }
   WorkspaceCounters Counters() override { return inner_.Counters(); }
-  Result<CommitOutcome> Commit(const CommitRequest& r) override { return inner_.Commit(r); }
+  using Workspace::Commit;
+  Result<CommitOutcome> Commit(const CommitRequest& r, CommitProgress* progress) override {
+    return inner_.Commit(r, progress);
+  }
   Result<WorkspaceSnapshot> Snapshot() override { return inner_.Snapshot(); }
   Result<ResetOutcome> Reset(const ResetRequest& r) override { return inner_.Reset(r); }
   Result<RebaseOutcome> RebaseOnto(const Hash& c, const ConflictChoices& choices) override {

@@ -26,6 +26,7 @@ std::string StoreConfig::ToJson() const {
   if (encrypted())
     j["encryption"] = {{"cipher", encryption}, {"ids", "hmac-sha256"}, {"keys", kKeysDir},
                        {"store_id", store_id}, {"key_check", key_check}};
+  if (encrypted() && seal_generations()) j["encryption"]["seal_limit"] = seal_limit;
   return j.dump(2) + "\n";
 }
 
@@ -67,9 +68,10 @@ Result<StoreConfig> StoreConfig::FromJson(std::string_view text) {
                                  " is not supported by this strata (it reads versions " +
                                  std::to_string(kOldestFormatVersion) + " to " +
                                  std::to_string(kEncryptedFormatVersion) + ")");
-    // Version 3 is exactly the encrypted stores: neither without the other.
-    if (c.version == kEncryptedFormatVersion) {
-      if (!j.contains("encryption")) return Status::Corruption("config.json: a version 3 store names its encryption");
+    // Versions 3 and 4 are exactly the encrypted stores: neither without the other.
+    if (c.version >= kFirstEncryptedFormatVersion) {
+      if (!j.contains("encryption"))
+        return Status::Corruption("config.json: a version " + std::to_string(c.version) + " store names its encryption");
       const auto& enc = j.at("encryption");
       c.encryption = enc.at("cipher").get<std::string>();
       if (c.encryption != kCipher || enc.at("ids").get<std::string>() != "hmac-sha256" ||
@@ -80,6 +82,11 @@ Result<StoreConfig> StoreConfig::FromJson(std::string_view text) {
       c.key_check = enc.at("key_check").get<std::string>();
       if (!IsLowerHex(c.store_id, 32) || !IsLowerHex(c.key_check, 64))
         return Status::Corruption("config.json: an encrypted store's store_id is 32 hex digits and its key_check 64");
+      if (c.seal_generations()) {
+        STRATA_ASSIGN_OR_RETURN(c.seal_limit, Unsigned(enc, "seal_limit"));
+        if (c.seal_limit < kMinSealLimit || c.seal_limit > kMaxSealLimit)
+          return Status::Corruption("config.json: seal_limit is from " + std::to_string(kMinSealLimit) + " to 2^31");
+      }
     } else if (j.contains("encryption")) {
       return Status::Corruption("config.json names an encryption, but version " + std::to_string(c.version) +
                                 " stores are not encrypted");

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <string>
 
@@ -211,35 +212,36 @@ TEST_F(EncryptedStoreTest, TheChunkerUsesTheKeyedGearTable) {
   EXPECT_EQ(first_cut(keyed), first_cut(store_->NewChunker()));
 }
 
-TEST_F(EncryptedStoreTest, SealingStopsAtTheNonceBoundAcrossReopens) {
-  store_->set_seal_bound_for_testing(3);
-  const uint64_t before = store_->sealed_objects();
-  ASSERT_EQ(before, 0u);
-  for (std::string data : {"one", "two", "three"}) ASSERT_TRUE(store_->Put(ObjectType::kChunk, data).ok());
-  EXPECT_EQ(store_->sealed_objects(), 3u);
-  // Dedup seals nothing, so an object already stored is still taken.
-  EXPECT_TRUE(store_->Put(ObjectType::kChunk, "two").ok());
-  auto refused = store_->Put(ObjectType::kChunk, "four");
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("has sealed 3 objects under its key"), std::string::npos)
-      << refused.status().ToString();
-  EXPECT_EQ(store_->sealed_objects(), 3u);
-  ASSERT_TRUE(store_->Flush().ok());
-
-  // The count is the index's: it survives reopening, and the objects sealed
-  // before the bound are all there.
-  Reopen();
-  EXPECT_EQ(store_->sealed_objects(), 3u);
-  store_->set_seal_bound_for_testing(3);
-  EXPECT_FALSE(store_->Put(ObjectType::kChunk, "four").ok());
-  for (std::string data : {"one", "two", "three"}) {
-    auto got = store_->Get(store_->ObjectId(ObjectType::kChunk, data), ObjectType::kChunk);
-    ASSERT_TRUE(got.ok()) << got.status().ToString();
-    EXPECT_EQ(*got, data);
+TEST_F(EncryptedStoreTest, SealingMovesToTheNextKeyGenerationAtTheLimit) {
+  store_.reset();
+  path_ = dir_.path() + "/limited";
+  StoreConfig limited;
+  limited.seal_limit = StoreConfig::kMinSealLimit;
+  ASSERT_TRUE(Store::InitEncrypted(path_, limited, kPassphrase, kFastScrypt).ok());
+  std::vector<Hash> ids;
+  // Across reopens: the generation and its count are the index's.
+  for (int round = 0; round < 3; round++) {
+    Reopen();
+    EXPECT_EQ(store_->config().seal_limit, StoreConfig::kMinSealLimit);
+    for (int i = 0; i < 20; i++) ids.push_back(PutChunk("object " + std::to_string(round) + "/" + std::to_string(i)));
   }
-  store_->set_seal_bound_for_testing(4);
-  EXPECT_TRUE(store_->Put(ObjectType::kChunk, "four").ok());
-  EXPECT_EQ(store_->sealed_objects(), 4u);
+  // 60 seals, 16 a generation: generations 0 to 3, each object opening under its own.
+  Reopen();
+  std::map<uint32_t, int> per_generation;
+  for (size_t i = 0; i < ids.size(); i++) {
+    std::string pack;
+    const PackEntry entry = Located(ids[i], &pack);
+    std::ifstream in(pack, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto generation = store_->cipher()->SealedGeneration(std::string_view(bytes).substr(entry.offset, entry.stored_len));
+    ASSERT_TRUE(generation.ok());
+    per_generation[*generation]++;
+    auto got = store_->Get(ids[i], ObjectType::kChunk);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, "object " + std::to_string(i / 20) + "/" + std::to_string(i % 20));
+  }
+  EXPECT_EQ(per_generation, (std::map<uint32_t, int>{{0, 16}, {1, 16}, {2, 16}, {3, 12}}));
+  EXPECT_TRUE(DamagedByVerify().empty());
 }
 
 // An encrypted store's config as init writes it (its id and check made up).
@@ -264,8 +266,21 @@ TEST(EncryptedConfigTest, VersionAndEncryptionGoTogether) {
   EXPECT_FALSE(StoreConfig::FromJson(no_encryption).ok());
 
   std::string old_version = encrypted.ToJson();
-  old_version.replace(old_version.find("\"version\": 3"), 12, "\"version\": 2");
+  old_version.replace(old_version.find("\"version\": 4"), 12, "\"version\": 2");
   EXPECT_FALSE(StoreConfig::FromJson(old_version).ok());
+
+  // A format 3 store (no key generations, no seal_limit) keeps opening, with the old bound.
+  StoreConfig v3 = encrypted;
+  v3.version = StoreConfig::kFirstEncryptedFormatVersion;
+  auto opened_v3 = StoreConfig::FromJson(v3.ToJson());
+  ASSERT_TRUE(opened_v3.ok()) << opened_v3.status().ToString();
+  EXPECT_FALSE(opened_v3->seal_generations());
+  EXPECT_EQ(opened_v3->seal_limit, StoreConfig::kMaxSealLimit);
+  // Format 4 names its seal limit, within bounds.
+  std::string too_small = encrypted.ToJson();
+  too_small.replace(too_small.find("\"seal_limit\": 2147483648"), 25, "\"seal_limit\": 15");
+  EXPECT_FALSE(StoreConfig::FromJson(too_small).ok());
+  EXPECT_FALSE(StoreConfig::FromJson(v3.ToJson().replace(v3.ToJson().find("\"version\": 3"), 12, "\"version\": 4")).ok());
 
   std::string other_cipher = encrypted.ToJson();
   other_cipher.replace(other_cipher.find("aes-256-gcm"), 11, "rot13-xor-1");

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <limits>
 
 #include "store/store.h"
@@ -506,14 +507,49 @@ Status Index::AddCounter(const std::string& name, uint64_t delta) {
   return Status::Ok();
 }
 
-Result<uint64_t> Index::GetCounter(const std::string& name) {
-  MutexLock lock(&mu_);
-  Stmt st(db_, "SELECT value FROM counters WHERE name = ?");
-  if (!st.ok()) return PrepareError(db_);
+namespace {
+// A counter's value (0 if it was never set), inside or outside a transaction.
+Result<uint64_t> ReadCounter(sqlite3* db, const std::string& name) {
+  Stmt st(db, "SELECT value FROM counters WHERE name = ?");
+  if (!st.ok()) return PrepareError(db);
   int rc = st.Bind(1, name).Step();
   if (rc == SQLITE_DONE) return uint64_t{0};
   if (rc != SQLITE_ROW) return st.Error("reading counter " + name);
   return static_cast<uint64_t>(st.ColInt(0));
+}
+}  // namespace
+
+Result<uint64_t> Index::GetCounter(const std::string& name) {
+  MutexLock lock(&mu_);
+  return ReadCounter(db_, name);
+}
+
+Result<Index::SealReservation> Index::ReserveSeals(const std::string& gen_counter, const std::string& used_counter,
+                                                   uint64_t want, uint64_t limit, uint32_t max_generation) {
+  MutexLock lock(&mu_);
+  Transaction txn(db_);
+  if (!txn.ok()) return Status::IOError(std::string("index: ") + sqlite3_errmsg(db_), EIO);
+  auto get = [&](const std::string& name) { return ReadCounter(db_, name); };
+  auto set = [&](const std::string& name, uint64_t value) -> Status {
+    Stmt st(db_, "INSERT INTO counters(name, value) VALUES(?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value");
+    if (!st.ok() || st.Bind(1, name).Bind(2, static_cast<int64_t>(value)).Step() != SQLITE_DONE)
+      return st.Error("updating counter " + name);
+    return Status::Ok();
+  };
+  STRATA_ASSIGN_OR_RETURN(uint64_t generation, get(gen_counter));
+  STRATA_ASSIGN_OR_RETURN(uint64_t used, get(used_counter));
+  if (used >= limit) {
+    if (generation >= max_generation)
+      return Status::Unsupported("has sealed " + std::to_string(used) + " objects under its last key generation (" +
+                                 std::to_string(generation) + ")");
+    generation++;
+    used = 0;
+    STRATA_RETURN_IF_ERROR(set(gen_counter, generation));
+  }
+  SealReservation r{static_cast<uint32_t>(generation), std::min(want, limit - used)};
+  STRATA_RETURN_IF_ERROR(set(used_counter, used + r.count));
+  STRATA_RETURN_IF_ERROR(txn.Commit());
+  return r;
 }
 
 Result<bool> Index::HasForgottenTable() {

@@ -140,6 +140,19 @@ class Index {
   Status AddCounter(const std::string& name, uint64_t delta);
   Result<uint64_t> GetCounter(const std::string& name);
 
+  // Seals an encrypted store may make under one object-seal generation: up to
+  // `want` of the generation in counter gen_counter, in one transaction, so
+  // that no two reservations (of any process) overlap and the reservation is
+  // durable before its first seal. When that generation has given `limit`, the
+  // next one starts (none past max_generation: Unsupported). A crash loses
+  // only unused seals, never reuses one.
+  struct SealReservation {
+    uint32_t generation = 0;
+    uint64_t count = 0;
+  };
+  Result<SealReservation> ReserveSeals(const std::string& gen_counter, const std::string& used_counter, uint64_t want,
+                                       uint64_t limit, uint32_t max_generation);
+
  private:
   // Conflict ("head moved") unless ref name points at expected (nullopt: absent).
   // Inside a transaction.

@@ -31,7 +31,12 @@ constexpr const char* kConfigFile = "/config.json";
 constexpr const char* kIndexFile = "/index.db";
 constexpr const char* kLogicalBytesCounter = "logical_bytes";
 constexpr const char* kGcGenerationCounter = "gc_generation";
-constexpr const char* kSealedObjectsCounter = "sealed_objects";  // under the object-seal subkey
+// Seals reserved under the current object-seal generation, and that generation.
+constexpr const char* kSealedObjectsCounter = "sealed_objects";
+constexpr const char* kSealGenerationCounter = "seal_generation";
+// Seals reserved by one transaction: few enough that a process ending with
+// some unused wastes little of a generation.
+constexpr uint64_t kSealReservation = 4096;
 
 // "<pid>-<n>-<r>.tmp" -> pid, or 0 for names no writer of ours produces.
 int TempFileOwner(const std::string& name) {
@@ -212,7 +217,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env, co
     if (master == nullptr)
       return Status::InvalidArgument("the store at " + root + " is encrypted: it opens only with its passphrase");
     STRATA_RETURN_IF_ERROR(CheckKeyOf(*config, *master, root));
-    STRATA_ASSIGN_OR_RETURN(cipher, StoreCipher::FromMasterKey(*master));
+    STRATA_ASSIGN_OR_RETURN(cipher, StoreCipher::FromMasterKey(*master, config->seal_generations()));
   } else if (master != nullptr) {
     return Status::InvalidArgument("the store at " + root + " is not encrypted, yet a key was given for it");
   }
@@ -234,7 +239,6 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path, Env* env, co
   std::unique_ptr<Store> store(new Store(root, std::move(inside), *config, std::move(index),
                                         std::move(packs_and_refs), std::move(cipher)));
   STRATA_RETURN_IF_ERROR(store->Recover());
-  if (store->cipher_) STRATA_RETURN_IF_ERROR(store->RecordSeals());
   return store;
 }
 
@@ -414,14 +418,8 @@ Result<PutResult> Store::Put(ObjectType type, std::string_view data) {
   EncodeFramed(id, data, config_.zstd_level, config_.frame_shift, &stored);
   if (!cipher_) return Append(id, type, Codec::kFramed, stored, data.size());
   // Every seal draws a nonce, even one that another thread's dedup then drops.
-  if (sealed_recorded_.load() + sealed_pending_.fetch_add(1) >= seal_bound_.load()) {
-    sealed_pending_.fetch_sub(1);
-    return Status::Unsupported(
-        "the store at " + path_ + " has sealed " + std::to_string(sealed_objects()) +
-        " objects under its key, the most one key may seal safely (docs/format/encryption.md, \"Nonces\"); "
-        "nothing more is written to it: export its branches and import them into a new encrypted store");
-  }
-  STRATA_ASSIGN_OR_RETURN(std::string sealed, cipher_->SealObject(id, type, data.size(), stored));
+  STRATA_ASSIGN_OR_RETURN(uint32_t generation, TakeSeal());
+  STRATA_ASSIGN_OR_RETURN(std::string sealed, cipher_->SealObject(id, type, data.size(), stored, generation));
   return Append(id, type, Codec::kSealed, sealed, data.size());
 }
 
@@ -543,20 +541,29 @@ Status Store::Flush() {
   }
   uint64_t logical = logical_bytes_pending_.exchange(0);
   if (logical > 0) STRATA_RETURN_IF_ERROR(index_->AddCounter(kLogicalBytesCounter, logical));
-  if (cipher_) STRATA_RETURN_IF_ERROR(RecordSeals());
   return Status::Ok();
 }
 
-Status Store::RecordSeals() {
-  // Recorded before they leave the pending count, so that a concurrent Put
-  // may count them twice for a moment, never not at all; the total read back
-  // includes the seals of other processes.
-  const uint64_t sealed = sealed_pending_.load();
-  if (sealed > 0) STRATA_RETURN_IF_ERROR(index_->AddCounter(kSealedObjectsCounter, sealed));
-  STRATA_ASSIGN_OR_RETURN(uint64_t recorded, index_->GetCounter(kSealedObjectsCounter));
-  sealed_recorded_.store(recorded);
-  sealed_pending_.fetch_sub(sealed);
-  return Status::Ok();
+Result<uint32_t> Store::TakeSeal() {
+  MutexLock lock(&seal_mu_);
+  if (seals_left_ == 0) {
+    // A format 3 store has generation 0 alone, and its bound as before.
+    const uint32_t max_generation = config_.seal_generations() ? UINT32_MAX : 0;
+    const uint64_t want = std::max<uint64_t>(1, std::min(kSealReservation, config_.seal_limit / 64));
+    auto r = index_->ReserveSeals(kSealGenerationCounter, kSealedObjectsCounter, want, config_.seal_limit,
+                                  max_generation);
+    if (!r.ok()) {
+      if (r.status().code() != Status::Code::kUnsupported) return r.status();
+      return Status::Unsupported("the store at " + path_ + " " + r.status().message() +
+                                 ", the most one key may seal safely (docs/format/encryption.md, \"Nonces\"); "
+                                 "nothing more is written to it: export its branches and import them into a new "
+                                 "encrypted store");
+    }
+    seal_generation_ = r->generation;
+    seals_left_ = r->count;
+  }
+  seals_left_--;
+  return seal_generation_;
 }
 
 Status Store::FlushIfUnsealed(const Hash& id) {

@@ -73,7 +73,17 @@ struct StoreConfig {
   // Version 3: an encrypted store (docs/format/encryption.md): sealed objects,
   // pack footers and branch names, keyed ids. A strata that knows only
   // version 2 refuses it by its version, before it could misread a byte.
-  static constexpr int kEncryptedFormatVersion = 3;
+  // Version 4: an encrypted store whose sealed objects name the generation of
+  // the object-seal key they were sealed under (a 4-byte header), so that it
+  // moves to a new key every seal_limit seals instead of stopping. Version 3
+  // stores are read and written as before: one generation, 0, no header.
+  static constexpr int kFirstEncryptedFormatVersion = 3;
+  static constexpr int kEncryptedFormatVersion = 4;
+  // Seals under one key generation: at most half the random-nonce bound of
+  // AES-GCM (docs/format/encryption.md, "Nonces"), at least kMinSealLimit.
+  static constexpr uint64_t kMaxSealLimit = uint64_t{1} << 31;
+  static constexpr uint64_t kMinSealLimit = 16;
+  uint64_t seal_limit = kMaxSealLimit;
   static constexpr const char* kCipher = "aes-256-gcm";
   int version = kFormatVersion;
   // "" for a plain store, else kCipher; with it, version must be
@@ -92,6 +102,8 @@ struct StoreConfig {
   uint64_t pack_size = 32ull << 20;  // a pack is sealed once it reaches this
 
   bool encrypted() const { return !encryption.empty(); }
+  // Whether sealed objects carry their key generation (version 4 on).
+  bool seal_generations() const { return version >= kEncryptedFormatVersion; }
   // This configuration for an encrypted store.
   StoreConfig Encrypted() const;
 
@@ -202,15 +214,10 @@ class Store {
   Env* env() const { return env_; }
 
   // ---- objects
-  // An encrypted store seals at most this many objects under its key (the
-  // random-nonce bound of AES-GCM with margin, docs/format/encryption.md,
-  // "Nonces"); Put refuses to seal more.
-  static constexpr uint64_t kMaxSealedObjects = uint64_t{1} << 31;
-  // Tests set a small bound to see it enforced.
-  void set_seal_bound_for_testing(uint64_t bound) { seal_bound_ = bound; }
-  // The objects sealed under the store's key: those every process recorded
-  // in the index by its last Flush, plus those of this Store since.
-  uint64_t sealed_objects() const { return sealed_recorded_.load() + sealed_pending_.load(); }
+  // An encrypted store seals at most config().seal_limit objects under one
+  // object-seal key generation (the random-nonce bound of AES-GCM with
+  // margin, docs/format/encryption.md, "Nonces"), then moves to the next;
+  // a format 3 store has one generation and refuses to seal more.
   Result<PutResult> Put(ObjectType type, std::string_view data);
   Result<std::string> Get(const Hash& id, ObjectType expected);
   // The same in a Buffer (never zero-filled): for file data.
@@ -296,9 +303,9 @@ class Store {
   static Status InitWith(const std::string& path, StoreConfig config, Env* env,
                          const std::function<Status(Env* inside, const std::string& root, StoreConfig* config)>&
                              before_config);
-  // Adds this Store's unrecorded seals to the index's count and reads the
-  // count of every process back.
-  Status RecordSeals();
+  // The key generation of the next seal, from a reservation this Store holds
+  // or makes in the index (Index::ReserveSeals) before the seal.
+  Result<uint32_t> TakeSeal() EXCLUDES(seal_mu_);
   // OK if master's key check is config's (root names the store in messages).
   static Status CheckKeyOf(const StoreConfig& config, const crypto::Key256& master, const std::string& root);
   Status Recover();
@@ -344,7 +351,8 @@ class Store {
 
   // Lock order, across modules: a workspace's mu_ (SqliteWorkspace) before
   // any of these; then refresh_mu_, session_mu_, write_mu_, and last the
-  // index's mu_ (Index) and the pack cache's (PackCache), which are leaves.
+  // index's mu_ (Index) and the pack cache's (PackCache), which are leaves;
+  // seal_mu_ is held only around the index's.
   // Nothing under a store lock calls back up into the workspace.
   Mutex refresh_mu_ ACQUIRED_BEFORE(session_mu_);  // one pack-list refresh at a time
   int64_t refresh_ms_ GUARDED_BY(refresh_mu_) = 0;  // when the last one started
@@ -363,11 +371,10 @@ class Store {
   // object (common in an import) skip the index lookup.
   std::unordered_set<Hash> known_ GUARDED_BY(write_mu_);
   std::atomic<uint64_t> logical_bytes_pending_{0};
-  // Seals counted against the nonce bound: those the index recorded when this
-  // Store last looked (Open, Flush), and those it made since.
-  std::atomic<uint64_t> sealed_recorded_{0};
-  std::atomic<uint64_t> sealed_pending_{0};
-  std::atomic<uint64_t> seal_bound_{kMaxSealedObjects};
+  // Seals this Store reserved in the index and has not used yet, and their generation.
+  Mutex seal_mu_;
+  uint64_t seals_left_ GUARDED_BY(seal_mu_) = 0;
+  uint32_t seal_generation_ GUARDED_BY(seal_mu_) = 0;
 
   std::atomic<uint64_t> gets_in_flight_{0}, max_gets_in_flight_{0}, lookup_us_{0};
   std::atomic<int64_t> pack_check_ms_{0};     // when DropRemovedPackHandles last looked

@@ -16,8 +16,11 @@ constexpr std::string_view kFooterAad = "strata pack footer v1";
 constexpr std::string_view kRefNameAad = "strata ref name v1";
 constexpr std::string_view kKeyCheckLabel = "strata key check v1";
 
-std::string ObjectAad(const Hash& id, ObjectType type, uint64_t raw_len) {
+constexpr size_t kGenerationSize = 4;
+
+std::string ObjectAad(const Hash& id, ObjectType type, uint64_t raw_len, std::string_view header) {
   std::string aad(kObjectAad);
+  aad.append(header);  // empty in format 3, so its objects open as they were sealed
   aad.push_back(static_cast<char>(type));
   PutFixed64(&aad, raw_len);
   aad.append(reinterpret_cast<const char*>(id.bytes.data()), id.bytes.size());
@@ -25,10 +28,11 @@ std::string ObjectAad(const Hash& id, ObjectType type, uint64_t raw_len) {
 }
 }  // namespace
 
-Result<std::unique_ptr<StoreCipher>> StoreCipher::FromMasterKey(const crypto::Key256& master) {
+Result<std::unique_ptr<StoreCipher>> StoreCipher::FromMasterKey(const crypto::Key256& master, bool generations) {
   STRATA_ASSIGN_OR_RETURN(crypto::Key256 id_key, crypto::DeriveSubkey(master, crypto::kSubkeyObjectId));
   std::unique_ptr<StoreCipher> cipher(new StoreCipher(id_key));
-  STRATA_ASSIGN_OR_RETURN(cipher->seal_key_, crypto::DeriveSubkey(master, crypto::kSubkeyObjectSeal));
+  cipher->master_ = master;
+  cipher->generations_ = generations;
   STRATA_ASSIGN_OR_RETURN(cipher->index_key_, crypto::DeriveSubkey(master, crypto::kSubkeyPackIndex));
   STRATA_ASSIGN_OR_RETURN(cipher->refs_key_, crypto::DeriveSubkey(master, crypto::kSubkeyRefs));
   STRATA_ASSIGN_OR_RETURN(cipher->gear_, crypto::DeriveGearTable(master));
@@ -48,14 +52,41 @@ Hash StoreCipher::ObjectId(ObjectType type, std::string_view data) const {
   return ids_.Of(std::string_view(header.data(), header.size() + 1), data);
 }
 
+Result<crypto::Key256> StoreCipher::SealKey(uint32_t generation) const {
+  MutexLock lock(&mu_);
+  auto it = seal_keys_.find(generation);
+  if (it != seal_keys_.end()) return it->second;
+  std::string purpose(crypto::kSubkeyObjectSeal);
+  if (generation > 0) purpose += "/" + std::to_string(generation);
+  STRATA_ASSIGN_OR_RETURN(crypto::Key256 key, crypto::DeriveSubkey(master_, purpose));
+  seal_keys_.emplace(generation, key);
+  return key;
+}
+
+Result<uint32_t> StoreCipher::SealedGeneration(std::string_view sealed) const {
+  if (!generations_) return uint32_t{0};
+  if (sealed.size() < kGenerationSize) return Status::Corruption("sealed object is too short for its key generation");
+  return DecodeFixed32(sealed.data());
+}
+
 Result<std::string> StoreCipher::SealObject(const Hash& id, ObjectType type, uint64_t raw_len,
-                                            std::string_view framed) const {
-  return crypto::Seal(seal_key_, framed, ObjectAad(id, type, raw_len));
+                                            std::string_view framed, uint32_t generation) const {
+  std::string header;
+  if (generations_) PutFixed32(&header, generation);
+  else if (generation != 0) return Status::InvalidArgument("a format 3 store seals under generation 0 only");
+  STRATA_ASSIGN_OR_RETURN(crypto::Key256 key, SealKey(generation));
+  STRATA_ASSIGN_OR_RETURN(std::string sealed, crypto::Seal(key, framed, ObjectAad(id, type, raw_len, header)));
+  return header + sealed;
 }
 
 Result<std::string> StoreCipher::OpenObject(const PackEntry& entry, std::string_view sealed) const {
-  return crypto::Open(seal_key_, sealed, ObjectAad(entry.id, entry.type, entry.raw_len),
-                      "sealed " + std::string(ObjectTypeName(entry.type)));
+  const std::string what = "sealed " + std::string(ObjectTypeName(entry.type));
+  STRATA_ASSIGN_OR_RETURN(uint32_t generation, SealedGeneration(sealed));
+  const size_t header_len = generations_ ? kGenerationSize : 0;
+  // The header is associated data too, so a changed generation fails like any other byte.
+  STRATA_ASSIGN_OR_RETURN(crypto::Key256 key, SealKey(generation));
+  return crypto::Open(key, sealed.substr(header_len),
+                      ObjectAad(entry.id, entry.type, entry.raw_len, sealed.substr(0, header_len)), what);
 }
 
 Result<std::string> StoreCipher::SealFooter(std::string_view footer) const {

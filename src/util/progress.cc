@@ -45,6 +45,21 @@ void Progress::Add(uint64_t units, uint64_t bytes) {
   if (enabled_) Draw(false);
 }
 
+void Progress::Set(uint64_t units, uint64_t bytes) {
+  units_ = units;
+  bytes_ = bytes;
+  if (enabled_) Draw(false);
+}
+
+void Progress::SetStage(std::string stage) {
+  MutexLock lock(&draw_mu_);
+  stage_ = std::move(stage);
+}
+
+void Progress::Show() {
+  if (enabled_) Draw(false, /*now=*/true);
+}
+
 void Progress::Finish() {
   if (ticker_.joinable()) {
     {
@@ -71,11 +86,11 @@ void Progress::KeepTicking() {
   });
 }
 
-void Progress::Draw(bool final) {
+void Progress::Draw(bool final, bool at_once) {
   MutexLock lock(&draw_mu_);
   if (finished_) return;
   auto now = std::chrono::steady_clock::now();
-  if (!final && now - last_draw_ < std::chrono::milliseconds(100)) return;
+  if (!final && !at_once && now - last_draw_ < std::chrono::milliseconds(100)) return;
   last_draw_ = now;
   if (final) {
     finished_ = true;
@@ -84,14 +99,15 @@ void Progress::Draw(bool final) {
     return;
   }
   const uint64_t units = units_, bytes = bytes_, tu = total_units_, tb = total_bytes_;
+  const std::string label = stage_.empty() ? label_ : label_ + " (" + stage_ + ")";
   double secs = std::chrono::duration<double>(now - start_).count();
   if (tu == 0 && tb == 0 && units == 0 && bytes == 0) {  // nothing reported yet: the time taken
-    std::fprintf(stderr, "\r\033[K%s  %.1f s", label_.c_str(), secs);
+    std::fprintf(stderr, "\r\033[K%s  %.1f s", label.c_str(), secs);
     std::fflush(stderr);
     return;
   }
   if (tu == 0 && tb == 0) {  // nothing to measure a bar against
-    std::fprintf(stderr, "\r\033[K%s  %llu done  %s  %.1f s", label_.c_str(), static_cast<unsigned long long>(units),
+    std::fprintf(stderr, "\r\033[K%s  %llu done  %s  %.1f s", label.c_str(), static_cast<unsigned long long>(units),
                  HumanBytes(bytes).c_str(), secs);
     std::fflush(stderr);
     return;
@@ -103,7 +119,7 @@ void Progress::Draw(bool final) {
   std::string bar(filled, '#');
   bar.append(kWidth - filled, '.');
   std::string rate = secs > 0 ? HumanBytes(static_cast<uint64_t>(bytes / secs)) + "/s" : "";
-  std::fprintf(stderr, "\r\033[K%s [%s] %3d%%  %llu/%llu  %s  %s", label_.c_str(), bar.c_str(),
+  std::fprintf(stderr, "\r\033[K%s [%s] %3d%%  %llu/%llu  %s  %s", label.c_str(), bar.c_str(),
                static_cast<int>(fraction * 100), static_cast<unsigned long long>(units),
                static_cast<unsigned long long>(tu), HumanBytes(bytes).c_str(), rate.c_str());
   std::fflush(stderr);

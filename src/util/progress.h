@@ -29,13 +29,22 @@ class Progress {
 
   void SetTotals(uint64_t total_units, uint64_t total_bytes);
   void Add(uint64_t units, uint64_t bytes);
+  // The counts so far, for an operation another process counts (a commit
+  // its mount's daemon makes).
+  void Set(uint64_t units, uint64_t bytes);
+  // Shown after the label ("commit (capture)"); "" for none.
+  void SetStage(std::string stage);
+  // Draws the counts now, however recently they were drawn: the final
+  // counts before Finish erases the line.
+  void Show();
+  bool enabled() const { return enabled_; }
   void Finish();
   // On a terminal, redraws every 200 ms until Finish.
   void KeepTicking();
   static bool StderrIsTerminal();
 
  private:
-  void Draw(bool final);
+  void Draw(bool final, bool at_once = false);
 
   const std::string label_;
   const bool enabled_;
@@ -45,6 +54,7 @@ class Progress {
   std::chrono::steady_clock::time_point start_ GUARDED_BY(draw_mu_);
   std::chrono::steady_clock::time_point last_draw_ GUARDED_BY(draw_mu_);
   bool finished_ GUARDED_BY(draw_mu_) = false;
+  std::string stage_ GUARDED_BY(draw_mu_);
   std::thread ticker_;
   Mutex tick_mu_;
   CondVar tick_cv_;

@@ -40,7 +40,7 @@ void SqliteWorkspace::WaitForCapture(InodeId ino) {
   while (capturing_.count(ino) != 0) capture_cv_.Wait(&mu_);
 }
 
-Status SqliteWorkspace::CaptureFiles(CommitPlan& plan) {
+Status SqliteWorkspace::CaptureFiles(CommitPlan& plan, CommitProgress* progress) {
   const Chunker chunker = store_.NewChunker();
   ZeroChunk zero(chunker, [this](std::string_view data) { return store_.ObjectId(ObjectType::kChunk, data); });
   // A captured file's path, for messages ("inode N" when the cut names it nowhere).
@@ -95,6 +95,7 @@ Status SqliteWorkspace::CaptureFiles(CommitPlan& plan) {
     c.chunks = std::move(*chunks);
     plan.stats.bytes_hashed += hashed;
     plan.stats.files_captured++;
+    if (progress != nullptr) progress->FileCaptured(c.input.size);
   }
 }
 
@@ -133,7 +134,15 @@ void SqliteWorkspace::EndCapture() {
   capture_cv_.NotifyAll();
 }
 
-Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request) {
+Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request, CommitProgress* watched) {
+  CommitProgress unwatched;  // counted all the same when nobody reads it: it costs a few atomics
+  CommitProgress& progress = watched != nullptr ? *watched : unwatched;
+  progress.Begin();
+  // Whatever the outcome, the commit is over when this returns.
+  struct Over {
+    CommitProgress& p;
+    ~Over() { p.Enter(CommitPhase::kDone); }
+  } over{progress};
   // Keeps gc from deleting objects this commit reuses until the branch and
   // the workspace's base point at the new commit.
   STRATA_ASSIGN_OR_RETURN(Store::WriteSession session, store_.BeginWrite());
@@ -163,16 +172,23 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request) {
     outcome.branch = plan.branch;
     STRATA_RETURN_IF_ERROR(TakeCut(plan));
     if (plan.changed.empty()) return outcome;  // nothing to commit
-    for (const auto& [ino, c] : plan.captures) capturing_.insert(ino);
+    uint64_t capture_bytes = 0;
+    for (const auto& [ino, c] : plan.captures) {
+      capturing_.insert(ino);
+      capture_bytes += c.input.size;
+    }
+    progress.SetTotals(plan.captures.size(), capture_bytes);
     capture_active_ = true;
     modified_since_cut_.clear();
     db_->TrackChanges(&modified_since_cut_);
   }
   plan.stats.cut_ms = MsSince(start);
   start = std::chrono::steady_clock::now();
-  Status s = CaptureFiles(plan);
+  progress.Enter(CommitPhase::kCapture);
+  Status s = CaptureFiles(plan, &progress);
   plan.stats.capture_ms = MsSince(start);
   start = std::chrono::steady_clock::now();
+  progress.Enter(CommitPhase::kTrees);
   if (s.ok()) s = WriteTrees(plan);
   plan.stats.trees_ms = MsSince(start);
   if (!s.ok()) {
@@ -181,6 +197,7 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request) {
   }
 
   start = std::chrono::steady_clock::now();
+  progress.Enter(CommitPhase::kPublish);
   const Hash root = plan.dirs.at(kRootInode).id;
   std::optional<Hash> new_commit;
   bool same_tree = false;
@@ -243,6 +260,7 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request) {
     return s;
   }
   start = std::chrono::steady_clock::now();
+  progress.Enter(CommitPhase::kRebase);
   STRATA_RETURN_IF_ERROR(Rebase(plan, *new_commit));
   plan.stats.rebase_ms = MsSince(start);
   if (!same_tree) outcome.commit = *new_commit;

@@ -70,7 +70,8 @@ class SqliteWorkspace final : public Workspace {
 
   WorkspaceInfo Info() override;
   WorkspaceCounters Counters() override;
-  Result<CommitOutcome> Commit(const CommitRequest& request) override;
+  using Workspace::Commit;
+  Result<CommitOutcome> Commit(const CommitRequest& request, CommitProgress* progress) override;
   Result<WorkspaceSnapshot> Snapshot() override;
   Result<ResetOutcome> Reset(const ResetRequest& request) override;
   Result<RebaseOutcome> RebaseOnto(const Hash& commit, const ConflictChoices& choices) override;
@@ -148,7 +149,8 @@ class SqliteWorkspace final : public Workspace {
   // ---- commit (commit_cut.cc, commit_ops.cc)
   struct CommitPlan;
   Status TakeCut(CommitPlan& plan) REQUIRES(mu_);
-  Status CaptureFiles(CommitPlan& plan) EXCLUDES(mu_);  // takes mu_ between files
+  // Counts each file captured in progress, if any.
+  Status CaptureFiles(CommitPlan& plan, CommitProgress* progress = nullptr) EXCLUDES(mu_);  // takes mu_ between files
   Status WriteTrees(CommitPlan& plan) EXCLUDES(mu_);    // no lock
   Status Rebase(CommitPlan& plan, const Hash& commit) EXCLUDES(mu_);  // takes mu_
   void EndCapture() EXCLUDES(mu_);  // an aborted commit lets writers go

@@ -45,6 +45,7 @@
 
 #include "store/store.h"
 #include "store/tree_merge.h"
+#include "workspace/commit_progress.h"
 #include "workspace/read_target.h"
 
 namespace strata {
@@ -107,7 +108,9 @@ struct WorkspaceInfo {
 
 // What a workspace has done since it was opened (`strata stats MOUNTPOINT`).
 struct WorkspaceCounters {
-  uint64_t changed_paths = 0;         // inodes that differ from the base, now
+  // Inodes that differ from the base, now: despite the name, not the paths
+  // status counts (cli/change_rows.h), which need a snapshot.
+  uint64_t changed_paths = 0;
   uint64_t batches_committed = 0;     // group commits of the workspace database
   uint64_t operations_committed = 0;  // operations those batches held
   uint64_t commit_us_total = 0, commit_us_max = 0;
@@ -260,7 +263,10 @@ class Workspace {
   // keep running during the commit; only a writer to a file being captured
   // waits until that file is captured. Conflict ("head moved") when the branch
   // no longer points at the base; then nothing changes in the workspace.
-  virtual Result<CommitOutcome> Commit(const CommitRequest& request) = 0;
+  // progress, when not null, counts how far the commit is, for another
+  // thread to read while it runs (commit_progress.h).
+  virtual Result<CommitOutcome> Commit(const CommitRequest& request, CommitProgress* progress) = 0;
+  Result<CommitOutcome> Commit(const CommitRequest& request) { return Commit(request, nullptr); }
   // The trees the next commit would hold, written to the store and flushed,
   // without a commit object or a branch move. Taken as a commit's cut is (at
   // an operation boundary, costing what changed; only a writer to a file

@@ -5,9 +5,30 @@
 # link once: its one new name); the commit line says how many files and how
 # many objects were new; data committed through a mount counts as logical
 # bytes of the store, so its dedup ratio is right; and HEAD run from inside
-# a mount is that workspace's base.
+# a mount is that workspace's base; `workspace list`, `stats` and the refusal
+# of `workspace end` count changed paths as `diff` lists them, through
+# writes, hard links, deletions and renames.
 source "$(dirname "$0")/lib.sh"
 use_two_mountpoints
+
+# diff, status, workspace list and stats count the same changed paths of the
+# workspace $1 mounted at $2; that count goes to COUNT.
+counts_agree() {
+  local name=$1 mp=$2 n
+  expect_ok strata diff "$mp" --name-only
+  n=$(wc -l <"$OUT")
+  expect_ok strata status "$mp" --json
+  json_true "len(d['changes']) == $n"
+  expect_ok strata workspace list --json
+  json_true "[w['changed_paths'] for w in d if w['name'] == '$name'] == [$n]"
+  expect_ok strata workspace list
+  [[ $(awk -v w="$name" '$1 == w { print $4 }' "$OUT") == "$n" ]] || fail "workspace list's CHANGED for $name is not $n"
+  expect_ok strata stats "$mp" --json
+  json_true "d['changed_paths'] == $n"
+  expect_ok strata stats "$mp"
+  expect_output_matches "^workspace $name at .*, $n changed paths$"
+  COUNT=$n
+}
 
 step "a fresh --new workspace shows no change anywhere"
 expect_ok "$STRATA_BIN" init "$STORE"
@@ -65,3 +86,27 @@ expect_ok strata diff HEAD fresh --name-only
 cd /
 expect_ok strata show fresh --json
 json_true 'd["id"] == "'"$c3"'"'
+
+step "workspace list and stats count what diff lists: clean, delete, hard link, rename, write"
+counts_agree other "$MP2"
+[[ $COUNT == 0 ]] || fail "a workspace just committed shows $COUNT changes"
+rm "$MP2/copy"
+counts_agree other "$MP2"
+(( COUNT >= 1 )) || fail "a deletion is a change of a path"
+ln "$MP2/c" "$MP2/c-link"
+counts_agree other "$MP2"
+deleted_and_linked=$COUNT
+mv "$MP2/d/b" "$MP2/d/b2"
+counts_agree other "$MP2"
+(( COUNT > deleted_and_linked )) || fail "a rename is no change"
+printf 'new\n' >"$MP2/d/new"
+counts_agree other "$MP2"
+mounted_count=$COUNT
+
+step "unmounted, the workspace counts the same; workspace end's refusal says that count"
+expect_ok strata umount "$MP2"
+expect_ok strata workspace list --json
+json_true "[w['changed_paths'] for w in d if w['name'] == 'other'] == [$mounted_count]"
+expect_fail strata workspace end other
+expect_stderr_matches "uncommitted changes \\($mounted_count changed paths\\)"
+expect_ok strata workspace end other --discard

@@ -42,8 +42,12 @@ assert_same_content "$WORK/src" "$WORK/out2"
 step "commit of a mount: a progress line on a terminal, none elsewhere"
 expect_ok strata mount --branch main --name w "$MP"
 head -c 3000000 /dev/urandom >"$MP/second"
+for i in $(seq 1 20); do head -c 200000 /dev/urandom >"$MP/many$i"; done
 on_terminal "$STRATA_BIN" commit "$MP" -m second
 drawn || fail "no progress line on a terminal: $(cat -v "$WORK/tty.out")"
+# The daemon's counts reach the line, and it ends at all 21 files captured.
+grep -qa "commit (.*100%  21/21" "$WORK/tty.out" ||
+  fail "the commit's progress does not end at 100 % of 21 files: $(cat -v "$WORK/tty.out")"
 grep -q "on branch main" "$WORK/tty.out" || fail "no commit summary on a terminal: $(cat -v "$WORK/tty.out")"
 printf 'third\n' >"$MP/third"
 expect_ok strata commit "$MP" -m third

@@ -292,6 +292,16 @@ printf 'after the loss\n' >"$MP/docs/lost.txt"
 expect_fail strata commit "$MP" -m "on lost packs"
 expect_stderr_matches "no longer in|vanished|not in the store"
 [[ $(s3 GET "$BUCKET/vanish/refs/main") == "$ref_before" ]] || fail "the branch moved onto objects the bucket lacks"
+# Counting its changes needs the base's trees: the count is unknown, and
+# asking for it leaves the daemon serving.
+expect_ok strata --remote gone workspace list --json
+json_true '[w["changed_paths"] for w in d if w["name"] == "wv"] == [None]'
+expect_ok strata stats "$MP" --json
+json_true 'd["changed_paths"] is None'
+expect_ok strata stats "$MP"
+expect_output_matches "^workspace wv at .*, \? changed paths$"
+expect_fail strata commit "$MP" -m "on lost packs"
+expect_stderr_matches "no longer in|vanished|not in the store"
 
 step "unmounting a remote's workspace needs neither credentials nor the server"
 kill -STOP "$RGW_PID"
