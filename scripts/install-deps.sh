@@ -21,8 +21,9 @@ packages=(
   bubblewrap
   # past versions under .strata/ are read over SMB in their test
   samba smbclient
-  # installation: the Debian package (dpkg-shlibdeps), man pages, zsh completion
-  dpkg-dev man-db zsh
+  # installation: the Debian package (dpkg-shlibdeps), man pages, zsh completion,
+  # the example systemd unit (systemd-analyze verify)
+  dpkg-dev man-db zsh systemd
   # the remote store's tests run against a real single-node Ceph cluster (S3 through radosgw)
   ceph-mon ceph-osd radosgw
 )

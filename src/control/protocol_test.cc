@@ -51,7 +51,8 @@ TEST(ProtocolTest, EveryRequestSurvivesItsEncoding) {
                                     RebaseRequest{kId, {}},
                                     RebaseRequest{kOther, {{"a/f", ConflictChoice::kOurs},
                                                            {"b", ConflictChoice::kTheirs},
-                                                           {"", ConflictChoice::kBoth}}}};
+                                                           {"", ConflictChoice::kBoth}}},
+                                    ProgressRequest{}};
   for (const DaemonRequest& request : requests) {
     const std::string line = EncodeRequest(request);
     EXPECT_EQ(line.find('\n'), std::string::npos) << line;
@@ -168,6 +169,51 @@ TEST(ProtocolTest, EveryReplySurvivesItsEncoding) {
   EXPECT_FALSE(b.root);
   EXPECT_TRUE(b.differs);
   EXPECT_EQ(DecodeAs<RebaseReply>(RebaseRequest{}, Encoded(RebaseReply{kId, false, {}, kOther, false})).root, kOther);
+}
+
+// Each phase by its name, and counts past 32 bits: a commit of many large files.
+TEST(ProtocolTest, AProgressReplySurvivesItsEncodingInEveryPhase) {
+  const uint64_t big = (uint64_t{1} << 40) + 3;
+  for (int i = 0; i <= static_cast<int>(CommitPhase::kDone); i++) {
+    const ProgressReply sent{static_cast<CommitPhase>(i), 7, 21, big - 1, big};
+    const std::string line = Encoded(sent);
+    EXPECT_NE(line.find(std::string("\"phase\":\"") + CommitPhaseName(sent.phase) + "\""), std::string::npos) << line;
+    const auto back = DecodeAs<ProgressReply>(ProgressRequest{}, line);
+    EXPECT_EQ(back.phase, sent.phase) << line;
+    EXPECT_EQ(back.files_done, 7u);
+    EXPECT_EQ(back.files_total, 21u);
+    EXPECT_EQ(back.bytes_done, big - 1);
+    EXPECT_EQ(back.bytes_total, big);
+    EXPECT_EQ(Encoded(back), line);
+  }
+  EXPECT_TRUE(IsReadOnly(ProgressRequest{}));
+  EXPECT_TRUE(IsReadOnly(StatsRequest{}));
+  EXPECT_FALSE(IsReadOnly(CommitRequest{}));
+  EXPECT_FALSE(IsReadOnly(SnapshotRequest{}));
+}
+
+TEST(ProtocolTest, AProgressMessageOfAnotherStrataIsRefusedNamingTheField) {
+  const std::string line = Encoded(ProgressReply{CommitPhase::kCapture, 1, 2, 3, 4});
+  const nlohmann::ordered_json minus = -1, unknown_phase = "squash", number = 2, yes = true;
+  const std::pair<std::string, std::string> cases[] = {
+      {Edited(line, "/phase", &unknown_phase), "'phase' is not a phase this strata knows"},
+      {Edited(line, "/phase", &number), "'phase' is not a string"},
+      {Edited(line, "/files_done", &minus), "'files_done' is not an unsigned"},
+      {Edited(line, "/bytes_total", nullptr), "'bytes_total' is missing"},
+      {Edited(line, "/eta_ms", &yes), "'eta_ms' is not one this strata knows"},
+      // A stats reply is not the answer to a progress request.
+      {Encoded(SomeStats()), "'phase' is missing"},
+  };
+  for (const auto& [reply, field] : cases) {
+    const Status s = RefusedReply(ProgressRequest{}, reply);
+    ASSERT_FALSE(s.ok()) << reply;
+    EXPECT_TRUE(s.IsCorruption()) << s.message();
+    EXPECT_NE(s.message().find(field), std::string::npos) << s.message() << "\nfor " << reply;
+  }
+  auto request = DecodeRequest(R"({"op": "progress", "commit": "x"})");
+  ASSERT_FALSE(request.ok());
+  EXPECT_NE(request.status().message().find("'commit' is not one this strata knows"), std::string::npos)
+      << request.status().message();
 }
 
 TEST(ProtocolTest, AnErrorReplyIsItsStatus) {

@@ -57,33 +57,11 @@ void Progress::SetStage(std::string stage) {
 }
 
 void Progress::Show() {
-  if (enabled_) Draw(false, /*now=*/true);
+  if (enabled_) Draw(false, /*at_once=*/true);
 }
 
 void Progress::Finish() {
-  if (ticker_.joinable()) {
-    {
-      MutexLock lock(&tick_mu_);
-      stop_ticking_ = true;
-    }
-    tick_cv_.NotifyAll();
-    ticker_.join();
-  }
   if (enabled_) Draw(true);
-}
-
-void Progress::KeepTicking() {
-  if (!enabled_ || ticker_.joinable()) return;
-  ticker_ = std::thread([this] {
-    MutexLock lock(&tick_mu_);
-    while (!stop_ticking_) {
-      tick_cv_.WaitFor(&tick_mu_, std::chrono::milliseconds(200));
-      if (stop_ticking_) break;
-      lock.Unlock();
-      Draw(false);
-      lock.Lock();
-    }
-  });
 }
 
 void Progress::Draw(bool final, bool at_once) {

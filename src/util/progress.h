@@ -3,17 +3,16 @@
 // Workers call Add() from any thread; a redraw happens at most every 100 ms so
 // the bar costs nothing measurable. When stderr is not a terminal (scripts, CI,
 // pipes) nothing is printed at all. With no totals known, the line shows what
-// was done so far and the time taken instead of a bar. An operation that
-// reports nothing while it runs (a commit, which the mount's daemon makes)
-// calls KeepTicking: the line is then redrawn by a thread of its own, so that
-// the time taken moves.
+// was done so far and the time taken instead of a bar. An operation another
+// process counts (a commit, which the mount's daemon makes) is drawn with Set
+// from what a thread of the caller's reads of it (cli/commit_watch.h), and
+// SetStage says which part of it runs.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
-#include <thread>
 
 #include "util/mutex.h"
 
@@ -38,9 +37,8 @@ class Progress {
   // counts before Finish erases the line.
   void Show();
   bool enabled() const { return enabled_; }
+  // Erases the line; nothing is drawn after it. Called by the destructor too.
   void Finish();
-  // On a terminal, redraws every 200 ms until Finish.
-  void KeepTicking();
   static bool StderrIsTerminal();
 
  private:
@@ -55,10 +53,6 @@ class Progress {
   std::chrono::steady_clock::time_point last_draw_ GUARDED_BY(draw_mu_);
   bool finished_ GUARDED_BY(draw_mu_) = false;
   std::string stage_ GUARDED_BY(draw_mu_);
-  std::thread ticker_;
-  Mutex tick_mu_;
-  CondVar tick_cv_;
-  bool stop_ticking_ GUARDED_BY(tick_mu_) = false;
 };
 
 // "1.5 MiB", "830 B": sizes for people.

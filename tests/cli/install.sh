@@ -11,7 +11,7 @@
 source "$(dirname "$0")/lib.sh"
 require_root
 [[ -n "${STRATA_BUILD_DIR:-}" ]] || fail "STRATA_BUILD_DIR is not set"
-for tool in man zsh unshare; do
+for tool in man zsh unshare systemd-analyze; do
   command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed (scripts/install-deps.sh)"; exit 77; }
 done
 
@@ -28,6 +28,11 @@ grep -qF "strata='$prefix/bin/strata'" "$prefix/sbin/mount.fuse.strata" ||
   fail "the helper does not name the installed strata ($prefix/bin/strata)"
 reference="$WORK/reference.json"
 "$prefix/bin/strata" --cli-reference > "$reference"
+
+step "the example systemd unit: systemd reads it without a complaint"
+unit="$prefix/share/doc/strata/examples/srv-build.mount"
+run systemd-analyze verify "$unit"
+[[ $RC == 0 && ! -s $ERR && ! -s $OUT ]] || fail "systemd-analyze verify ${unit##*/} (exit $RC): $(cat "$ERR" "$OUT")"
 
 step "man finds strata(1) and one page per command, each with the command's options"
 export MANPATH="$prefix/share/man"
@@ -134,7 +139,7 @@ cat > "$WORK/inner.sh" <<'EOF'
 set -euo pipefail
 work=$1 prefix=$2 store=$3
 fail() { echo "FAIL: $*" >&2; exit 1; }
-trap 'for m in "$work/mp" "$work/mp2" "$work/ro"; do mountpoint -q "$m" && umount "$m"; done' EXIT
+trap 'for m in "$work/mp" "$work/mp2" "$work/ro" /srv/build; do mountpoint -q "$m" && umount "$m"; done' EXIT
 # mount(8) looks for mount.fuse.strata in /sbin only: show the installed one there.
 mount -t overlay overlay -o "lowerdir=$prefix/sbin:/usr/sbin" /usr/sbin
 [ -x /sbin/mount.fuse.strata ] || fail "the overlay does not show the helper"
@@ -164,6 +169,20 @@ grep -q " $work/ro fuse.strata ro," /proc/mounts || fail "the read-only mount is
 "$prefix/bin/strata" --store "$store" workspace list > "$work/list"
 grep -q '^fresh ' "$work/list" || fail "branch= did not make workspace fresh: $(cat "$work/list")"
 umount "$work/mp" "$work/mp2" "$work/ro"
+
+# The example systemd unit, mounted as systemd mounts it (mount What Where -t
+# Type -o Options), on a /srv of this namespace with a store at /srv/strata.
+unit="$prefix/share/doc/strata/examples/srv-build.mount"
+unit_value() { sed -n "s/^$1=//p" "$unit"; }
+mount -t tmpfs tmpfs /srv
+"$prefix/bin/strata" --store /srv/strata init >/dev/null
+mkdir -p /srv/tree /srv/build
+echo "on main" > /srv/tree/file
+"$prefix/bin/strata" --store /srv/strata import /srv/tree --branch main -m one >/dev/null
+mount "$(unit_value What)" "$(unit_value Where)" -t "$(unit_value Type)" -o "$(unit_value Options)"
+[ "$(cat /srv/build/file)" = "on main" ] || fail "the unit's mount does not show branch main"
+"$prefix/bin/strata" --store /srv/strata workspace list | grep -q '^build ' || fail "the unit made no workspace build"
+umount /srv/build
 
 # Refusals: each says why, exits non-zero, and mounts nothing.
 refused() {

@@ -116,6 +116,16 @@ writes=$(awk '$1 == "write" {print $2}' "$WORK/watch.out")
 awk '$1 == "write" {print $3}' "$WORK/watch.out" | head -n 1 | grep -qx -- - || fail "the first look shows a rate"
 awk '$1 == "write" {print $3}' "$WORK/watch.out" | sed -n 2p | grep -qE '^[0-9]+\.[0-9]$' || fail "no rate in the second look"
 
+step "stats --watch on a terminal: the view redrawn in place, look after look"
+command -v script >/dev/null || fail "script is not installed (util-linux)"
+script -qefc "$(printf '%q ' "$STRATA_BIN" --store "$STORE" stats "$MP" --watch --interval 0.2 --count 3)" /dev/null \
+  </dev/null >"$WORK/watch.tty" 2>&1 || fail "stats --watch on a terminal failed: $(cat -v "$WORK/watch.tty")"
+# Each look homes the cursor and clears the screen, then draws the counters.
+[[ $(grep -o $'\033\[H\033\[2J' "$WORK/watch.tty" | wc -l) == 3 ]] ||
+  fail "not 3 redraws in place: $(cat -v "$WORK/watch.tty")"
+[[ $(grep -c '^OPERATION ' "$WORK/watch.tty") == 3 ]] || fail "not 3 views: $(cat -v "$WORK/watch.tty")"
+grep -q "Ctrl-C ends" "$WORK/watch.tty" || fail "the view does not say how to end it: $(cat -v "$WORK/watch.tty")"
+
 step "stats --watch ends on SIGINT (Ctrl-C) with status 0"
 # The binary itself, not the strata function: the signal goes to it.
 "$STRATA_BIN" --store "$STORE" stats "$MP" --watch --interval 0.2 >"$WORK/watch2.out" 2>&1 &

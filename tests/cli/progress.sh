@@ -3,7 +3,8 @@
 # stderr when it is a terminal (a pseudo-terminal made by script(1) here), and
 # never anything of it when stderr is a pipe or a file: no carriage return, no
 # terminal control sequence. Either way the command does the same and prints
-# the same summary.
+# the same summary. And while a mount's daemon commits, it still answers
+# `strata stats` and the progress request.
 source "$(dirname "$0")/lib.sh"
 use_mountpoint
 command -v script >/dev/null || fail "script is not installed (util-linux)"
@@ -72,3 +73,60 @@ expect_ok "$STRATA_BIN" --store "$STORE2" pull far other
 no_terminal_codes "$ERR"
 expect_ok "$STRATA_BIN" --store "$STORE2" export other "$WORK/out3"
 [[ -f "$WORK/out3/second" && -f "$WORK/out3/third" ]] || fail "the pulled branch lacks the commits"
+
+step "while a commit runs, strata stats and the progress request are answered"
+# The commit's daemon serves the read-only requests on a thread of its own. A
+# stats reply proves it came during the commit when the progress asked before
+# and after it both show that commit running: stats served after the commit
+# (in its turn, as a commit or a reset is) would find it done. A commit of
+# 96 MiB of fresh random data runs for far longer than the few ms these take;
+# should one end before they got in, another round is tried.
+expect_ok strata mount --branch main --name beside "$MP"
+python3 - "$STORE/workspaces/beside/control.sock" "$STRATA_BIN" "$STORE" "$MP" <<'PY' || fail "stats was not answered while a commit ran"
+import json, os, socket, subprocess, sys, time
+sock_path, strata, store, mp = sys.argv[1:5]
+RUNNING = {"cut", "capture", "trees", "publish", "rebase"}
+
+def progress():
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(sock_path)
+        s.sendall(b'{"op": "progress"}\n')
+        reply = b""
+        while chunk := s.recv(65536):
+            reply += chunk
+    p = json.loads(reply)
+    assert set(p) == {"phase", "files_done", "files_total", "bytes_done", "bytes_total"}, p
+    assert p["files_done"] <= p["files_total"] and p["bytes_done"] <= p["bytes_total"], p
+    return p
+
+for round in range(3):
+    for i in range(24):
+        with open(f"{mp}/beside{round}-{i}", "wb") as f:
+            f.write(os.urandom(4 << 20))
+    commit = subprocess.Popen([strata, "--store", store, "commit", mp, "-m", f"beside {round}"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    before = progress()
+    while commit.poll() is None and before["phase"] not in RUNNING:
+        time.sleep(0.005)
+        before = progress()
+    stats = subprocess.run([strata, "--store", store, "stats", mp, "--json"], capture_output=True, text=True)
+    after = progress()
+    out, err = commit.communicate()
+    if commit.returncode != 0 or "on branch main" not in out:
+        sys.exit(f"the commit failed ({commit.returncode}): {out} {err}")
+    if stats.returncode != 0:
+        sys.exit(f"strata stats during the commit failed ({stats.returncode}): {stats.stderr}")
+    counters = json.loads(stats.stdout)
+    if "workspace" not in counters or "operations" not in counters:
+        sys.exit(f"strata stats --json during the commit: {stats.stdout[:500]}")
+    if before["phase"] in RUNNING and after["phase"] in RUNNING:
+        if after["phase"] == "capture" and after["bytes_total"] < 24 * (4 << 20):
+            sys.exit(f"the running commit's totals are not its files': {after}")
+        print(f"round {round}: stats answered between {before} and {after}")
+        sys.exit(0)
+    print(f"round {round}: the commit ended first ({before} .. {after})", file=sys.stderr)
+    if progress()["phase"] != "done":
+        sys.exit("the commit returned, but its progress is not done")
+sys.exit("in 3 rounds, no stats reply came while the commit ran")
+PY
+expect_ok strata umount "$MP"
