@@ -57,6 +57,10 @@ Result<std::vector<ChangeRow>> WorkspaceChanges(Store& store, const WorkspaceTar
 }
 
 std::optional<uint64_t> WorkspaceChangeCount(Store& store, const WorkspaceTarget& target) {
+  // The daemon takes the snapshot the count needs in its turn, after the
+  // commit it serves: during a commit the count is unknown, not a wait for it.
+  if (auto commit = DaemonCommitProgress(store, target); commit && CommitIsRunning(commit->phase))
+    return std::nullopt;
   auto session = store.BeginWrite();  // the snapshot's trees are reachable from no ref
   if (!session.ok()) return std::nullopt;
   WorkspaceSnapshot snap;

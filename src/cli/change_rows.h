@@ -37,7 +37,8 @@ Result<std::vector<ChangeRow>> WorkspaceChanges(Store& store, const WorkspaceTar
 // How many rows WorkspaceChanges lists for the target, for the commands that
 // only show a count (workspace list, stats, workspace end). nullopt when it
 // cannot be told: the base's trees cannot be read (its packs vanished), the
-// daemon stopped, the workspace is busy. A count is never worth failing a
+// daemon stopped, the workspace is busy, its daemon is making a commit (the
+// count would wait for it: a snapshot is served after the commit). A count is never worth failing a
 // command, nor asking the daemon for more than the snapshot `status` takes.
 // Takes its own store write session: the caller must hold none.
 std::optional<uint64_t> WorkspaceChangeCount(Store& store, const WorkspaceTarget& target);

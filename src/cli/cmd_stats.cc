@@ -73,9 +73,11 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
   auto counters = DaemonCounters(**store, found->first);
   if (!counters.ok()) return Fail(counters.status());
   const WorkspaceCounters& ws = counters->workspace;
-  // Paths, as status and diff count them; the daemon's own counter is of inodes.
-  const auto changed = WorkspaceChangeCount(
-      **store, WorkspaceTarget{found->first, MountedWorkspace{found->first, found->second.pid, mountpoint}});
+  const WorkspaceTarget target{found->first, MountedWorkspace{found->first, found->second.pid, mountpoint}};
+  // Paths, as status and diff count them; the daemon's own counter is of
+  // inodes. Unknown ("?") while the daemon makes a commit: shown instead.
+  const auto changed = WorkspaceChangeCount(**store, target);
+  const auto commit = DaemonCommitProgress(**store, target);
   // The commit the mount shows (its base): a follow mount's moves on.
   std::string base;
   if (auto list = Workspace::List(**store); list.ok())
@@ -87,6 +89,7 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
                {"daemon_pid", found->second.pid},
                {"base", base},
                {"changed_paths", CountJson(changed)},
+               {"commit", commit ? control::ToJson(*commit) : nlohmann::ordered_json()},
                {"operations", control::ToJson(counters->operations)},
                {"workspace_counters", control::ToJson(ws)},
                {"request_loop", control::ToJson(counters->request_loop)}});
@@ -95,6 +98,9 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
   fmt::print("workspace {} at {} (daemon {}), {} changed paths\n", found->first, mountpoint, found->second.pid,
              CountText(changed));
   if (!base.empty()) fmt::print("shows commit {}\n", base);
+  if (commit && CommitIsRunning(commit->phase))
+    fmt::print("committing  {}: {} of {} files, {} of {}\n", CommitPhaseName(commit->phase), commit->files_done,
+               commit->files_total, HumanBytes(commit->bytes_done), HumanBytes(commit->bytes_total));
   fmt::print("{:<12} {:>10} {:>8}  {}\n", "OPERATION", "COUNT", "ERRORS", "MEDIAN LATENCY");
   for (const control::OperationCounters& op : counters->operations)
     fmt::print("{:<12} {:>10} {:>8}  {}\n", op.name, op.count, op.errors, MedianBucket(op));

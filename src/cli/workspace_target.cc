@@ -142,6 +142,15 @@ std::string ControlSocketPath(Store& store, const WorkspaceTarget& target) {
   return Workspace::StateDir(store, target.name) + "/control.sock";
 }
 
+std::optional<CommitProgressView> DaemonCommitProgress(Store& store, const WorkspaceTarget& target) {
+  if (!target.mounted) return std::nullopt;
+  auto view = control::Ask(ControlSocketPath(store, target), control::ProgressRequest{});
+  if (!view.ok()) return std::nullopt;
+  return *view;
+}
+
+bool CommitIsRunning(CommitPhase phase) { return phase != CommitPhase::kIdle && phase != CommitPhase::kDone; }
+
 Result<WorkspaceSnapshot> SnapshotWorkspace(Store& store, const WorkspaceTarget& target) {
   if (target.mounted) {
     return AskDaemon(store, target, control::SnapshotRequest{}, /*sync=*/true);
@@ -159,11 +168,8 @@ Result<control::CommitReply> CommitWorkspace(Store& store, const std::string& mo
     std::optional<CommitWatch> watch;
     if (progress != nullptr) {
       // The daemon answers a progress request while it serves the commit.
-      watch.emplace(*progress, [socket = ControlSocketPath(store, target)]() -> std::optional<CommitProgressView> {
-        auto view = control::Ask(socket, control::ProgressRequest{});
-        if (!view.ok()) return std::nullopt;  // the commit's own reply says what went wrong
-        return *view;
-      });
+      // Unanswered, it draws nothing: the commit's own reply says what went wrong.
+      watch.emplace(*progress, [&store, &target] { return DaemonCommitProgress(store, target); });
     }
     auto reply = AskDaemon(store, target, request, /*sync=*/true);
     if (watch) watch->Stop();

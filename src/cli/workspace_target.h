@@ -80,6 +80,12 @@ std::string RemountHint(const WorkspaceTarget& target);
 
 // The path of a mounted workspace's control socket.
 std::string ControlSocketPath(Store& store, const WorkspaceTarget& target);
+// How far the commit the daemon of a mounted target serves is (or the last
+// one), asked beside it: never waits for the commit. nullopt for a target
+// that is not mounted or a daemon that does not answer.
+std::optional<CommitProgressView> DaemonCommitProgress(Store& store, const WorkspaceTarget& target);
+// Whether a commit in that phase is running (not idle, not done).
+bool CommitIsRunning(CommitPhase phase);
 
 // Workspace::Snapshot of the target, through its daemon when mounted. The
 // trees are reachable from no ref: the caller holds a store write session

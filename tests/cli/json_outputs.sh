@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Every read-only command that prints structured output takes --json, and
 # what it prints then is one JSON document (python3 -m json.tool reads it)
-# holding the fields scripts rely on. The list of such commands is checked
-# against the command line itself (--cli-reference), so a read-only command
-# added without --json fails here. cat and output print a file's bytes and
-# exec-status needs a detached run (cli_exec_detach covers it).
+# holding the fields scripts rely on. Every command of the command line
+# itself (--cli-reference) must be named here as read-only or not, so a
+# command added without --json fails here until it is. cat and output print a
+# file's bytes; exec-status needs a detached run (cli_exec_detach covers it),
+# key list an encrypted store (cli_encrypt).
 source "$(dirname "$0")/lib.sh"
 use_mountpoint
 
@@ -12,16 +13,24 @@ step "each read-only command takes --json"
 "$STRATA_BIN" --cli-reference >"$WORK/reference.json"
 python3 - "$WORK/reference.json" <<'PY' || fail "a read-only command lacks --json"
 import json, sys
-read_only = ["verify", "stats", "log", "ls", "show", "diff", "status", "fsck", "branch list", "workspace list",
-             "remote list", "exec-status"]
-def find(command, words):
+read_only = {"verify", "stats", "log", "ls", "show", "diff", "status", "fsck", "branch list", "workspace list",
+             "remote list", "exec-status", "key list"}
+# Commands that change something, or print a file's or a run's bytes.
+others = {"init", "import", "export", "cat", "branch create", "branch delete", "fork", "mount", "umount",
+          "workspace end", "commit", "reset", "rebase", "gc", "forget", "remote add", "remote remove", "push",
+          "pull", "exec", "output", "stop", "key add", "key remove", "key passwd", "key export"}
+def leaves(command, prefix=""):
     for sub in command["commands"]:
-        if sub["name"] == words[0]:
-            return sub if len(words) == 1 else find(sub, words[1:])
-    sys.exit(f"no command '{' '.join(words)}'")
-top = json.load(open(sys.argv[1]))
-missing = [c for c in read_only
-           if "--json" not in [n for o in find(top, c.split())["options"] for n in o["names"]]]
+        name = (prefix + " " + sub["name"]).strip()
+        yield from leaves(sub, name) if sub["commands"] else [(name, sub)]
+commands = dict(leaves(json.load(open(sys.argv[1]))))
+unknown = sorted(set(commands) - read_only - others)
+if unknown:
+    sys.exit(f"commands this test does not know, read-only or not (say which above): {unknown}")
+gone = sorted((read_only | others) - set(commands))
+if gone:
+    sys.exit(f"commands the command line no longer has: {gone}")
+missing = sorted(c for c in read_only if "--json" not in [n for o in commands[c]["options"] for n in o["names"]])
 if missing:
     sys.exit(f"without --json: {missing}")
 PY

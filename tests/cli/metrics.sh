@@ -66,6 +66,18 @@ sample "$WORK/m1" 'strata_commits_total{result="committed"}' | grep -qx 1 || fai
 sample "$WORK/m1" 'strata_workspace_info{workspace="one",read_only="false"}' | grep -qx 1 || fail "no workspace info"
 (( $(sample "$WORK/m1" 'strata_workspace_written_bytes_total') == 35 )) || fail "35 bytes were written"
 (( $(sample "$WORK/m1" 'strata_commit_files_captured_total') == 5 )) || fail "5 files were committed"
+# The commit's phases, each by name, took time in all; the chunk cache and
+# its fetches from the store are there, at 0 or more.
+phase_seconds=()
+for phase in cut capture trees publish rebase; do
+  phase_seconds+=("$(sample "$WORK/m1" "strata_commit_phase_seconds_total{phase=\"$phase\"}")")
+done
+python3 -c 'import sys; sys.exit(0 if sum(map(float, sys.argv[1:])) > 0 else 1)' "${phase_seconds[@]}" ||
+  fail "the commit's phases took no time: ${phase_seconds[*]}"
+for name in 'strata_chunk_cache_requests_total{result="hit"}' 'strata_chunk_cache_requests_total{result="miss"}' \
+            strata_chunk_fetches_total strata_chunk_fetch_errors_total 'strata_store_read_seconds_total{step="pread"}'; do
+  [[ $(sample "$WORK/m1" "$name") =~ ^[0-9.e+-]+$ ]] || fail "$name is not a number"
+done
 
 step "the counters move with more work"
 for i in 1 2 3; do printf 'more %s\n' "$i" >"$MP/g$i"; done

@@ -74,13 +74,14 @@ no_terminal_codes "$ERR"
 expect_ok "$STRATA_BIN" --store "$STORE2" export other "$WORK/out3"
 [[ -f "$WORK/out3/second" && -f "$WORK/out3/third" ]] || fail "the pulled branch lacks the commits"
 
-step "while a commit runs, strata stats and the progress request are answered"
-# The commit's daemon serves the read-only requests on a thread of its own. A
-# stats reply proves it came during the commit when the progress asked before
-# and after it both show that commit running: stats served after the commit
-# (in its turn, as a commit or a reset is) would find it done. A commit of
-# 96 MiB of fresh random data runs for far longer than the few ms these take;
-# should one end before they got in, another round is tried.
+step "while a commit runs, strata stats, workspace list and the progress request are answered"
+# The commit's daemon serves the read-only requests on a thread of its own,
+# and the commands ask it nothing that waits for the commit (the path count
+# needs a snapshot, served after it: unknown meanwhile). A reply proves it
+# came during the commit when the progress asked before and after it both
+# show that commit running: one that waited for the commit would find it
+# done. A commit of 96 MiB of fresh random data runs for far longer than the
+# few ms these take; should one end before they got in, another round is tried.
 expect_ok strata mount --branch main --name beside "$MP"
 python3 - "$STORE/workspaces/beside/control.sock" "$STRATA_BIN" "$STORE" "$MP" <<'PY' || fail "stats was not answered while a commit ran"
 import json, os, socket, subprocess, sys, time
@@ -110,18 +111,31 @@ for round in range(3):
         time.sleep(0.005)
         before = progress()
     stats = subprocess.run([strata, "--store", store, "stats", mp, "--json"], capture_output=True, text=True)
+    listed = subprocess.run([strata, "--store", store, "workspace", "list", "--json"], capture_output=True, text=True)
     after = progress()
     out, err = commit.communicate()
     if commit.returncode != 0 or "on branch main" not in out:
         sys.exit(f"the commit failed ({commit.returncode}): {out} {err}")
     if stats.returncode != 0:
         sys.exit(f"strata stats during the commit failed ({stats.returncode}): {stats.stderr}")
+    # After it, the count is back, and nothing is left to commit.
+    idle = json.loads(subprocess.run([strata, "--store", store, "stats", mp, "--json"], capture_output=True,
+                                     text=True, check=True).stdout)
+    if idle["changed_paths"] != 0 or idle["commit"]["phase"] != "done":
+        sys.exit(f"stats after the commit: {idle}")
+    if listed.returncode != 0:
+        sys.exit(f"strata workspace list during the commit failed ({listed.returncode}): {listed.stderr}")
     counters = json.loads(stats.stdout)
-    if "workspace" not in counters or "operations" not in counters:
+    if "workspace_counters" not in counters or "operations" not in counters:
         sys.exit(f"strata stats --json during the commit: {stats.stdout[:500]}")
+    mine = [w for w in json.loads(listed.stdout) if w["name"] == "beside"]
     if before["phase"] in RUNNING and after["phase"] in RUNNING:
         if after["phase"] == "capture" and after["bytes_total"] < 24 * (4 << 20):
             sys.exit(f"the running commit's totals are not its files': {after}")
+        if counters["commit"]["phase"] not in RUNNING or counters["changed_paths"] is not None:
+            sys.exit(f"stats during the commit shows no commit running, or a path count: {stats.stdout[:300]}")
+        if len(mine) != 1 or mine[0]["changed_paths"] is not None:
+            sys.exit(f"workspace list during the commit: {listed.stdout}")
         print(f"round {round}: stats answered between {before} and {after}")
         sys.exit(0)
     print(f"round {round}: the commit ended first ({before} .. {after})", file=sys.stderr)
