@@ -65,6 +65,12 @@ class KernelCall::Sink final : public DirentSink {
   kernel::DirentBuffer buffer_;
 };
 
+KernelCall::KernelCall(Context& ctx, kernel::DevFuseSession& session, const kernel::RequestHeader& header,
+                       uint32_t umask)
+    : Call(ctx), session_(session), header_(header), umask_(umask) {}
+
+KernelCall::~KernelCall() = default;
+
 bool KernelCall::InSupplementaryGroup(uint32_t gid) { return ProcessInGroup(header_.pid, gid); }
 
 int KernelCall::Send(const kernel::Message& reply) {

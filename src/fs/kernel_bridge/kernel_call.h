@@ -18,8 +18,8 @@ namespace strata::fs {
 class KernelCall final : public Call {
  public:
   // umask: of MKNOD, MKDIR and CREATE requests (their own field), else 0.
-  KernelCall(Context& ctx, kernel::DevFuseSession& session, const kernel::RequestHeader& header, uint32_t umask)
-      : Call(ctx), session_(session), header_(header), umask_(umask) {}
+  KernelCall(Context& ctx, kernel::DevFuseSession& session, const kernel::RequestHeader& header, uint32_t umask);
+  ~KernelCall() override;
 
   uint32_t uid() const override { return header_.uid; }
   uint32_t gid() const override { return header_.gid; }

@@ -9,14 +9,15 @@
 // and worker split of the libfuse transport's request loop is not built on
 // this loop yet.
 //
-// Signals: SIGINT, SIGTERM and SIGHUP are blocked in the readers and taken
-// by Run's thread, which then unmounts and ends the connection, as the
-// libfuse transport does.
-#include <poll.h>
+// Signals: SIGINT, SIGTERM and SIGHUP end the mount, as on the libfuse
+// transport: a handler notes the signal, whichever thread of the daemon it
+// reaches (the readers block them), and Run's thread then unmounts and ends
+// the connection.
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -34,6 +35,10 @@
 namespace strata::fs {
 
 namespace {
+
+// Set by the handler of a stop signal; read by Run's thread.
+std::atomic<int> stop_signal{0};
+void NoteStopSignal(int sig) { stop_signal.store(sig); }
 
 // What strata asks of the kernel at INIT: libfuse 3.14's defaults, which the
 // handlers were written against, and strata's own choices (each explained in
@@ -119,9 +124,17 @@ class StrataTransport final : public Transport, private kernel::RequestHandler {
 };
 
 Status StrataTransport::Run(const std::function<void()>& before_unmount) {
+  constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
   sigset_t stop_signals, previous;
   sigemptyset(&stop_signals);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stop_signals, sig);
+  struct sigaction note {}, before[3];
+  note.sa_handler = NoteStopSignal;
+  sigemptyset(&note.sa_mask);
+  stop_signal.store(0);
+  for (int i = 0; i < 3; i++) {
+    sigaddset(&stop_signals, kStopSignals[i]);
+    ::sigaction(kStopSignals[i], &note, &before[i]);
+  }
   // Blocked before the readers start, so that they inherit the mask.
   pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
   const unsigned readers = std::max(2u, parts_.context->options.max_threads);
@@ -139,16 +152,19 @@ Status StrataTransport::Run(const std::function<void()>& before_unmount) {
   struct stat st {};
   if (::stat(mountpoint_.c_str(), &st) == 0) connection_ = static_cast<int>(::minor(st.st_dev));
   // Until the mount goes (every reader returns) or a stop signal comes.
-  bool signalled = false;
-  while (running.load() == readers && !signalled) {
+  while (running.load() == readers && stop_signal.load() == 0) {
+    // One sent to this thread is pending (blocked) rather than handled.
     const timespec tick{0, 200'000'000};
-    signalled = ::sigtimedwait(&stop_signals, nullptr, &tick) > 0;
+    if (::sigtimedwait(&stop_signals, nullptr, &tick) > 0) break;
   }
   if (before_unmount) before_unmount();
   Status unmounted = session_->Unmount();
-  AbortConnection();
+  // Only while the readers still serve it is the number surely this
+  // connection's: once it has ended, the kernel may give it to another mount.
+  if (running.load() == readers) AbortConnection();
   for (std::thread& t : threads) t.join();
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  for (int i = 0; i < 3; i++) ::sigaction(kStopSignals[i], &before[i], nullptr);
   for (const Status& s : ended) STRATA_RETURN_IF_ERROR(s);
   return unmounted;
 }

@@ -32,7 +32,7 @@ FileInfo FileInfoOf(const fuse_file_info* fi) {
 // Records written by fuse_add_direntry(_plus) into the call's buffer.
 class LibfuseCall::Sink final : public DirentSink {
  public:
-  Sink(LibfuseCall& call) : call_(call) {}
+  explicit Sink(LibfuseCall& call) : call_(call) {}
   bool Add(std::string_view name, const struct stat& st, off_t next) override {
     std::string n(name);
     return Took(fuse_add_direntry(call_.req_, Free(), Room(), n.c_str(), &st, next));

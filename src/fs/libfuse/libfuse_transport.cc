@@ -5,6 +5,8 @@
 #include <csignal>
 #include <cstdarg>
 #include <cstdio>
+#include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
