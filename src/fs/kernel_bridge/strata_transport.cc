@@ -40,12 +40,16 @@ namespace {
 std::atomic<int> stop_signal{0};
 void NoteStopSignal(int sig) { stop_signal.store(sig); }
 
-// What strata asks of the kernel at INIT: libfuse 3.14's defaults, which the
-// handlers were written against, and strata's own choices (each explained in
-// fs/libfuse/ops_table.cc, where the libfuse transport makes them).
+// What strata asks of the kernel at INIT: what a libfuse 3.14 mount agrees,
+// which the handlers were written against, and strata's own choices (each
+// explained in fs/libfuse/ops_table.cc, where the libfuse transport makes
+// them). Not FUSE_HANDLE_KILLPRIV: with it the kernel leaves clearing the
+// set-id bits on write and chown to the daemon, which the handlers do not do
+// (a libfuse 3.14 mount does not have it either: the conformance suite's
+// Files.ChownAsRoot and Perms.WriteByNonOwnerClearsSetuid tell).
 kernel::InitWants WantsOf(const MountOptions& options) {
   kernel::InitWants w;
-  w.flags = FUSE_ASYNC_READ | FUSE_PARALLEL_DIROPS | FUSE_HANDLE_KILLPRIV | FUSE_ASYNC_DIO | FUSE_IOCTL_DIR |
+  w.flags = FUSE_ASYNC_READ | FUSE_PARALLEL_DIROPS | FUSE_ASYNC_DIO | FUSE_IOCTL_DIR |
             FUSE_BIG_WRITES | FUSE_DO_READDIRPLUS | FUSE_READDIRPLUS_AUTO | FUSE_POSIX_ACL | FUSE_DONT_MASK |
             FUSE_EXPORT_SUPPORT | FUSE_CACHE_SYMLINKS;
   // Not FUSE_AUTO_INVAL_DATA (only this daemon changes files) nor
