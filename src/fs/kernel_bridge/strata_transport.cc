@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <mutex>
@@ -163,9 +164,16 @@ Status StrataTransport::Run(const std::function<void()>& before_unmount) {
   }
   if (before_unmount) before_unmount();
   Status unmounted = session_->Unmount();
-  // Only while the readers still serve it is the number surely this
-  // connection's: once it has ended, the kernel may give it to another mount.
-  if (running.load() == readers) AbortConnection();
+  // A detached mount lives on while files on it are open, and so do the
+  // readers; a connection that outlives its mount this long is ended. Only
+  // while a reader still waits in it is the number surely this connection's:
+  // once it has ended, the kernel may give the number to another mount.
+  for (int i = 0; i < 200 && running.load() > 0; i++) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (running.load() > 0) {
+    std::fprintf(stderr, "strata: %u FUSE readers still served %s after the unmount; ending the connection\n",
+                 running.load(), mountpoint_.c_str());
+    AbortConnection();
+  }
   for (std::thread& t : threads) t.join();
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   for (int i = 0; i < 3; i++) ::sigaction(kStopSignals[i], &before[i], nullptr);
