@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "cli/change_rows.h"
 #include "cli/cli.h"
@@ -50,12 +52,29 @@ struct MountArgs {
   uint64_t chunk_cache_mib = 0;  // 0: the default size
   uint32_t readahead_kib = MountOptions().readahead_kib;
   uint32_t poll_us = MountOptions().poll_us;
+  std::string transport;  // --transport, else $STRATA_FUSE_TRANSPORT, else libfuse
   bool quiet = false;  // no "mounted ..." line (exec: stdout is the program's)
   int owner_pid = 0;   // > 0: unmounted when this process is gone (ServeSpec)
   std::optional<std::string> metrics;  // --metrics HOST:PORT: serve Prometheus metrics there
 };
 
 std::string StateDir(const Store& store, const std::string& name) { return Workspace::StateDir(store, name); }
+
+// The transport a mount asks for: --transport, else $STRATA_FUSE_TRANSPORT
+// (so that a whole test suite can run on either), else libfuse. Empty when
+// the name is none of them.
+std::string TransportName(const MountArgs& a) {
+  if (!a.transport.empty()) return a.transport;
+  const char* env = std::getenv("STRATA_FUSE_TRANSPORT");
+  return env != nullptr && *env != '\0' ? env : "libfuse";
+}
+
+std::optional<FuseTransport> TransportOf(const MountArgs& a) {
+  const std::string name = TransportName(a);
+  for (FuseTransport t : {FuseTransport::kLibfuse, FuseTransport::kStrata})
+    if (name == FuseTransportName(t)) return t;
+  return std::nullopt;
+}
 
 // Whether the daemon that left `record` for workspace `name` still serves a
 // mount. Its process may outlive its mount by a moment (a killed daemon that
@@ -116,6 +135,7 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
   options.read_only = !a.read_only.empty();
   options.readahead_kib = a.readahead_kib;
   options.poll_us = a.poll_us;
+  options.transport = TransportOf(a).value_or(FuseTransport::kLibfuse);  // MountIn checked it
   options.suid = a.suid;
   options.dev = a.dev;
   options.atime = a.atime == "strictatime" ? AtimeMode::kStrictatime
@@ -139,6 +159,8 @@ int MountIn(Globals& g, const MountArgs& a) {
     if (!ms.ok()) return UsageError(ms.status().message());
     if (*ms == 0) return UsageError("--poll-interval must be longer than 0");
   }
+  if (!TransportOf(a))
+    return UsageError("--transport (or $STRATA_FUSE_TRANSPORT) must be libfuse or strata, not '" + TransportName(a) + "'");
   if (a.metrics) {  // "" too: an address that was given is checked
     if (auto address = metrics::ParseListenAddress(*a.metrics); !address.ok())
       return UsageError(address.status().message());
@@ -425,6 +447,10 @@ void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
                     "how long the daemon keeps watching for the next request after an answer before it sleeps "
                     "(default 50; 0: never, which saves CPU and costs latency)")
       ->check(CLI::Range(uint32_t{0}, uint32_t{1000}));
+  mount->add_option("--transport", m.transport,
+                    "how the kernel's requests reach the daemon: libfuse (default; libfuse 3.14) or strata "
+                    "(strata's own codec of the FUSE protocol on /dev/fuse); default $STRATA_FUSE_TRANSPORT if set")
+      ->check(CLI::IsMember({"libfuse", "strata"}));
   mount->add_option("--atime", m.atime,
                     "what reads do to atime: noatime (default: nothing), relatime (moved when older than "
                     "mtime/ctime or a day), strictatime (every read that reaches the daemon)")

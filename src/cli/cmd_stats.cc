@@ -92,7 +92,8 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
                {"commit", commit ? control::ToJson(*commit) : nlohmann::ordered_json()},
                {"operations", control::ToJson(counters->operations)},
                {"workspace_counters", control::ToJson(ws)},
-               {"request_loop", control::ToJson(counters->request_loop)}});
+               {"request_loop", control::ToJson(counters->request_loop)},
+               {"transport", counters->transport}});
     return kExitOk;
   }
   fmt::print("workspace {} at {} (daemon {}), {} changed paths\n", found->first, mountpoint, found->second.pid,
@@ -101,6 +102,7 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
   if (commit && CommitIsRunning(commit->phase))
     fmt::print("committing  {}: {} of {} files, {} of {}\n", CommitPhaseName(commit->phase), commit->files_done,
                commit->files_total, HumanBytes(commit->bytes_done), HumanBytes(commit->bytes_total));
+  fmt::print("transport   {}\n", counters->transport);
   fmt::print("{:<12} {:>10} {:>8}  {}\n", "OPERATION", "COUNT", "ERRORS", "MEDIAN LATENCY");
   for (const control::OperationCounters& op : counters->operations)
     fmt::print("{:<12} {:>10} {:>8}  {}\n", op.name, op.count, op.errors, MedianBucket(op));
@@ -114,8 +116,9 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
              ws.chunk_cache_hits, ws.chunk_cache_misses, ws.chunk_cache_waits);
   PrintReadPath(ws.read_path);
   const control::RequestLoopCounters& loop = counters->request_loop;
-  fmt::print("requests    {} answered by the dispatcher, {} by workers; {} caught while polling, {} sleeps\n",
-             loop.inline_requests, loop.worker_requests, loop.caught_polling, loop.sleeps);
+  if (counters->transport == "libfuse")  // the request loop is the libfuse transport's
+    fmt::print("requests    {} answered by the dispatcher, {} by workers; {} caught while polling, {} sleeps\n",
+               loop.inline_requests, loop.worker_requests, loop.caught_polling, loop.sleeps);
   return kExitOk;
 }
 

@@ -170,6 +170,7 @@ StatsReply ReadStats(FieldReader& r) {
   s.request_loop = {loop.Unsigned("inline_requests"), loop.Unsigned("worker_requests"),
                     loop.Unsigned("caught_polling"), loop.Unsigned("sleeps")};
   loop.Finish();
+  s.transport = r.String("transport");
   return s;
 }
 
@@ -414,7 +415,8 @@ std::string EncodeReply(const Result<DaemonReply>& reply) {
         if constexpr (std::is_same_v<std::decay_t<decltype(r)>, StatsReply>) {
           return {{"operations", ToJson(r.operations)},
                   {"workspace", ToJson(r.workspace)},
-                  {"request_loop", ToJson(r.request_loop)}};
+                  {"request_loop", ToJson(r.request_loop)},
+                  {"transport", r.transport}};
         } else {
           return ToJson(r);
         }

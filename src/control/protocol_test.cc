@@ -120,6 +120,7 @@ StatsReply SomeStats() {
   s.workspace.read_path.store.decode_us = 12;
   s.workspace.read_path.store.backend = {{"cache_misses", 2}, {"fetched_bytes", 100}};
   s.request_loop = {10, 11, 12, 13};
+  s.transport = "strata";
   return s;
 }
 
@@ -135,6 +136,7 @@ TEST(ProtocolTest, EveryReplySurvivesItsEncoding) {
   EXPECT_EQ(s.workspace.data_files_to_delete, 4u);
   EXPECT_EQ(s.workspace.read_path.store.backend, stats.workspace.read_path.store.backend);
   EXPECT_EQ(s.request_loop.sleeps, 13u);
+  EXPECT_EQ(s.transport, "strata");
 
   CommitReply commit{kId, "main", {}};
   commit.stats.bytes_hashed = 5;
@@ -260,6 +262,7 @@ TEST(ProtocolTest, AReplyThatIsNotWhatThisStrataReadsIsCorruptionNamingTheField)
       {StatsRequest{}, Edited(stats, "/workspace/read_path/store/backend/cache_hits", &minus),
        "backend.cache_hits' is not an unsigned"},
       {StatsRequest{}, Edited(stats, "/request_loop", nullptr), "'request_loop' is missing"},
+      {StatsRequest{}, Edited(stats, "/transport", nullptr), "'transport' is missing"},
       {SnapshotRequest{}, Edited(snap, "/root_meta/uid", &big), "'root_meta.uid' is out of range"},
       {SnapshotRequest{}, Edited(snap, "/root_meta/mtime_sec", &fraction), "'root_meta.mtime_sec' is not a 64-bit"},
       {SnapshotRequest{}, Edited(snap, "/root", &text), "'root' is not an id"},

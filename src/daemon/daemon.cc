@@ -37,6 +37,7 @@ control::StatsReply StatsOf(const FuseServer& server, Workspace& ws) {
     reply.operations.push_back({op.name, op.count, op.errors, op.latency_us});
   reply.request_loop = {served.inline_requests, served.worker_requests, served.caught_polling, served.sleeps};
   reply.workspace = ws.Counters();
+  reply.transport = served.transport;
   return reply;
 }
 

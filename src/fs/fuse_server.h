@@ -1,7 +1,9 @@
-// FuseServer: serves a Workspace to the kernel through libfuse's low-level API.
+// FuseServer: serves a Workspace to the kernel over FUSE.
 //
 // The adapter is thin: each FUSE operation unpacks its arguments, calls the
-// workspace, and replies exactly once (ops_*.cc). The kernel checks
+// workspace, and replies exactly once (ops_*.cc), through whichever transport
+// the mount uses (fs/transport.h): libfuse's low-level API, or strata's own
+// codec of the kernel's protocol. The kernel checks
 // permissions (default_permissions) and, because this daemon is the only writer
 // of its namespace, may cache entries and attributes for a long time.
 //
@@ -19,8 +21,6 @@
 #include "util/status.h"
 #include "workspace/workspace.h"
 
-struct fuse_session;
-
 namespace strata {
 
 // What reads do to atime (docs/guarantees.md). A noatime mount says so in
@@ -32,13 +32,22 @@ enum class AtimeMode {
   kStrictatime,  // moved by every read that reaches the daemon
 };
 
+// How requests travel between the kernel and the handlers (fs/transport.h).
+enum class FuseTransport {
+  kLibfuse,  // libfuse 3.14's session, read by strata's request loop
+  kStrata,   // strata's own codec of the kernel's protocol, on the classic /dev/fuse loop
+};
+// "libfuse" or "strata": the name `strata mount --transport` takes and stats show.
+const char* FuseTransportName(FuseTransport t);
+
 struct MountOptions {
+  FuseTransport transport = FuseTransport::kLibfuse;
   std::string fsname = "strata";  // shown in /proc/mounts
   bool allow_other = false;       // let other users in (root only), with normal permission checks
   double cache_timeout = 60;      // seconds the kernel may trust entries and attributes
-  unsigned max_threads = 8;       // workers for reads and syncs, and writes during a commit (fs/request_loop.h)
+  unsigned max_threads = 8;       // workers for reads and syncs, and writes during a commit (fs/libfuse/request_loop.h)
   // How long the dispatcher keeps polling the device after an answer before
-  // it sleeps (fs/request_loop.h); 0 never polls.
+  // it sleeps (fs/libfuse/request_loop.h); 0 never polls.
   uint32_t poll_us = 50;
   // The kernel buffers writes and sends them in large pieces later. A kill of
   // the daemon then loses written data not yet fsynced, as a crash of a local
@@ -70,10 +79,9 @@ struct ServedCounters {
     uint64_t latency_ns_total = 0;  // the sum of every latency counted
   };
   std::vector<Operation> operations;
-  // How requests reach the daemon: "dev_fuse" (read(2)/write(2) on
-  // /dev/fuse) is the only transport built so far.
-  std::string transport = "dev_fuse";
-  // How the request loop ran (fs/request_loop.h).
+  // How requests reach the daemon: FuseTransportName of the mount's.
+  std::string transport = "libfuse";
+  // How the request loop ran (fs/libfuse/request_loop.h; libfuse transport only).
   uint64_t inline_requests = 0, worker_requests = 0, caught_polling = 0, sleeps = 0;
 };
 
@@ -110,8 +118,6 @@ class FuseServer {
   FuseServer() = default;
   struct State;
   std::unique_ptr<State> state_;
-  fuse_session* session_ = nullptr;
-  bool mounted_ = false;
 };
 
 

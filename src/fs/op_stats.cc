@@ -46,8 +46,8 @@ std::vector<ServedCounters::Operation> OpStats::Counts() const {
   return out;
 }
 
-OpScope::OpScope(fuse_req_t req, Op op)
-    : stats_(Ctx(req).stats), op_(op), start_(std::chrono::steady_clock::now()) {
+OpScope::OpScope(Call& call, Op op)
+    : stats_(call.ctx().stats), op_(op), start_(std::chrono::steady_clock::now()) {
   current_failed = false;
 }
 
@@ -55,9 +55,9 @@ OpScope::~OpScope() {
   if (stats_ != nullptr) stats_->Record(op_, std::chrono::steady_clock::now() - start_, current_failed);
 }
 
-int ReplyErr(fuse_req_t req, int err) {
+int ReplyErr(Call& call, int err) {
   if (err != 0) current_failed = true;
-  return fuse_reply_err(req, err);
+  return call.SendError(err);
 }
 
 }  // namespace strata::fs

@@ -3,9 +3,6 @@
 // errors are noted by ReplyErr. Lock-free: every field is an atomic.
 #pragma once
 
-#define FUSE_USE_VERSION 312
-#include <fuse_lowlevel.h>
-
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -16,6 +13,8 @@
 #include "fs/fuse_server.h"
 
 namespace strata::fs {
+
+class Call;
 
 enum class Op : int {
   kLookup, kForget, kGetattr, kSetattr, kReadlink, kMknod, kMkdir, kUnlink, kRmdir, kSymlink, kRename, kLink,
@@ -47,7 +46,7 @@ class OpStats {
 // Times one request from construction to destruction.
 class OpScope {
  public:
-  OpScope(fuse_req_t req, Op op);
+  OpScope(Call& call, Op op);
   ~OpScope();
   OpScope(const OpScope&) = delete;
   OpScope& operator=(const OpScope&) = delete;
@@ -58,7 +57,7 @@ class OpScope {
   std::chrono::steady_clock::time_point start_;
 };
 
-// fuse_reply_err that also marks the current operation as failed (err != 0).
-int ReplyErr(fuse_req_t req, int err);
+// Call::SendError that also marks the current operation as failed (err != 0).
+int ReplyErr(Call& call, int err);
 
 }  // namespace strata::fs

@@ -16,24 +16,24 @@ namespace strata::fs {
 namespace {
 constexpr off_t kFirstEntryOffset = 2;
 
-// One per open directory (fi->fh): where the current listing ends.
+// One per open directory (FileInfo::fh): where the current listing ends.
 struct DirHandle {
   explicit DirHandle(uint64_t end) : end_offset(end) {}
   Mutex mu;
   uint64_t end_offset GUARDED_BY(mu) = 0;
 };
 
-DirHandle* Handle(fuse_file_info* fi) { return reinterpret_cast<DirHandle*>(fi->fh); }
+DirHandle* Handle(const FileInfo& fi) { return reinterpret_cast<DirHandle*>(fi.fh); }
 
 // Lists into a reply buffer of `size` bytes. With plus, each entry carries its
 // attributes and takes a lookup reference, as READDIRPLUS requires. A listing
 // shows the entries that existed when it started (at offset 0: opendir or
 // rewinddir); later ones are left out, so a program that creates files while
 // it lists a directory still reaches the end.
-void ReplyDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi, bool plus) {
-  Context& ctx = Ctx(req);
+void ReplyDirectory(Call& call, Ino ino, size_t size, off_t off, const FileInfo& fi, bool plus) {
+  Context& ctx = call.ctx();
   auto state = ctx.ws->GetDirectoryState(ino);
-  if (!state.ok()) return (void)ReplyErr(req, ToErrno(state.status()));
+  if (!state.ok()) return (void)ReplyErr(call, ToErrno(state.status()));
   uint64_t end;
   {
     DirHandle* h = Handle(fi);
@@ -41,14 +41,10 @@ void ReplyDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse
     if (off == 0) h->end_offset = state->end_offset;
     end = h->end_offset;
   }
-  std::vector<char> buf(size);
-  size_t used = 0;
-  auto add = [&](const char* name, const struct stat& st, off_t next, const fuse_entry_param* e) {
-    size_t n = plus ? fuse_add_direntry_plus(req, buf.data() + used, size - used, name, e, next)
-                    : fuse_add_direntry(req, buf.data() + used, size - used, name, &st, next);
-    if (n > size - used) return false;  // full: the kernel asks again from `off`
-    used += n;
-    return true;
+  DirentSink& sink = call.Dirents(size);
+  // False when full: the kernel asks again from `off`.
+  auto add = [&](const char* name, const struct stat& st, off_t next, const EntryOut& e) {
+    return plus ? sink.AddPlus(name, e, next) : sink.Add(name, st, next);
   };
   // "." and "..": plain entries with their inode numbers (readdir(3) drops
   // entries whose inode is 0) but without attributes.
@@ -56,12 +52,12 @@ void ReplyDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse
     struct stat st {};
     st.st_mode = S_IFDIR;
     st.st_ino = dot == 0 ? ino : state->parent;
-    fuse_entry_param e{};  // ino 0: the kernel links no dentry and takes no reference
+    EntryOut e;  // ino 0: the kernel links no dentry and takes no reference
     e.attr = st;
-    if (!add(dot == 0 ? "." : "..", st, dot + 1, &e)) return (void)fuse_reply_buf(req, buf.data(), used);
+    if (!add(dot == 0 ? "." : "..", st, dot + 1, e)) return (void)call.ReplyDirents();
   }
   uint64_t after = off <= kFirstEntryOffset ? 0 : static_cast<uint64_t>(off - kFirstEntryOffset);
-  const size_t used_by_dots = used;
+  const size_t used_by_dots = sink.used();
   // With plus, a reset or rebase that replaces the content between reading
   // the entries and referencing their inodes makes the entries stale (their
   // inodes perhaps deleted): the references taken are given back and the
@@ -70,7 +66,7 @@ void ReplyDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse
     const uint64_t swaps = ctx.ws->ContentSwaps();
     // A rough count of what fits; the loop stops at the real limit.
     auto entries = ctx.ws->ReadDirectory(ino, after, size / 32 + 1);
-    if (!entries.ok()) return (void)ReplyErr(req, ToErrno(entries.status()));
+    if (!entries.ok()) return (void)ReplyErr(call, ToErrno(entries.status()));
     std::vector<InodeId> referenced;
     bool swapped = false;
     for (const DirEntry& d : *entries) {
@@ -78,20 +74,19 @@ void ReplyDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse
       struct stat st {};
       st.st_ino = d.ino;
       st.st_mode = d.type;
-      fuse_entry_param e{};
+      EntryOut e;
       if (plus) {
         auto a = ctx.ws->GetAttr(d.ino);
         if (!a.ok()) continue;  // removed meanwhile
         e.ino = d.ino;
-        e.attr_timeout = ctx.options.cache_timeout;
-        e.entry_timeout = ctx.options.cache_timeout;
+        e.timeout = ctx.options.cache_timeout;
         FillStat(*a, &e.attr);
         if (!ctx.ws->RefIfCurrent(d.ino, swaps)) {
           swapped = true;
           break;
         }
       }
-      if (!add(d.name.c_str(), st, kFirstEntryOffset + static_cast<off_t>(d.offset), &e)) {
+      if (!add(d.name.c_str(), st, kFirstEntryOffset + static_cast<off_t>(d.offset), e)) {
         if (plus) ctx.ws->Unref(d.ino, 1);
         break;
       }
@@ -99,53 +94,54 @@ void ReplyDirectory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse
     }
     if (!swapped) break;
     for (InodeId r : referenced) ctx.ws->Unref(r, 1);
-    used = used_by_dots;
+    sink.Rewind(used_by_dots);
   }
-  fuse_reply_buf(req, buf.data(), used);
+  call.ReplyDirents();
 }
 }  // namespace
 
-void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  OpScope scope(req, Op::kOpendir);
-  auto a = Ctx(req).ws->GetAttr(ino);
-  if (!a.ok()) return (void)ReplyErr(req, ToErrno(a.status()));
-  if (!S_ISDIR(a->mode)) return (void)ReplyErr(req, ENOTDIR);
-  auto state = Ctx(req).ws->GetDirectoryState(ino);
-  if (!state.ok()) return (void)ReplyErr(req, ToErrno(state.status()));
+void OpOpendir(Call& call, Ino ino) {
+  OpScope scope(call, Op::kOpendir);
+  auto a = call.ctx().ws->GetAttr(ino);
+  if (!a.ok()) return (void)ReplyErr(call, ToErrno(a.status()));
+  if (!S_ISDIR(a->mode)) return (void)ReplyErr(call, ENOTDIR);
+  auto state = call.ctx().ws->GetDirectoryState(ino);
+  if (!state.ok()) return (void)ReplyErr(call, ToErrno(state.status()));
   auto* h = new DirHandle(state->end_offset);  // a listing may also start by seeking
-  fi->fh = reinterpret_cast<uint64_t>(h);
-  fuse_reply_open(req, fi);
+  OpenOut out;
+  out.fh = reinterpret_cast<uint64_t>(h);
+  if (call.ReplyOpen(out) != 0) delete h;  // no RELEASEDIR comes for an open the kernel never saw
 }
 
-void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
-  OpScope scope(req, Op::kReaddir);
-  ReplyDirectory(req, ino, size, off, fi, /*plus=*/false);
+void OpReaddir(Call& call, Ino ino, size_t size, off_t off, const FileInfo& fi) {
+  OpScope scope(call, Op::kReaddir);
+  ReplyDirectory(call, ino, size, off, fi, /*plus=*/false);
 }
 
-void OpReaddirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
-  OpScope scope(req, Op::kReaddirplus);
-  ReplyDirectory(req, ino, size, off, fi, /*plus=*/true);
+void OpReaddirplus(Call& call, Ino ino, size_t size, off_t off, const FileInfo& fi) {
+  OpScope scope(call, Op::kReaddirplus);
+  ReplyDirectory(call, ino, size, off, fi, /*plus=*/true);
 }
 
-void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  OpScope scope(req, Op::kReleasedir);
+void OpReleasedir(Call& call, const FileInfo& fi) {
+  OpScope scope(call, Op::kReleasedir);
   delete Handle(fi);
-  ReplyErr(req, 0);
+  ReplyErr(call, 0);
 }
 
-void OpFsyncdir(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
-  OpScope scope(req, Op::kFsyncdir);
+void OpFsyncdir(Call& call, Ino ino) {
+  OpScope scope(call, Op::kFsyncdir);
   // Namespace changes are in the workspace database; Sync makes them durable.
-  ReplyErr(req, ToErrno(Ctx(req).ws->Sync(ino)));
+  ReplyErr(call, ToErrno(call.ctx().ws->Sync(ino)));
 }
 
-void OpStatfs(fuse_req_t req, fuse_ino_t) {
-  OpScope scope(req, Op::kStatfs);
+void OpStatfs(Call& call) {
+  OpScope scope(call, Op::kStatfs);
   // The space a workspace can use is the space left where its store lives.
   struct statvfs st {};
-  if (statvfs(Ctx(req).options.state_dir.c_str(), &st) != 0) return (void)ReplyErr(req, errno);
+  if (statvfs(call.ctx().options.state_dir.c_str(), &st) != 0) return (void)ReplyErr(call, errno);
   st.f_namemax = 255;
-  fuse_reply_statfs(req, &st);
+  call.ReplyStatfs(st);
 }
 
 }  // namespace strata::fs

@@ -45,32 +45,30 @@ void FillStat(const Attr& a, struct stat* st) {
   st->st_ctim = ToTimespec(a.ctime_ns);
 }
 
-void ReplyEntry(fuse_req_t req, const Attr& a) {
-  Ctx(req).ws->Ref(a.ino);  // the kernel now holds one more lookup of this inode
-  ReplyReferencedEntry(req, a);
+void ReplyEntry(Call& call, const Attr& a) {
+  call.ctx().ws->Ref(a.ino);  // the kernel now holds one more lookup of this inode
+  ReplyReferencedEntry(call, a);
 }
 
-void ReplyReferencedEntry(fuse_req_t req, const Attr& a) {
-  Context& ctx = Ctx(req);
-  fuse_entry_param e{};
+void ReplyReferencedEntry(Call& call, const Attr& a) {
+  Context& ctx = call.ctx();
+  EntryOut e;
   e.ino = a.ino;
-  e.attr_timeout = ctx.options.cache_timeout;
-  e.entry_timeout = ctx.options.cache_timeout;
+  e.timeout = ctx.options.cache_timeout;
   FillStat(a, &e.attr);
-  if (fuse_reply_entry(req, &e) != 0) ctx.ws->Unref(a.ino, 1);  // the request was interrupted
+  if (call.ReplyEntry(e) != 0) ctx.ws->Unref(a.ino, 1);  // the request was interrupted
 }
 
 namespace {
 template <typename T>
-bool Failed(fuse_req_t req, const Result<T>& r) {
+bool Failed(Call& call, const Result<T>& r) {
   if (r.ok()) return false;
-  ReplyErr(req, ToErrno(r.status()));
+  ReplyErr(call, ToErrno(r.status()));
   return true;
 }
 
-Credentials Caller(fuse_req_t req) {
-  const fuse_ctx* c = fuse_req_ctx(req);
-  return {c->uid, c->gid, c->umask};  // the umask is ours to apply (FUSE_CAP_DONT_MASK)
+Credentials Caller(const Call& call) {
+  return {call.uid(), call.gid(), call.umask()};  // the umask is ours to apply (DONT_MASK)
 }
 }  // namespace
 
@@ -81,32 +79,32 @@ Credentials Caller(fuse_req_t req) {
 // for as long as the file exists, across remounts; the generation is 0. A
 // number that names nothing now is ESTALE, the kernel's answer for a handle
 // of a deleted file.
-void LookupByNumber(fuse_req_t req, fuse_ino_t ino, bool parent_of) {
-  Workspace& ws = *Ctx(req).ws;
+void LookupByNumber(Call& call, Ino ino, bool parent_of) {
+  Workspace& ws = *call.ctx().ws;
   for (;;) {
     const uint64_t swaps = ws.ContentSwaps();
     InodeId target = ino;
     if (parent_of) {
       auto dir = ws.GetDirectoryState(ino);
-      if (!dir.ok()) return (void)ReplyErr(req, dir.status().errno_value() == ENOENT ? ESTALE : ToErrno(dir.status()));
+      if (!dir.ok()) return (void)ReplyErr(call, dir.status().errno_value() == ENOENT ? ESTALE : ToErrno(dir.status()));
       target = dir->parent;
     }
     auto a = ws.GetAttr(target);
-    if (!a.ok()) return (void)ReplyErr(req, a.status().errno_value() == ENOENT ? ESTALE : ToErrno(a.status()));
+    if (!a.ok()) return (void)ReplyErr(call, a.status().errno_value() == ENOENT ? ESTALE : ToErrno(a.status()));
     // An inode that is held but has no name left (deleted while open) is not
     // given out again by its number, as on ext4.
-    if (a->nlink == 0) return (void)ReplyErr(req, ESTALE);
+    if (a->nlink == 0) return (void)ReplyErr(call, ESTALE);
     if (!ws.RefIfCurrent(a->ino, swaps)) continue;
-    ReplyReferencedEntry(req, *a);
+    ReplyReferencedEntry(call, *a);
     return;
   }
 }
 
-void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  OpScope scope(req, Op::kLookup);
-  Workspace& ws = *Ctx(req).ws;
+void OpLookup(Call& call, Ino parent, const char* name) {
+  OpScope scope(call, Op::kLookup);
+  Workspace& ws = *call.ctx().ws;
   if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
-    return LookupByNumber(req, parent, name[1] == '.');
+    return LookupByNumber(call, parent, name[1] == '.');
   // A reset or rebase may replace the content between the lookup and the
   // reference the answer needs: then the answer is of the old tree, its inode
   // perhaps deleted, and the lookup is made again in the new one.
@@ -117,117 +115,111 @@ void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
       if (ws.ContentSwaps() != swaps) continue;
       // A negative entry: the kernel may remember the name is absent, since
       // only this daemon can create it.
-      fuse_entry_param e{};
-      e.entry_timeout = Ctx(req).options.cache_timeout;
-      fuse_reply_entry(req, &e);
+      EntryOut e;
+      e.timeout = call.ctx().options.cache_timeout;
+      call.ReplyEntry(e);
       return;
     }
-    if (Failed(req, a)) return;
+    if (Failed(call, a)) return;
     if (!ws.RefIfCurrent(a->ino, swaps)) continue;
-    ReplyReferencedEntry(req, *a);
+    ReplyReferencedEntry(call, *a);
     return;
   }
 }
 
-void OpForget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
-  OpScope scope(req, Op::kForget);
-  Ctx(req).ws->Unref(ino, nlookup);
-  fuse_reply_none(req);
+void OpForget(Call& call, std::span<const Forget> forgets) {
+  OpScope scope(call, Op::kForget);
+  for (const Forget& f : forgets) call.ctx().ws->Unref(f.ino, f.nlookup);
+  call.ReplyNone();
 }
 
-void OpForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
-  OpScope scope(req, Op::kForget);
-  for (size_t i = 0; i < count; i++) Ctx(req).ws->Unref(forgets[i].ino, forgets[i].nlookup);
-  fuse_reply_none(req);
-}
-
-void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
-  OpScope scope(req, Op::kGetattr);
-  auto a = Ctx(req).ws->GetAttr(ino);
-  if (Failed(req, a)) return;
+void OpGetattr(Call& call, Ino ino) {
+  OpScope scope(call, Op::kGetattr);
+  auto a = call.ctx().ws->GetAttr(ino);
+  if (Failed(call, a)) return;
   struct stat st;
   FillStat(*a, &st);
-  fuse_reply_attr(req, &st, Ctx(req).options.cache_timeout);
+  call.ReplyAttr(st, call.ctx().options.cache_timeout);
 }
 
-void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info*) {
-  OpScope scope(req, Op::kSetattr);
+void OpSetattr(Call& call, Ino ino, const AttrChange& change) {
+  OpScope scope(call, Op::kSetattr);
   SetAttrRequest r;
-  if (to_set & FUSE_SET_ATTR_MODE) r.mode = attr->st_mode & 07777;
-  if (to_set & FUSE_SET_ATTR_UID) r.uid = attr->st_uid;
-  if (to_set & FUSE_SET_ATTR_GID) r.gid = attr->st_gid;
-  if (to_set & FUSE_SET_ATTR_SIZE) r.size = static_cast<uint64_t>(attr->st_size);
+  if (change.mode) r.mode = *change.mode & 07777;
+  r.uid = change.uid;
+  r.gid = change.gid;
+  r.size = change.size;
   const int64_t now = NowNs();
-  if (to_set & FUSE_SET_ATTR_ATIME_NOW) r.atime_ns = now;
-  else if (to_set & FUSE_SET_ATTR_ATIME) r.atime_ns = JoinNs(attr->st_atim.tv_sec, attr->st_atim.tv_nsec);
-  if (to_set & FUSE_SET_ATTR_MTIME_NOW) r.mtime_ns = now;
-  else if (to_set & FUSE_SET_ATTR_MTIME) r.mtime_ns = JoinNs(attr->st_mtim.tv_sec, attr->st_mtim.tv_nsec);
-  auto a = Ctx(req).ws->SetAttr(ino, r);
-  if (Failed(req, a)) return;
+  if (change.atime_now) r.atime_ns = now;
+  else if (change.atime) r.atime_ns = JoinNs(change.atime->tv_sec, change.atime->tv_nsec);
+  if (change.mtime_now) r.mtime_ns = now;
+  else if (change.mtime) r.mtime_ns = JoinNs(change.mtime->tv_sec, change.mtime->tv_nsec);
+  auto a = call.ctx().ws->SetAttr(ino, r);
+  if (Failed(call, a)) return;
   struct stat st;
   FillStat(*a, &st);
-  fuse_reply_attr(req, &st, Ctx(req).options.cache_timeout);
+  call.ReplyAttr(st, call.ctx().options.cache_timeout);
 }
 
-void OpMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
-  OpScope scope(req, Op::kMknod);
-  auto a = Ctx(req).ws->MakeNode(parent, name, mode, rdev, Caller(req));
-  if (Failed(req, a)) return;
-  ReplyEntry(req, *a);
+void OpMknod(Call& call, Ino parent, const char* name, mode_t mode, dev_t rdev) {
+  OpScope scope(call, Op::kMknod);
+  auto a = call.ctx().ws->MakeNode(parent, name, mode, rdev, Caller(call));
+  if (Failed(call, a)) return;
+  ReplyEntry(call, *a);
 }
 
-void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
-  OpScope scope(req, Op::kMkdir);
-  auto a = Ctx(req).ws->MakeDirectory(parent, name, mode, Caller(req));
-  if (Failed(req, a)) return;
-  ReplyEntry(req, *a);
+void OpMkdir(Call& call, Ino parent, const char* name, mode_t mode) {
+  OpScope scope(call, Op::kMkdir);
+  auto a = call.ctx().ws->MakeDirectory(parent, name, mode, Caller(call));
+  if (Failed(call, a)) return;
+  ReplyEntry(call, *a);
 }
 
-void OpSymlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
-  OpScope scope(req, Op::kSymlink);
-  auto a = Ctx(req).ws->MakeSymlink(parent, name, target, Caller(req));
-  if (Failed(req, a)) return;
-  ReplyEntry(req, *a);
+void OpSymlink(Call& call, const char* target, Ino parent, const char* name) {
+  OpScope scope(call, Op::kSymlink);
+  auto a = call.ctx().ws->MakeSymlink(parent, name, target, Caller(call));
+  if (Failed(call, a)) return;
+  ReplyEntry(call, *a);
 }
 
-void OpLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* new_name) {
-  OpScope scope(req, Op::kLink);
-  auto a = Ctx(req).ws->Link(ino, new_parent, new_name);
-  if (Failed(req, a)) return;
-  ReplyEntry(req, *a);
+void OpLink(Call& call, Ino ino, Ino new_parent, const char* new_name) {
+  OpScope scope(call, Op::kLink);
+  auto a = call.ctx().ws->Link(ino, new_parent, new_name);
+  if (Failed(call, a)) return;
+  ReplyEntry(call, *a);
 }
 
-void OpReadlink(fuse_req_t req, fuse_ino_t ino) {
-  OpScope scope(req, Op::kReadlink);
-  auto target = Ctx(req).ws->ReadLink(ino);
-  if (Failed(req, target)) return;
-  fuse_reply_readlink(req, target->c_str());
+void OpReadlink(Call& call, Ino ino) {
+  OpScope scope(call, Op::kReadlink);
+  auto target = call.ctx().ws->ReadLink(ino);
+  if (Failed(call, target)) return;
+  call.ReplyBytes(*target);
 }
 
-void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  OpScope scope(req, Op::kUnlink);
-  ReplyErr(req, ToErrno(Ctx(req).ws->Unlink(parent, name)));
+void OpUnlink(Call& call, Ino parent, const char* name) {
+  OpScope scope(call, Op::kUnlink);
+  ReplyErr(call, ToErrno(call.ctx().ws->Unlink(parent, name)));
 }
 
-void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  OpScope scope(req, Op::kRmdir);
-  ReplyErr(req, ToErrno(Ctx(req).ws->RemoveDirectory(parent, name)));
+void OpRmdir(Call& call, Ino parent, const char* name) {
+  OpScope scope(call, Op::kRmdir);
+  ReplyErr(call, ToErrno(call.ctx().ws->RemoveDirectory(parent, name)));
 }
 
-void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t new_parent, const char* new_name,
+void OpRename(Call& call, Ino parent, const char* name, Ino new_parent, const char* new_name,
               unsigned int flags) {
-  OpScope scope(req, Op::kRename);
+  OpScope scope(call, Op::kRename);
   unsigned ours = 0;
   if (flags & RENAME_NOREPLACE) ours |= kRenameNoReplace;
   if (flags & RENAME_EXCHANGE) ours |= kRenameExchange;
-  if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT)) return (void)ReplyErr(req, EINVAL);
+  if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT)) return (void)ReplyErr(call, EINVAL);
   // The kernel has checked that the caller may make device nodes (CAP_MKNOD)
   // and that no exchange comes with it. Kernel overlayfs needs this of an
   // upper layer on FUSE (with xattrs and d_type) to mount.
   if (flags & RENAME_WHITEOUT)
     return (void)ReplyErr(
-        req, ToErrno(Ctx(req).ws->RenameLeavingWhiteout(parent, name, new_parent, new_name, ours, Caller(req))));
-  ReplyErr(req, ToErrno(Ctx(req).ws->Rename(parent, name, new_parent, new_name, ours)));
+        call, ToErrno(call.ctx().ws->RenameLeavingWhiteout(parent, name, new_parent, new_name, ours, Caller(call))));
+  ReplyErr(call, ToErrno(call.ctx().ws->Rename(parent, name, new_parent, new_name, ours)));
 }
 
 }  // namespace strata::fs

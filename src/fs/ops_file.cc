@@ -18,27 +18,22 @@ namespace strata::fs {
 
 namespace {
 
-// Whether the caller of req belongs to group gid (primary or supplementary).
-bool CallerInGroup(fuse_req_t req, gid_t gid) {
-  if (fuse_req_ctx(req)->gid == gid) return true;
-  gid_t groups[64];
-  const int n = fuse_req_getgroups(req, 64, groups);
-  return n > 0 && std::find(groups, groups + std::min(n, 64), gid) != groups + std::min(n, 64);
-}
+// Whether the caller belongs to group gid (primary or supplementary).
+bool CallerInGroup(Call& call, gid_t gid) { return call.gid() == gid || call.InSupplementaryGroup(gid); }
 
-// The permission bits a truncation by req's caller leaves on a file of mode
+// The permission bits a truncation by the caller leaves on a file of mode
 // `mode` and group `gid`, as the kernel's truncate would (should_remove_suid):
 // a caller without CAP_FSETID (root has it) clears setuid, and setgid when
 // group-exec is set or the caller is outside the file's group.
-std::optional<uint32_t> ModeAfterTruncateBy(fuse_req_t req, uint32_t mode, gid_t gid) {
-  if (fuse_req_ctx(req)->uid == 0 || !S_ISREG(mode) || !(mode & (S_ISUID | S_ISGID))) return std::nullopt;
+std::optional<uint32_t> ModeAfterTruncateBy(Call& call, uint32_t mode, gid_t gid) {
+  if (call.uid() == 0 || !S_ISREG(mode) || !(mode & (S_ISUID | S_ISGID))) return std::nullopt;
   uint32_t bits = mode & 07777 & ~S_ISUID;
-  if ((mode & S_ISGID) && ((mode & S_IXGRP) || !CallerInGroup(req, gid))) bits &= ~S_ISGID;
+  if ((mode & S_ISGID) && ((mode & S_IXGRP) || !CallerInGroup(call, gid))) bits &= ~S_ISGID;
   if (bits == (mode & 07777)) return std::nullopt;
   return bits;
 }
 
-// Clears setgid after a write or fallocate by req's caller where the kernel
+// Clears setgid after a write or fallocate by the caller where the kernel
 // does not: it kills set-id bits before such a change (file_remove_privs), but
 // without FUSE_HANDLE_KILLPRIV_V2, which libfuse 3.14 cannot negotiate, its
 // FUSE code turns that into a SETATTR that clears setgid only with group-exec
@@ -47,11 +42,11 @@ std::optional<uint32_t> ModeAfterTruncateBy(fuse_req_t req, uint32_t mode, gid_t
 // cleared by the kernel's SETATTR. Root (CAP_FSETID) keeps both. Afterwards
 // the kernel's cached mode is dropped, so that the next stat or exec sees the
 // new one.
-void ClearSetgidAfterChangeBy(fuse_req_t req, fuse_ino_t ino) {
-  Context& ctx = Ctx(req);
-  if (fuse_req_ctx(req)->uid == 0) return;
+void ClearSetgidAfterChangeBy(Call& call, Ino ino) {
+  Context& ctx = call.ctx();
+  if (call.uid() == 0) return;
   auto a = ctx.ws->GetAttr(ino);
-  if (!a.ok() || !S_ISREG(a->mode) || !(a->mode & S_ISGID) || CallerInGroup(req, a->gid)) return;
+  if (!a.ok() || !S_ISREG(a->mode) || !(a->mode & S_ISGID) || CallerInGroup(call, a->gid)) return;
   SetAttrRequest r;
   r.mode = a->mode & 07777 & ~S_ISGID;
   if (Status s = ctx.ws->SetAttr(ino, r).status(); !s.ok()) {
@@ -60,7 +55,7 @@ void ClearSetgidAfterChangeBy(fuse_req_t req, fuse_ino_t ino) {
                  static_cast<unsigned long long>(ino), s.ToString().c_str());
     return;
   }
-  if (ctx.session != nullptr) (void)fuse_lowlevel_notify_inval_inode(ctx.session, ino, -1, 0);
+  if (ctx.notifier != nullptr) (void)ctx.notifier->InvalInode(ino, -1, 0);
 }
 
 }  // namespace
@@ -75,57 +70,57 @@ void ClearSetgidAfterChangeBy(fuse_req_t req, fuse_ino_t ino) {
 // and drops the cached ones before and after a direct write, and a direct read
 // sees buffered writes. The requests reach the daemon as ordinary READ and
 // WRITE requests (asynchronous for AIO), still bypassing the page cache.
-void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  OpScope scope(req, Op::kOpen);
-  Context& ctx = Ctx(req);
+void OpOpen(Call& call, Ino ino, const FileInfo& fi) {
+  OpScope scope(call, Op::kOpen);
+  Context& ctx = call.ctx();
   // The kernel treats this as a successful open, and never asks again.
-  if (ctx.no_open) return (void)fuse_reply_err(req, ENOSYS);
+  if (ctx.no_open) return (void)call.SendError(ENOSYS);
   // Without it, libfuse asks for atomic O_TRUNC: the kernel leaves the truncation to open,
   // and with it the clearing of set-id bits a truncation does.
-  if (fi->flags & O_TRUNC) {
+  if (fi.flags & O_TRUNC) {
     SetAttrRequest r;
     r.size = 0;
     auto before = ctx.ws->GetAttr(ino);
-    if (!before.ok()) return (void)ReplyErr(req, ToErrno(before.status()));
-    r.mode = ModeAfterTruncateBy(req, before->mode, before->gid);
+    if (!before.ok()) return (void)ReplyErr(call, ToErrno(before.status()));
+    r.mode = ModeAfterTruncateBy(call, before->mode, before->gid);
     auto a = ctx.ws->SetAttr(ino, r);
-    if (!a.ok()) return (void)ReplyErr(req, ToErrno(a.status()));
+    if (!a.ok()) return (void)ReplyErr(call, ToErrno(a.status()));
   }
   // Nothing but this daemon changes the file, so the kernel's page cache stays
   // valid from one open to the next. Not even O_DIRECT sets direct_io (above).
-  fi->keep_cache = 1;
+  OpenOut out;
+  out.keep_cache = true;
   ctx.ws->Ref(ino);  // an open file keeps an unlinked inode alive
-  if (fuse_reply_open(req, fi) != 0) ctx.ws->Unref(ino, 1);
+  if (call.ReplyOpen(out) != 0) ctx.ws->Unref(ino, 1);
 }
 
-void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
-  OpScope scope(req, Op::kCreate);
-  Context& ctx = Ctx(req);
+void OpCreate(Call& call, Ino parent, const char* name, mode_t mode, const FileInfo&) {
+  OpScope scope(call, Op::kCreate);
+  Context& ctx = call.ctx();
   // When files open without asking, a created file is better made by MKNOD:
   // the kernel then opens it on its own and sends no RELEASE at its close,
   // where a file opened by CREATE needs one. ENOSYS makes it do that from now on.
-  if (ctx.no_open) return (void)fuse_reply_err(req, ENOSYS);
-  const fuse_ctx* caller = fuse_req_ctx(req);
-  auto a = ctx.ws->MakeNode(parent, name, S_IFREG | (mode & 07777), 0, {caller->uid, caller->gid, caller->umask});
-  if (!a.ok()) return (void)ReplyErr(req, ToErrno(a.status()));
-  fuse_entry_param e{};
+  if (ctx.no_open) return (void)call.SendError(ENOSYS);
+  auto a = ctx.ws->MakeNode(parent, name, S_IFREG | (mode & 07777), 0, {call.uid(), call.gid(), call.umask()});
+  if (!a.ok()) return (void)ReplyErr(call, ToErrno(a.status()));
+  EntryOut e;
   e.ino = a->ino;
-  e.attr_timeout = ctx.options.cache_timeout;
-  e.entry_timeout = ctx.options.cache_timeout;
+  e.timeout = ctx.options.cache_timeout;
   FillStat(*a, &e.attr);
-  fi->keep_cache = 1;
+  OpenOut out;
+  out.keep_cache = true;
   ctx.ws->Ref(a->ino);  // the lookup the entry gives the kernel
   ctx.ws->Ref(a->ino);  // the open file
-  if (fuse_reply_create(req, &e, fi) != 0) ctx.ws->Unref(a->ino, 2);
+  if (call.ReplyCreate(e, out) != 0) ctx.ws->Unref(a->ino, 2);
 }
 
-void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) {
-  OpScope scope(req, Op::kRead);
-  Context& ctx = Ctx(req);
+void OpRead(Call& call, Ino ino, size_t size, off_t off) {
+  OpScope scope(call, Op::kRead);
+  Context& ctx = call.ctx();
   // Gathered: the reply points into the cached chunks instead of a copy of them.
   ReadTarget target(size);
   auto n = ctx.ws->Read(ino, static_cast<uint64_t>(off), size, &target);
-  if (!n.ok()) return (void)ReplyErr(req, ToErrno(n.status()));
+  if (!n.ok()) return (void)ReplyErr(call, ToErrno(n.status()));
   // The kernel leaves atime to the daemon and asks for it again after this
   // reply. A read-only mount moves none (the kernel does not ask there). A
   // failure to record the time fails no read (an internal one is logged).
@@ -133,7 +128,7 @@ void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_in
     (void)ToErrno(ctx.ws->NoteRead(
         ino, ctx.options.atime == AtimeMode::kStrictatime ? AtimeRule::kStrict : AtimeRule::kRelative));
   }
-  fuse_reply_iov(req, target.pieces().data(), static_cast<int>(target.pieces().size()));
+  call.ReplyData(target.pieces());
 }
 
 namespace {
@@ -145,21 +140,21 @@ std::atomic<unsigned> workers_waiting_on_kernel{0};
 // Asks the kernel to drop the cached pages of [off, off + len) of ino (first
 // writing back dirty ones), waiting until it has; false when it did not, as
 // half the workers wait so already.
-bool DropCachedPages(Context& ctx, fuse_ino_t ino, off_t off, off_t len) {
+bool DropCachedPages(Context& ctx, Ino ino, off_t off, off_t len) {
   bool dropped = false;
-  if (ctx.session != nullptr && workers_waiting_on_kernel.fetch_add(1) < ctx.options.max_threads / 2) {
-    dropped = fuse_lowlevel_notify_inval_inode(ctx.session, ino, off, len) == 0;
+  if (ctx.notifier != nullptr && workers_waiting_on_kernel.fetch_add(1) < ctx.options.max_threads / 2) {
+    dropped = ctx.notifier->InvalInode(ino, off, len) == 0;
   }
   workers_waiting_on_kernel.fetch_sub(1);
   return dropped;
 }
 }  // namespace
 
-void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off, fuse_file_info* fi) {
-  OpScope scope(req, Op::kWrite);
-  Context& ctx = Ctx(req);
+void OpWrite(Call& call, Ino ino, const char* buf, size_t size, off_t off, const FileInfo& fi) {
+  OpScope scope(call, Op::kWrite);
+  Context& ctx = call.ctx();
   auto n = ctx.ws->Write(ino, static_cast<uint64_t>(off), std::string_view(buf, size));
-  if (!n.ok()) return (void)ReplyErr(req, ToErrno(n.status()));
+  if (!n.ok()) return (void)ReplyErr(call, ToErrno(n.status()));
   // A write through an O_DIRECT descriptor bypasses the page cache, and the
   // kernel drops the cached pages of its range before sending it, but after
   // it only when the write was synchronous: an asynchronous one (Linux AIO,
@@ -172,40 +167,40 @@ void OpWrite(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t
   // may be on reads it has yet to take from the device. Not the write-back of
   // a cached page (writepage): that page is under write-back, and waiting for
   // it from here would wait for this very write.
-  if ((fi->flags & O_DIRECT) && !fi->writepage && *n > 0) {
+  if ((fi.flags & O_DIRECT) && !fi.writepage && *n > 0) {
     DropCachedPages(ctx, ino, off, static_cast<off_t>(*n));
   }
   // A write-back of cached pages comes from the kernel, not the writer.
-  if (!fi->writepage && *n > 0) ClearSetgidAfterChangeBy(req, ino);
-  fuse_reply_write(req, *n);
+  if (!fi.writepage && *n > 0) ClearSetgidAfterChangeBy(call, ino);
+  call.ReplyWrite(*n);
 }
 
-void OpRelease(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
-  OpScope scope(req, Op::kRelease);
-  Ctx(req).ws->Unref(ino, 1);
-  ReplyErr(req, 0);
+void OpRelease(Call& call, Ino ino) {
+  OpScope scope(call, Op::kRelease);
+  call.ctx().ws->Unref(ino, 1);
+  ReplyErr(call, 0);
 }
 
-void OpFsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) {
-  OpScope scope(req, Op::kFsync);
-  ReplyErr(req, ToErrno(Ctx(req).ws->Sync(ino)));
+void OpFsync(Call& call, Ino ino) {
+  OpScope scope(call, Op::kFsync);
+  ReplyErr(call, ToErrno(call.ctx().ws->Sync(ino)));
 }
 
 // The kernel checks the mode, the range and the open flags before it asks,
 // and updates its cached size afterwards.
-void OpFallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length, fuse_file_info*) {
-  OpScope scope(req, Op::kFallocate);
-  if (offset < 0 || length <= 0) return (void)ReplyErr(req, EINVAL);
-  Status s = Ctx(req).ws->Allocate(ino, mode, static_cast<uint64_t>(offset), static_cast<uint64_t>(length));
-  if (s.ok()) ClearSetgidAfterChangeBy(req, ino);
-  ReplyErr(req, ToErrno(s));
+void OpFallocate(Call& call, Ino ino, int mode, off_t offset, off_t length) {
+  OpScope scope(call, Op::kFallocate);
+  if (offset < 0 || length <= 0) return (void)ReplyErr(call, EINVAL);
+  Status s = call.ctx().ws->Allocate(ino, mode, static_cast<uint64_t>(offset), static_cast<uint64_t>(length));
+  if (s.ok()) ClearSetgidAfterChangeBy(call, ino);
+  ReplyErr(call, ToErrno(s));
 }
 
 // Only SEEK_DATA and SEEK_HOLE come here; the kernel answers the others itself.
-void OpLseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_info*) {
-  OpScope scope(req, Op::kLseek);
-  Context& ctx = Ctx(req);
-  if (off < 0) return (void)ReplyErr(req, ENXIO);
+void OpLseek(Call& call, Ino ino, off_t off, int whence) {
+  OpScope scope(call, Op::kLseek);
+  Context& ctx = call.ctx();
+  if (off < 0) return (void)ReplyErr(call, ENXIO);
   // The kernel asks without writing back the dirty pages it holds (written
   // through a shared mapping, or any write with the writeback cache), and a
   // hole must never hide data. So it is told to write back and drop its pages
@@ -215,27 +210,26 @@ void OpLseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, fuse_file_in
   // is always a correct answer.
   if (!DropCachedPages(ctx, ino, off, 0)) {
     auto a = ctx.ws->GetAttr(ino);
-    if (!a.ok()) return (void)ReplyErr(req, ToErrno(a.status()));
-    if (static_cast<uint64_t>(off) >= a->size) return (void)ReplyErr(req, ENXIO);
-    fuse_reply_lseek(req, whence == SEEK_DATA ? off : static_cast<off_t>(a->size));
+    if (!a.ok()) return (void)ReplyErr(call, ToErrno(a.status()));
+    if (static_cast<uint64_t>(off) >= a->size) return (void)ReplyErr(call, ENXIO);
+    call.ReplyLseek(whence == SEEK_DATA ? off : static_cast<off_t>(a->size));
     return;
   }
   auto pos = ctx.ws->SeekData(ino, static_cast<uint64_t>(off), whence);
-  if (!pos.ok()) return (void)ReplyErr(req, ToErrno(pos.status()));
-  fuse_reply_lseek(req, static_cast<off_t>(*pos));
+  if (!pos.ok()) return (void)ReplyErr(call, ToErrno(pos.status()));
+  call.ReplyLseek(static_cast<off_t>(*pos));
 }
 
-void OpCopyFileRange(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_file_info*, fuse_ino_t ino_out,
-                     off_t off_out, fuse_file_info*, size_t len, int flags) {
-  OpScope scope(req, Op::kCopyFileRange);
-  if (flags != 0 || off_in < 0 || off_out < 0) return (void)ReplyErr(req, EINVAL);
+void OpCopyFileRange(Call& call, Ino ino_in, off_t off_in, Ino ino_out, off_t off_out, size_t len, int flags) {
+  OpScope scope(call, Op::kCopyFileRange);
+  if (flags != 0 || off_in < 0 || off_out < 0) return (void)ReplyErr(call, EINVAL);
   // The reply carries a 32-bit count. Copying less than asked is allowed: the
   // caller goes on from where the copy ended.
   constexpr size_t kMaxCopy = size_t{1} << 30;
-  auto n = Ctx(req).ws->CopyRange(ino_in, static_cast<uint64_t>(off_in), ino_out, static_cast<uint64_t>(off_out),
+  auto n = call.ctx().ws->CopyRange(ino_in, static_cast<uint64_t>(off_in), ino_out, static_cast<uint64_t>(off_out),
                                   std::min(len, kMaxCopy));
-  if (!n.ok()) return (void)ReplyErr(req, ToErrno(n.status()));
-  fuse_reply_write(req, static_cast<size_t>(*n));
+  if (!n.ok()) return (void)ReplyErr(call, ToErrno(n.status()));
+  call.ReplyWrite(static_cast<size_t>(*n));
 }
 
 }  // namespace strata::fs

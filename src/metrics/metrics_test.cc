@@ -120,6 +120,7 @@ TEST(ExpositionTest, HistogramsAreCumulativeWithSumAndCount) {
   ServedCounters::Operation lookup{"lookup", 5, 1, {{1, 2}, {8, 2}, {uint64_t{1} << 23, 1}}, 9'000'000'000};
   s.served.operations.push_back(lookup);
   s.commits.commits = 3;
+  s.served.transport = "strata";
   const std::string text = RenderExposition(s);
   EXPECT_NE(text.find("strata_workspace_info{workspace=\"w\\\"s\",read_only=\"false\"} 1\n"), std::string::npos);
   EXPECT_NE(text.find("strata_fuse_requests_total{op=\"lookup\"} 5\n"), std::string::npos) << text;
@@ -137,7 +138,7 @@ TEST(ExpositionTest, HistogramsAreCumulativeWithSumAndCount) {
   EXPECT_NE(text.find("strata_fuse_request_duration_seconds_bucket{op=\"lookup\",le=\"+Inf\"} 5\n"), std::string::npos);
   EXPECT_NE(text.find("strata_fuse_request_duration_seconds_sum{op=\"lookup\"} 9\n"), std::string::npos);
   EXPECT_NE(text.find("strata_fuse_request_duration_seconds_count{op=\"lookup\"} 5\n"), std::string::npos);
-  EXPECT_NE(text.find("strata_fuse_transport_info{transport=\"dev_fuse\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("strata_fuse_transport_info{transport=\"strata\"} 1\n"), std::string::npos);
   EXPECT_NE(text.find("strata_commits_total{result=\"committed\"} 3\n"), std::string::npos);
   EXPECT_NE(text.find("# TYPE strata_fuse_request_duration_seconds histogram\n"), std::string::npos);
   // Every family is described once.

@@ -61,7 +61,7 @@ writes=$(sample "$WORK/m1" 'strata_fuse_requests_total{op="write"}')
   fail "the write histogram's count is not the write count"
 [[ $(sample "$WORK/m1" 'strata_fuse_request_duration_seconds_bucket{op="write",le="+Inf"}') == "$writes" ]] ||
   fail "the +Inf bucket is not the count"
-sample "$WORK/m1" 'strata_fuse_transport_info{transport="dev_fuse"}' | grep -qx 1 || fail "no transport info"
+sample "$WORK/m1" 'strata_fuse_transport_info{transport="libfuse"}' | grep -qx 1 || fail "no transport info"
 sample "$WORK/m1" 'strata_commits_total{result="committed"}' | grep -qx 1 || fail "the commit is not counted"
 sample "$WORK/m1" 'strata_workspace_info{workspace="one",read_only="false"}' | grep -qx 1 || fail "no workspace info"
 (( $(sample "$WORK/m1" 'strata_workspace_written_bytes_total') == 35 )) || fail "35 bytes were written"

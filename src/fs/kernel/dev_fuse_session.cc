@@ -5,6 +5,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -52,6 +53,11 @@ Result<std::unique_ptr<DevFuseSession>> DevFuseSession::Mount(const std::string&
   std::string flags;
   if (options.default_permissions) flags += ",default_permissions";
   if (options.allow_other) flags += ",allow_other";
+  unsigned long mount_flags = (options.suid ? 0 : MS_NOSUID) | (options.dev ? 0 : MS_NODEV) |
+                              (options.read_only ? MS_RDONLY : 0) | (options.noatime ? MS_NOATIME : 0);
+  // fusermount3 takes the same as options.
+  std::string fusermount_flags = flags + (options.read_only ? ",ro" : "") + (options.suid ? ",suid" : "") +
+                                 (options.dev ? ",dev" : "") + (options.noatime ? ",noatime" : "");
   if (!options.use_fusermount) {
     UniqueFd fd(::open("/dev/fuse", O_RDWR | O_CLOEXEC));
     if (fd.get() < 0) return Status::IOError("/dev/fuse", errno);
@@ -61,12 +67,12 @@ Result<std::unique_ptr<DevFuseSession>> DevFuseSession::Mount(const std::string&
     std::string data = "fd=" + std::to_string(fd.get()) + ",rootmode=" + mode +
                        ",user_id=" + std::to_string(::geteuid()) + ",group_id=" + std::to_string(::getegid()) + flags;
     std::string type = "fuse." + options.subtype;
-    if (::mount(options.fs_name.c_str(), mountpoint.c_str(), type.c_str(), MS_NOSUID | MS_NODEV, data.c_str()) == 0)
+    if (::mount(options.fs_name.c_str(), mountpoint.c_str(), type.c_str(), mount_flags, data.c_str()) == 0)
       return std::unique_ptr<DevFuseSession>(new DevFuseSession(std::move(fd), mountpoint, options, false));
     if (errno != EPERM) return Status::IOError("mount " + mountpoint, errno);
   }
   STRATA_ASSIGN_OR_RETURN(UniqueFd fd,
-                          FusermountMount(mountpoint, "fsname=" + options.fs_name + ",subtype=" + options.subtype + flags));
+                          FusermountMount(mountpoint, "fsname=" + options.fs_name + ",subtype=" + options.subtype + fusermount_flags));
   return std::unique_ptr<DevFuseSession>(new DevFuseSession(std::move(fd), mountpoint, options, true));
 }
 
@@ -93,6 +99,34 @@ Status DevFuseSession::Write(const Message& message) {
 }
 
 Status DevFuseSession::Notify(const Message& message) { return Write(message); }
+
+namespace {
+// What a write of `expected` bytes that returned n says: delivered, gone, or broken.
+Result<bool> Delivered(ssize_t n, size_t expected) {
+  if (n < 0) {
+    if (errno == ENOENT) return false;
+    return Status::IOError("writing to /dev/fuse", errno);
+  }
+  if (static_cast<size_t>(n) != expected) return Status::IOErrorWithMessage("short write to /dev/fuse", EIO);
+  return true;
+}
+}  // namespace
+
+Result<bool> DevFuseSession::Answer(const Message& reply) {
+  return Delivered(::write(fd_.get(), reply.data(), reply.size()), reply.size());
+}
+
+Result<bool> DevFuseSession::AnswerGathered(uint64_t unique, std::span<const iovec> body) {
+  std::vector<iovec> pieces;
+  pieces.reserve(body.size() + 1);
+  fuse_out_header header{static_cast<uint32_t>(sizeof(fuse_out_header)), 0, unique};
+  pieces.push_back({&header, sizeof(header)});
+  for (const iovec& p : body) {
+    header.len += static_cast<uint32_t>(p.iov_len);
+    pieces.push_back(p);
+  }
+  return Delivered(::writev(fd_.get(), pieces.data(), static_cast<int>(pieces.size())), header.len);
+}
 
 Result<int32_t> DevFuseSession::OpenBacking(int fd) {
   auto agreed = settings();

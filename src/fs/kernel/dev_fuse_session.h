@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <sys/uio.h>
 #include <string>
 
 #include "fs/kernel/init_negotiation.h"
@@ -46,6 +47,12 @@ struct SessionOptions {
   std::string subtype = "strata";  // mounted as fuse.<subtype>
   bool default_permissions = true;  // the kernel checks modes
   bool allow_other = false;
+  // Mount flags: read-only; setuid bits and device nodes honoured (root only;
+  // a FUSE mount defaults to nosuid, nodev); atime never moved by reads.
+  bool read_only = false;
+  bool suid = false;
+  bool dev = false;
+  bool noatime = false;
   // Mount through fusermount3 even when mount(2) would do (it is used
   // anyway when mount(2) is not allowed, as for a user without root).
   bool use_fusermount = false;
@@ -73,6 +80,15 @@ class DevFuseSession {
   // Writes a notification (NotifyInvalInode, ...). ENOENT from the kernel
   // (nothing cached to invalidate) is success.
   Status Notify(const Message& message);
+
+  // Writes a handler's reply itself, for a handler that must know whether it
+  // arrived (it then returns an empty message from Handle): false when the
+  // kernel no longer waits for it (the request was interrupted and is gone).
+  Result<bool> Answer(const Message& reply);
+  // The same for a successful reply whose body is gathered from pieces (a
+  // READ from cached chunks), in one writev without copying them.
+  // REQUIRES: fewer than IOV_MAX pieces.
+  Result<bool> AnswerGathered(uint64_t unique, std::span<const iovec> body);
 
   // Registers fd (a file strata keeps open) as a backing file for
   // passthrough opens; its id goes in OpenParams::backing_id with

@@ -29,6 +29,11 @@ class DirentBuffer {
   bool Add(uint64_t ino, uint64_t offset, uint32_t type, std::string_view name);
   bool AddPlus(const EntryParams& entry, uint64_t offset, uint32_t type, std::string_view name);
 
+  // Drops the records added after bytes().size() was `size`.
+  void Truncate(size_t size) {
+    if (size < bytes_.size()) bytes_.resize(size);
+  }
+
   const std::string& bytes() const { return bytes_; }
   bool empty() const { return bytes_.empty(); }
 

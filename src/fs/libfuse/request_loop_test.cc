@@ -1,5 +1,5 @@
 // Which requests the dispatcher answers itself and which go to its workers.
-#include "fs/request_loop.h"
+#include "fs/libfuse/request_loop.h"
 
 #define FUSE_USE_VERSION 312
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "fs/request_loop.h"
+#include "fs/libfuse/request_loop.h"
 
 #include "fs/in_flight.h"
 

@@ -1,0 +1,194 @@
+// The strata transport (fs/transport.h): strata's own codec of the kernel's
+// FUSE protocol (fs/kernel/) serves the handlers, without libfuse.
+//
+// Several reader threads each run the classic /dev/fuse loop
+// (DevFuseSession::Run): read one request, serve it, answer, read the next.
+// So a read waiting on the store or an fsync holds up one thread, not the
+// mount, and a handler that waits for the kernel to write back pages
+// (ops_file.cc) finds other threads to serve those writes. The dispatcher
+// and worker split of the libfuse transport's request loop is not built on
+// this loop yet.
+//
+// Signals: SIGINT, SIGTERM and SIGHUP end the mount, as on the libfuse
+// transport: a handler notes the signal, whichever thread of the daemon it
+// reaches (the readers block them), and Run's thread then unmounts and ends
+// the connection.
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "fs/fs_context.h"
+#include "fs/in_flight.h"
+#include "fs/kernel/dev_fuse_session.h"
+#include "fs/kernel_bridge/kernel_call.h"
+#include "fs/kernel_bridge/request_dispatch.h"
+#include "fs/transport.h"
+
+namespace strata::fs {
+
+namespace {
+
+// Set by the handler of a stop signal; read by Run's thread.
+std::atomic<int> stop_signal{0};
+void NoteStopSignal(int sig) { stop_signal.store(sig); }
+
+// What strata asks of the kernel at INIT: what a libfuse 3.14 mount agrees,
+// which the handlers were written against, and strata's own choices (each
+// explained in fs/libfuse/ops_table.cc, where the libfuse transport makes
+// them). Not FUSE_HANDLE_KILLPRIV: with it the kernel leaves clearing the
+// set-id bits on write and chown to the daemon, which the handlers do not do
+// (a libfuse 3.14 mount does not have it either: the conformance suite's
+// Files.ChownAsRoot and Perms.WriteByNonOwnerClearsSetuid tell).
+kernel::InitWants WantsOf(const MountOptions& options) {
+  kernel::InitWants w;
+  w.flags = FUSE_ASYNC_READ | FUSE_PARALLEL_DIROPS | FUSE_ASYNC_DIO | FUSE_IOCTL_DIR |
+            FUSE_BIG_WRITES | FUSE_DO_READDIRPLUS | FUSE_READDIRPLUS_AUTO | FUSE_POSIX_ACL | FUSE_DONT_MASK |
+            FUSE_EXPORT_SUPPORT | FUSE_CACHE_SYMLINKS;
+  // Not FUSE_AUTO_INVAL_DATA (only this daemon changes files) nor
+  // FUSE_ATOMIC_O_TRUNC (opens are not asked for: a truncating open comes as
+  // a SETATTR of its own).
+  if (options.writeback_cache) w.flags |= FUSE_WRITEBACK_CACHE;
+  w.max_write = 1u << 20;
+  w.max_pages = 256;
+  w.max_readahead = options.readahead_kib << 10;
+  return w;
+}
+
+kernel::SessionOptions SessionOptionsOf(const MountOptions& options) {
+  kernel::SessionOptions s;
+  s.fs_name = options.fsname;
+  s.allow_other = options.allow_other;
+  s.read_only = options.read_only;
+  s.suid = options.suid;
+  s.dev = options.dev;
+  s.noatime = options.atime == AtimeMode::kNoatime;
+  s.wants = WantsOf(options);
+  return s;
+}
+
+class StrataTransport final : public Transport, private kernel::RequestHandler {
+ public:
+  StrataTransport(std::unique_ptr<kernel::DevFuseSession> session, std::string mountpoint, const TransportParts& parts)
+      : session_(std::move(session)), mountpoint_(std::move(mountpoint)), parts_(parts) {}
+
+  Status Run(const std::function<void()>& before_unmount) override;
+
+  int InvalInode(uint64_t ino, int64_t off, int64_t len) override {
+    return ErrnoOf(session_->Notify(kernel::NotifyInvalInode(ino, off, len)));
+  }
+  int InvalEntry(uint64_t parent, std::string_view name) override {
+    auto message = kernel::NotifyInvalEntry(parent, name, 0);
+    if (!message.ok()) return -EINVAL;
+    return ErrnoOf(session_->Notify(*message));
+  }
+
+ private:
+  static int ErrnoOf(const Status& s) { return s.ok() ? 0 : -(s.errno_value() != 0 ? s.errno_value() : EIO); }
+
+  kernel::Message Handle(const kernel::Request& request, const kernel::InterruptTracker&) override {
+    // What INIT agreed is known before any other request arrives.
+    std::call_once(init_seen_, [this] {
+      auto agreed = session_->settings();
+      parts_.context->no_open = agreed && agreed->may_skip_open;
+    });
+    InFlightScope serving(parts_.in_flight);
+    KernelCall call(*parts_.context, *session_, request.header, UmaskOf(request));
+    Dispatch(request, call);
+    if (!call.write_error().ok())
+      std::fprintf(stderr, "strata: answering %s: %s\n", kernel::OpcodeName(request.header.opcode).c_str(),
+                   call.write_error().message().c_str());
+    // A handler that did not answer a request that expects one is a bug;
+    // answering EIO keeps the caller from waiting forever.
+    if (!call.answered() && kernel::OpcodeExpectsReply(request.header.opcode))
+      return kernel::ErrorReply(request.header.unique, EIO);
+    return {};
+  }
+
+  // Ends the connection, so that readers still waiting on it return, as
+  // closing libfuse's session does (needs root and the fusectl file system).
+  void AbortConnection() {
+    if (connection_ < 0) return;
+    std::ofstream abort("/sys/fs/fuse/connections/" + std::to_string(connection_) + "/abort");
+    abort << "1";
+  }
+
+  std::unique_ptr<kernel::DevFuseSession> session_;
+  const std::string mountpoint_;
+  const TransportParts parts_;
+  int connection_ = -1;  // the kernel's number for this connection (the mount's device minor)
+  std::once_flag init_seen_;
+};
+
+Status StrataTransport::Run(const std::function<void()>& before_unmount) {
+  constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
+  sigset_t stop_signals, previous;
+  sigemptyset(&stop_signals);
+  struct sigaction note {}, before[3];
+  note.sa_handler = NoteStopSignal;
+  sigemptyset(&note.sa_mask);
+  stop_signal.store(0);
+  for (int i = 0; i < 3; i++) {
+    sigaddset(&stop_signals, kStopSignals[i]);
+    ::sigaction(kStopSignals[i], &note, &before[i]);
+  }
+  // Blocked before the readers start, so that they inherit the mask.
+  pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
+  const unsigned readers = std::max(2u, parts_.context->options.max_threads);
+  std::atomic<unsigned> running{readers};
+  std::vector<Status> ended(readers);
+  std::vector<std::thread> threads;
+  for (unsigned i = 0; i < readers; i++) {
+    threads.emplace_back([this, i, &ended, &running] {
+      ended[i] = session_->Run(*this);
+      running.fetch_sub(1);
+    });
+  }
+  // The kernel names the connection by the mount's device minor. Only now:
+  // a stat of the mount waits for the readers to answer INIT.
+  struct stat st {};
+  if (::stat(mountpoint_.c_str(), &st) == 0) connection_ = static_cast<int>(::minor(st.st_dev));
+  // Until the mount goes (every reader returns) or a stop signal comes.
+  while (running.load() == readers && stop_signal.load() == 0) {
+    // One sent to this thread is pending (blocked) rather than handled.
+    const timespec tick{0, 200'000'000};
+    if (::sigtimedwait(&stop_signals, nullptr, &tick) > 0) break;
+  }
+  if (before_unmount) before_unmount();
+  Status unmounted = session_->Unmount();
+  // A detached mount lives on while files on it are open, and so do the
+  // readers; a connection that outlives its mount this long is ended. Only
+  // while a reader still waits in it is the number surely this connection's:
+  // once it has ended, the kernel may give the number to another mount.
+  for (int i = 0; i < 200 && running.load() > 0; i++) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (running.load() > 0) {
+    std::fprintf(stderr, "strata: %u FUSE readers still served %s after the unmount; ending the connection\n",
+                 running.load(), mountpoint_.c_str());
+    AbortConnection();
+  }
+  for (std::thread& t : threads) t.join();
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  for (int i = 0; i < 3; i++) ::sigaction(kStopSignals[i], &before[i], nullptr);
+  for (const Status& s : ended) STRATA_RETURN_IF_ERROR(s);
+  return unmounted;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Transport>> MountWithStrataCodec(const std::string& mountpoint, const TransportParts& parts) {
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<kernel::DevFuseSession> session,
+                          kernel::DevFuseSession::Mount(mountpoint, SessionOptionsOf(parts.context->options)));
+  auto transport = std::make_unique<StrataTransport>(std::move(session), mountpoint, parts);
+  parts.context->notifier = transport.get();
+  return std::unique_ptr<Transport>(std::move(transport));
+}
+
+}  // namespace strata::fs

@@ -1,0 +1,45 @@
+// Transport: how a mount's requests travel between the kernel and the
+// handlers (fs/ops_*.cc), and how notifications go back. FuseServer owns one,
+// chosen by MountOptions::transport:
+//  - libfuse (fs/libfuse/): libfuse 3.14's session, read by strata's request
+//    loop (a dispatcher and workers);
+//  - strata (fs/kernel_bridge/): strata's own codec of the kernel's protocol
+//    (fs/kernel/) on the classic /dev/fuse loop, with reader threads.
+// Both fill the same Context and call the same handlers.
+//
+// Thread-safety: Run on one thread; the KernelNotifier calls from any thread
+// (not from a request handler holding a workspace lock).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "fs/call.h"
+#include "util/status.h"
+
+namespace strata::fs {
+
+struct Context;
+class InFlight;
+struct RequestLoopCounters;
+
+class Transport : public KernelNotifier {
+ public:
+  // Serves requests until the file system is unmounted or SIGINT, SIGTERM or
+  // SIGHUP arrives; then calls before_unmount (if any) and unmounts.
+  virtual Status Run(const std::function<void()>& before_unmount) = 0;
+};
+
+// What a transport serves with. REQUIRES: all outlive the transport.
+struct TransportParts {
+  Context* context = nullptr;      // the transport sets its notifier and no_open
+  InFlight* in_flight = nullptr;   // every request counts in it while served
+  RequestLoopCounters* loop = nullptr;  // how the request loop ran (libfuse only)
+};
+
+// Mount at mountpoint, through libfuse or strata's own codec.
+Result<std::unique_ptr<Transport>> MountWithLibfuse(const std::string& mountpoint, const TransportParts& parts);
+Result<std::unique_ptr<Transport>> MountWithStrataCodec(const std::string& mountpoint, const TransportParts& parts);
+
+}  // namespace strata::fs

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# `strata mount --transport`: a workspace served through strata's own codec
+# of the FUSE protocol works like one served through libfuse (files, a
+# listing, a rename, xattrs, a commit and a read-only mount of it), and stats,
+# JSON and text, name the transport each mount uses. An unknown transport,
+# given or in $STRATA_FUSE_TRANSPORT, is refused before anything is mounted.
+source "$(dirname "$0")/lib.sh"
+use_mountpoint
+unset STRATA_FUSE_TRANSPORT
+
+expect_ok "$STRATA_BIN" init "$STORE"
+
+step "an unknown transport is refused"
+expect_fail strata mount --transport carrier-pigeon --new --name w "$MP"
+STRATA_FUSE_TRANSPORT=carrier-pigeon expect_fail strata mount --new --name w "$MP"
+expect_stderr_matches "must be libfuse or strata, not 'carrier-pigeon'"
+grep -q " $MP " /proc/mounts && fail "a refused mount left something mounted"
+
+step "a workspace on the strata transport"
+expect_ok strata mount --transport strata --new --name w "$MP"
+grep -q " $MP fuse.strata " /proc/mounts || fail "not mounted as fuse.strata: $(grep " $MP " /proc/mounts)"
+grep " $MP " /proc/mounts | grep -q noatime || fail "the default noatime did not reach the mount options"
+expect_ok strata stats --json "$MP"
+json_true 'd["transport"] == "strata"'
+expect_ok strata stats "$MP"
+expect_output_matches '^transport +strata$'
+
+mkdir -p "$MP/d/e"
+printf 'hello\n' > "$MP/d/a.txt"
+head -c 3000000 /dev/urandom > "$WORK/big"
+cp "$WORK/big" "$MP/d/e/big"
+ln -s a.txt "$MP/d/link"
+mv "$MP/d/a.txt" "$MP/d/b.txt"
+setfattr -n user.colour -v blue "$MP/d/b.txt"
+[[ $(cat "$MP/d/link" 2>/dev/null || true) == "" ]] || fail "a dangling symlink resolved"
+[[ $(cat "$MP/d/b.txt") == hello ]] || fail "read back wrong bytes through the strata transport"
+cmp -s "$WORK/big" "$MP/d/e/big" || fail "a 3 MB file read back differently"
+[[ $(getfattr --only-values -n user.colour "$MP/d/b.txt") == blue ]] || fail "the xattr did not survive"
+[[ $(ls "$MP/d" | tr '\n' ' ') == "b.txt e link " ]] || fail "listing: $(ls "$MP/d")"
+expect_ok strata stats --json "$MP"
+json_true 'd["operations"]["write"]["count"] > 0 and d["operations"]["readdirplus"]["count"] + d["operations"].get("readdir", {"count": 0})["count"] > 0'
+expect_ok strata commit --branch main -m "through the strata transport" "$MP"
+expect_ok strata umount "$MP"
+grep -q " $MP " /proc/mounts && fail "still mounted after umount"
+
+step "the default is libfuse; the environment selects strata"
+expect_ok strata mount --workspace w "$MP"
+expect_ok strata stats --json "$MP"
+json_true 'd["transport"] == "libfuse"'
+cmp -s "$WORK/big" "$MP/d/e/big" || fail "the file written through the strata transport reads differently through libfuse"
+expect_ok strata umount "$MP"
+STRATA_FUSE_TRANSPORT=strata expect_ok strata mount --read-only main "$MP"
+expect_ok strata stats --json "$MP"
+json_true 'd["transport"] == "strata"'
+grep " $MP " /proc/mounts | grep -q '[ ,]ro[ ,]' || fail "the read-only mount is not ro: $(grep " $MP " /proc/mounts)"
+cmp -s "$WORK/big" "$MP/d/e/big" || fail "the committed file reads differently on the read-only mount"
+touch "$MP/new" 2>/dev/null && fail "a read-only mount on the strata transport took a new file"
+expect_ok strata umount "$MP"
