@@ -230,10 +230,10 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request, Comm
         for (const ChunkRef& chunk : capture.chunks) logical += chunk.length;
       store_.AddLogicalBytes(logical);
     }
-    if (s.ok()) s = store_.Flush();
     if (s.ok()) {
       // Recorded before the branch moves: a crash right after the move is
-      // recognised by Recover() instead of looking like "head moved".
+      // recognised by Recover() instead of looking like "head moved". (A
+      // record of a commit that never landed is cleared there as well.)
       MutexLock lock(&mu_);
       Transaction txn(*db_);
       s = txn.status();
@@ -245,7 +245,8 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request, Comm
     // but lost the record, the workspace would keep its old base and its next
     // commit would be refused as "head moved".
     if (s.ok()) s = SyncWal();
-    if (s.ok()) s = store_.CompareAndSwapRef(plan.branch, plan.parent, put->id);
+    // The objects become durable and the branch moves to them in one step.
+    if (s.ok()) s = store_.FlushAndSwapRef(plan.branch, plan.parent, put->id);
     if (s.ok()) new_commit = put->id;
   }
   plan.stats.publish_ms = MsSince(start);
