@@ -10,7 +10,9 @@
 //     ranges (rechunk.h).
 //  3. trees (no lock): directories are stored bottom-up; every directory not
 //     written is reused by its id (its base tree, or its tree of the last commit).
-//  4. publish: the commit object, Flush, compare-and-swap of the branch.
+//  4. publish: the commit object, the "committing" record, then the pack made
+//     durable and the branch moved by compare-and-swap (Store::FlushAndSwapRef:
+//     one index transaction in a local store).
 //  5. rebase (under mu_): what did not change since the cut is marked
 //     unchanged, with its new chunk list or tree id, and the base moves to the
 //     new commit. What changed since the cut stays changed for the next commit.
