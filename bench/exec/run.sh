@@ -9,8 +9,10 @@
 #   --rounds R      rounds (default 3; quick 1)
 #   --out DIR       results folder (default bench/results/exec-<timestamp>)
 #
-# Environment: STRATA_BIN (default <repo>/build/src/cli/strata). Needs root
-# (overlayfs, cgroups) and bwrap.
+# Environment: STRATA_BIN (default <repo>/build/src/cli/strata); STRATA_BASE_BIN,
+# another strata binary (the one before a change) measured as arm strata-base
+# in the start-up and cycle phases, interleaved with the others on the same
+# store. Needs root (overlayfs, cgroups) and bwrap.
 #
 # Phases and arms, each timed as wall time of the whole command:
 #   start   /bin/true in a sandbox whose working tree is the tree:
@@ -58,11 +60,18 @@ bench_results_dir exec
 bench_scratch exec
 STORE=${SCRATCH}/store
 strata() { "${STRATA_BIN}" --store "${STORE}" "$@"; }
+BASE_BIN=${STRATA_BASE_BIN:-}
+if [[ -n "${BASE_BIN}" ]]; then
+  [[ -x "${BASE_BIN}" ]] || bench_die "STRATA_BASE_BIN=${BASE_BIN} is not an executable"
+  BASE_BIN=$(realpath "${BASE_BIN}")
+fi
+strata_base() { "${BASE_BIN}" --store "${STORE}" "$@"; }
 
 RAW=${OUT}/raw.tsv
 printf 'round\tphase\tarm\tms\n' >"${RAW}"
 bench_meta_open "${OUT}/meta.tsv"
 bench_meta_env
+[[ -z "${BASE_BIN}" ]] || meta strata_base_bin "${BASE_BIN} ($("${BASE_BIN}" --version 2>/dev/null | head -n 1))"
 meta tree "${TREE} ($(find "${TREE}" -type f | wc -l) files, $(du -sh "${TREE}" | cut -f1))"
 meta bwrap "$(bwrap --version)"
 meta disk "$(df -h --output=source,fstype "${SCRATCH}" | tail -n 1)"
@@ -77,9 +86,12 @@ strata import "${SCRATCH}/lower" --branch main -m tree >/dev/null
 # Unmounted with everything below the scratch folder at exit.
 mkdir -p "${SCRATCH}/mnt-ws"
 strata mount --branch main --name mounted "${SCRATCH}/mnt-ws" >/dev/null
-strata exec --branch main --name startws --keep-mounted --at "${AT}" -- true
+bench_track_mount "${SCRATCH}/mnt-ws"
 # A mount of its own per run: the start-up phase unmounts it again.
-strata umount "$(awk '$1 ~ /^strata:startws:/ {print $2}' /proc/mounts)" >/dev/null
+for ws in startws ${BASE_BIN:+startws-base}; do
+  strata exec --branch main --name "${ws}" --keep-mounted --at "${AT}" -- true
+  strata umount "$(awk -v ws="${ws}" '$1 ~ "^strata:" ws ":" {print $2}' /proc/mounts)" >/dev/null
+done
 
 # timed ROUND PHASE ARM CMD...: wall time of CMD in ms into raw.tsv.
 timed() {
@@ -106,10 +118,10 @@ copy_run() {  # copy_run CMD...: a copy of the tree, CMD in bwrap on it
   cp -a "${SCRATCH}/lower" "${d}"
   "${BWRAP[@]}" --bind "${d}" "${AT}" --chdir "${AT}" -- "$@"
 }
-strata_cycle() {
+strata_cycle() {  # strata_cycle strata|strata_base
   N=$((N + 1))
-  strata fork "c${N}" --from main >/dev/null
-  strata exec --branch "c${N}" --name "c${N}" --commit -m "change ${N}" --at "${AT}" -- sh -c 'echo changed >>stdio.h'
+  "$1" fork "c${N}" --from main >/dev/null
+  "$1" exec --branch "c${N}" --name "c${N}" --commit -m "change ${N}" --at "${AT}" -- sh -c 'echo changed >>stdio.h'
 }
 change='echo changed >>stdio.h'
 
@@ -117,13 +129,15 @@ for ((round = 1; round <= ROUNDS; round++)); do
   bench_log "round ${round}: start-up"
   for ((i = 0; i < ITER; i++)); do
     timed "${round}" start strata strata exec --workspace startws --at "${AT}" -- /bin/true
+    [[ -z "${BASE_BIN}" ]] || timed "${round}" start strata-base strata_base exec --workspace startws-base --at "${AT}" -- /bin/true
     timed "${round}" start strata-mounted strata exec --workspace mounted --at "${AT}" -- /bin/true
     timed "${round}" start bwrap-overlay overlay_run /bin/true
     timed "${round}" start bwrap-dir "${BWRAP[@]}" --bind "${SCRATCH}/plain" "${AT}" -- /bin/true
   done
   bench_log "round ${round}: fork + run + keep"
   for ((i = 0; i < ITER; i++)); do
-    timed "${round}" cycle strata strata_cycle
+    timed "${round}" cycle strata strata_cycle strata
+    [[ -z "${BASE_BIN}" ]] || timed "${round}" cycle strata-base strata_cycle strata_base
     timed "${round}" cycle bwrap-copy copy_run sh -c "${change}"
     timed "${round}" cycle bwrap-overlay overlay_run sh -c "${change}"
   done
@@ -137,8 +151,9 @@ def ms(phase, arm):
     return [float(r["ms"]) for r in rows if r["phase"] == phase and r["arm"] == arm]
 print("| phase | arm | ms median (min-max) | median / reference |")
 print("|---|---|---|---|")
-for phase, ref, arms in (("start", "bwrap-overlay", ("strata", "strata-mounted", "bwrap-overlay", "bwrap-dir")),
-                         ("cycle", "strata", ("strata", "bwrap-copy", "bwrap-overlay"))):
+for phase, ref, arms in (("start", "bwrap-overlay", ("strata", "strata-base", "strata-mounted", "bwrap-overlay",
+                                                     "bwrap-dir")),
+                         ("cycle", "strata", ("strata", "strata-base", "bwrap-copy", "bwrap-overlay"))):
     r = statistics.median(ms(phase, ref))
     for arm in arms:
         v = ms(phase, arm)
@@ -146,4 +161,24 @@ for phase, ref, arms in (("start", "bwrap-overlay", ("strata", "strata-mounted",
             continue
         print("| %s | %s | %.1f (%.1f-%.1f) | %.2f × %s |" % (phase, arm, statistics.median(v), min(v), max(v),
                                                         statistics.median(v) / r, ref))
+# The targets, per round (the arms of a round ran interleaved): start-up
+# strata / bwrap-overlay (at most 1.5), cycle bwrap-copy / strata (at least 10).
+rounds = sorted({r["round"] for r in rows}, key=int)
+def med(rnd, phase, arm):
+    v = [float(r["ms"]) for r in rows if r["round"] == rnd and r["phase"] == phase and r["arm"] == arm]
+    return statistics.median(v) if v else None
+ratios = [("start: strata / bwrap-overlay", "start", "strata", "bwrap-overlay"),
+          ("start: strata-base / bwrap-overlay", "start", "strata-base", "bwrap-overlay"),
+          ("cycle: bwrap-copy / strata", "cycle", "bwrap-copy", "strata"),
+          ("cycle: bwrap-copy / strata-base", "cycle", "bwrap-copy", "strata-base")]
+print()
+print("| ratio | " + " | ".join("round " + r for r in rounds) + " |")
+print("|---|" + "---|" * len(rounds))
+for label, phase, num, den in ratios:
+    cells = []
+    for rnd in rounds:
+        a, b = med(rnd, phase, num), med(rnd, phase, den)
+        cells.append("%.2f" % (a / b) if a and b else "")
+    if any(cells):
+        print("| %s | %s |" % (label, " | ".join(cells)))
 PY

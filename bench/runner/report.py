@@ -31,6 +31,8 @@ SUITE_TITLES = {
               "warm)",
     "import": "import and dedup (cold cache)",
     "workload": "real workload (untar a source tree with its .git, then git status)",
+    "exec": "sandboxes (strata exec against bubblewrap on an overlayfs or a copy of the tree; median of each arm's "
+            "interleaved runs; strata-mounted = a workspace already mounted)",
 }
 
 

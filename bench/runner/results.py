@@ -115,6 +115,20 @@ def parse_workload(rows, suite, runner_round):
             for r in rows]
 
 
+EXEC_PHASES = {"start": "start-up (/bin/true)", "cycle": "fork + run + keep"}
+
+
+def parse_exec(rows, suite, runner_round):
+    """bench/exec/run.sh raw.tsv: one line per timed run (ms, lower is better); a round's value for an arm is
+    the median of its runs in that round (they were interleaved with the other arms' runs)."""
+    runs = {}
+    for r in rows:
+        key = (_round_key(runner_round, r["round"]), EXEC_PHASES.get(r["phase"], r["phase"]), r["arm"])
+        runs.setdefault(key, []).append(float(r["ms"]))
+    return [record(suite, rnd, arm, phase, statistics.median(values), "ms", LOWER)
+            for (rnd, phase, arm), values in runs.items()]
+
+
 def parse_generic(rows, suite, runner_round):
     """Any suite whose raw.tsv has the columns round, arm, phase, value, unit, better."""
     return [record(suite, _round_key(runner_round, r.get("round")), r["arm"], r["phase"], r["value"], r["unit"],
@@ -129,6 +143,7 @@ PARSERS = {
     "commit": lambda rows, rnd: parse_commit(rows, "commit", rnd),
     "import": lambda rows, rnd: parse_import(rows, "import", rnd),
     "workload": lambda rows, rnd: parse_workload(rows, "workload", rnd),
+    "exec": lambda rows, rnd: parse_exec(rows, "exec", rnd),
 }
 
 

@@ -88,6 +88,20 @@ class ParseTest(unittest.TestCase):
                                       "workload", 2)
         self.assertEqual((w["round"], w["unit"], w["better"]), ("2", "s", "lower"))
 
+    def test_exec_takes_the_median_of_each_arms_runs_in_a_round(self):
+        rows = [{"round": "1", "phase": "start", "arm": a, "ms": v}
+                for a, v in (("strata", "30"), ("bwrap-overlay", "20"), ("strata", "90"), ("bwrap-overlay", "40"),
+                             ("strata", "40"))]
+        rows.append({"round": "1", "phase": "cycle", "arm": "bwrap-copy", "ms": "700"})
+        got = sorted((r["phase"], r["arm"], r["value"], r["unit"], r["better"], r["round"])
+                     for r in results.parse_exec(rows, "exec", 2))
+        self.assertEqual(got, [("fork + run + keep", "bwrap-copy", 700.0, "ms", "lower", "2"),
+                               ("start-up (/bin/true)", "bwrap-overlay", 30.0, "ms", "lower", "2"),
+                               ("start-up (/bin/true)", "strata", 40.0, "ms", "lower", "2")])
+        (start,) = [s for s in results.summarise(results.parse_exec(rows, "exec", 2)) if s["phase"].startswith("start")]
+        # bwrap-overlay's 30 ms / strata's 40 ms: strata's start-up is 1.33x the reference's.
+        self.assertAlmostEqual(start["ratios"]["bwrap-overlay"]["median"], 0.75)
+
     def test_unknown_suite_uses_the_generic_columns(self):
         with tempfile.TemporaryDirectory() as d:
             write_tsv(Path(d) / "raw.tsv", ["round", "arm", "phase", "value", "unit", "better"],

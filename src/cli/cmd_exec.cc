@@ -141,23 +141,29 @@ int RunExec(Globals& g, const ExecArgs& a) {
   std::string name, store_path, state_dir;
   bool created = false;
   std::optional<MountedWorkspace> mounted;
+  // The store the run ends with (its commit, the unmount): opened once,
+  // before the program, and kept open while it runs.
+  std::unique_ptr<Store> store;
   {
-    auto store = OpenStore(g);
-    if (!store.ok()) return ExecFail(store.status());
-    auto chosen = ChooseWorkspace(**store, a, &created);
+    auto opened = OpenStore(g);
+    if (!opened.ok()) return ExecFail(opened.status());
+    auto chosen = ChooseWorkspace(**opened, a, &created);
     if (!chosen.ok()) return ExecFail(chosen.status());
     name = *chosen;
-    mounted = FindMountedWorkspace(**store, name);
-    state_dir = Workspace::StateDir(**store, name);
+    mounted = FindMountedWorkspace(**opened, name);
+    state_dir = Workspace::StateDir(**opened, name);
     std::error_code ec;
     store_path = std::filesystem::canonical(StorePath(g), ec).string();
+    // Closed before a daemon is forked (no SQLite connection may cross a
+    // fork); kept when there is none to start.
+    if (mounted) store = std::move(opened).value();
   }
   const bool own_mount = !mounted;
   // A workspace made for this run, which failed before its program ran,
   // holds nothing: it goes again, so that a failed exec leaves no trace.
   auto forget_created = [&] {
     if (!created) return;
-    if (auto store = OpenStore(g); store.ok()) (void)Workspace::Remove(**store, name);
+    if (auto opened = OpenStore(g); opened.ok()) (void)Workspace::Remove(**opened, name);
   };
   if (own_mount) {
     const std::string mp = state_dir + "/sandbox.mnt";
@@ -175,9 +181,10 @@ int RunExec(Globals& g, const ExecArgs& a) {
       forget_created();
       return kExecFailed;
     }
-    auto store = OpenStore(g);
-    if (!store.ok()) return ExecFail(store.status());
-    mounted = FindMountedWorkspace(**store, name);
+    auto opened = OpenStore(g);
+    if (!opened.ok()) return ExecFail(opened.status());
+    store = std::move(opened).value();
+    mounted = FindMountedWorkspace(*store, name);
     if (!mounted) return ExecFail(Status::IOError("workspace '" + name + "' was mounted but left no record", EIO));
   }
 
@@ -238,14 +245,9 @@ int RunExec(Globals& g, const ExecArgs& a) {
     std::fprintf(stderr, "strata: %s\n", sandbox::DescribeOutcome(o, *limits).c_str());
 
   int rc = o.exit_status;
-  auto store = OpenStore(g);
-  if (!store.ok()) {
-    finish_mount();
-    return ExecFail(store.status());
-  }
   bool clean = false;  // the workspace holds nothing that is not committed
   if (a.commit && o.exit_status == 0) {
-    auto reply = CommitWorkspace(**store, name, CommitRequest{a.message, author, ""});
+    auto reply = CommitWorkspace(*store, name, CommitRequest{a.message, author, ""});
     if (!reply.ok()) {
       rc = ExecFail(reply.status().WithContext("the program succeeded but its changes were not committed"));
     } else {
@@ -265,7 +267,7 @@ int RunExec(Globals& g, const ExecArgs& a) {
     if (!s.ok()) return ExecFail(s);
   }
   if (end_workspace) {
-    if (Status s = Workspace::Remove(**store, name); !s.ok()) return ExecFail(s);
+    if (Status s = Workspace::Remove(*store, name); !s.ok()) return ExecFail(s);
     Event(a, {{"event", "ended"}, {"workspace", name}});
   } else if (created) {
     std::fprintf(stderr,

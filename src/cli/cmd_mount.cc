@@ -207,7 +207,7 @@ int MountIn(Globals& g, const MountArgs& a) {
     return Fail(Status::InvalidArgument("workspace names starting with '" + std::string(kReadOnlyPrefix) +
                                         "' are reserved for read-only mounts"));
 
-  std::string name;
+  std::string name, log;
   bool created = false;  // by this command: removed again if it cannot be mounted
   {
     auto store = OpenStore(g);
@@ -251,6 +251,10 @@ int MountIn(Globals& g, const MountArgs& a) {
       if (*serves)
         return Fail(Status::InvalidArgument("workspace '" + name + "' is already mounted at " + r->mountpoint));
     }
+    // The daemon's log, found with the store open here rather than by opening
+    // it once more after the fork; not into a state directory that is a link
+    // or someone else's.
+    if (Workspace::CheckStateDir(**store, name).ok()) log = StateDir(**store, name) + "/daemon.log";
   }
   // A workspace this command created and could not mount holds nothing yet:
   // it goes again, so that a failed mount leaves no trace.
@@ -264,12 +268,7 @@ int MountIn(Globals& g, const MountArgs& a) {
     if (!ready.ready()) forget_created();
     return rc;
   }
-  auto log_path = [&]() -> std::string {
-    auto store = OpenStore(g);  // closed again: Serve opens the store the daemon keeps
-    // Not into a state directory that is a link or someone else's.
-    if (store.ok() && Workspace::CheckStateDir(**store, name).ok()) return StateDir(**store, name) + "/daemon.log";
-    return "";
-  };
+  auto log_path = [&log] { return log; };
   auto serve = [&](daemon::ReadyPipe& ready) { return Serve(g, a, name, mountpoint, ready); };
   if (Status s = daemon::StartDaemon(log_path, serve); !s.ok()) {
     forget_created();

@@ -55,6 +55,10 @@ class Backend {
   // is elsewhere or gone.
   virtual Status DeleteRef(const std::string& name, const Hash& expected) = 0;
 
+  // Whether refs are rows of the store's own index (a local directory): then
+  // a commit's pack rows and its branch move share one index transaction.
+  virtual bool RefsInIndex() const { return false; }
+
   // Where packs live, for messages ("/srv/store/packs").
   virtual std::string PackLocation(const std::string& name) const = 0;
 

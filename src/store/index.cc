@@ -161,6 +161,11 @@ Result<std::unique_ptr<Index>> Index::Open(const std::string& path, bool create)
   std::unique_ptr<Index> index(new Index(db));
   MutexLock lock(&index->mu_);  // not shared yet: taken for Exec's contract only
   sqlite3_busy_timeout(db, 30000);
+  // Every commit is durable in the WAL already (synchronous=FULL); the last
+  // connection to close would also copy the WAL into the file, three more
+  // disk flushes at the end of every command (a fork, each exec). SQLite's
+  // automatic checkpoints keep the WAL short instead.
+  sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
   if (Status s = index->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"); !s.ok()) {
     // SQLite reads the file only now: garbage there is a damaged store, as
     // a missing index is (Store::Open), not an I/O error.
@@ -229,6 +234,11 @@ Status Index::AddPack(const std::string& name, uint64_t size, const std::vector<
   MutexLock lock(&mu_);
   Transaction txn(db_);
   if (!txn.ok()) return PrepareError(db_);
+  STRATA_RETURN_IF_ERROR(InsertPack(name, size, entries));
+  return txn.Commit();
+}
+
+Status Index::InsertPack(const std::string& name, uint64_t size, const std::vector<PackEntry>& entries) {
   Stmt find(db_, "SELECT id FROM packs WHERE name = ?");
   if (!find.ok()) return PrepareError(db_);
   if (find.Bind(1, name).Step() == SQLITE_ROW) return Status::Ok();  // indexed already
@@ -248,7 +258,7 @@ Status Index::AddPack(const std::string& name, uint64_t size, const std::vector<
     if (obj.Step() != SQLITE_DONE) return obj.Error("adding objects of pack " + name);
     obj.Reset();
   }
-  return txn.Commit();
+  return Status::Ok();
 }
 
 Result<std::map<std::string, uint64_t>> Index::ListPacks() {
@@ -482,8 +492,36 @@ Status Index::CompareAndSwapRef(const std::string& name, const std::optional<Has
   Transaction txn(db_);
   if (!txn.ok()) return PrepareError(db_);
   STRATA_RETURN_IF_ERROR(CheckRef(name, expected));
+  STRATA_RETURN_IF_ERROR(WriteRef(name, target));
+  return txn.Commit();
+}
+
+Status Index::WriteRef(const std::string& name, const Hash& target) {
   Stmt put(db_, "INSERT INTO refs(name, oid) VALUES(?, ?) ON CONFLICT(name) DO UPDATE SET oid = excluded.oid");
   if (!put.ok() || put.Bind(1, name).Bind(2, target).Step() != SQLITE_DONE) return put.Error("updating ref " + name);
+  return Status::Ok();
+}
+
+Status Index::Publish(const IndexPublish& p, Status* moved) {
+  MutexLock lock(&mu_);
+  Transaction txn(db_);
+  if (!txn.ok()) return PrepareError(db_);
+  if (p.pack) STRATA_RETURN_IF_ERROR(InsertPack(p.pack->name, p.pack->size, p.pack->entries));
+  for (const auto& [name, delta] : p.counters)
+    if (delta > 0) STRATA_RETURN_IF_ERROR(BumpCounter(name, delta));
+  *moved = CheckRef(p.ref, p.expected);
+  if (moved->ok()) {
+    // A ref may only name a commit this index places in a pack (the rows
+    // just inserted count).
+    Stmt type(db_, "SELECT type FROM objects WHERE oid = ?");
+    if (!type.ok()) return PrepareError(db_);
+    const int rc = type.Bind(1, p.target).Step();
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return type.Error("looking up " + p.target.ToHex());
+    if (rc == SQLITE_DONE || type.ColInt(0) != static_cast<int64_t>(ObjectType::kCommit))
+      *moved = Status::InvalidArgument("cannot point branch '" + p.ref + "' at " + p.target.ToHex() +
+                                       ": no such commit in the store");
+  }
+  if (moved->ok()) STRATA_RETURN_IF_ERROR(WriteRef(p.ref, p.target));
   return txn.Commit();
 }
 
@@ -499,6 +537,10 @@ Status Index::DeleteRef(const std::string& name, const Hash& expected) {
 
 Status Index::AddCounter(const std::string& name, uint64_t delta) {
   MutexLock lock(&mu_);
+  return BumpCounter(name, delta);
+}
+
+Status Index::BumpCounter(const std::string& name, uint64_t delta) {
   Stmt st(db_,
           "INSERT INTO counters(name, value) VALUES(?, ?) "
           "ON CONFLICT(name) DO UPDATE SET value = value + excluded.value");

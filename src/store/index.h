@@ -55,6 +55,16 @@ struct NewPack {
   std::vector<PackEntry> entries;
 };
 
+// What a commit publishes, in one transaction (Index::Publish): the pack it
+// sealed, if any, counter increments, and the move of its branch.
+struct IndexPublish {
+  std::optional<NewPack> pack;
+  std::vector<std::pair<std::string, uint64_t>> counters;  // name, increment
+  std::string ref;
+  std::optional<Hash> expected;  // nullopt: the ref must not exist
+  Hash target;
+};
+
 struct TypeTotals {
   uint64_t count = 0, raw_bytes = 0, stored_bytes = 0;
 };
@@ -128,6 +138,13 @@ class Index {
   Result<std::optional<Hash>> GetRef(const std::string& name);
   Result<std::map<std::string, Hash>> ListRefs();
   Status CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected, const Hash& target);
+  // In one transaction, so one disk flush: indexes p.pack (as AddPack),
+  // increments the counters, and moves p.ref from p.expected to p.target as
+  // CompareAndSwapRef would. The pack and counters land even when the ref
+  // does not move: *moved is then Conflict (the ref is elsewhere) or
+  // InvalidArgument (the target is no indexed commit). The returned status is
+  // the transaction's; *moved is meaningful only when it is Ok.
+  Status Publish(const IndexPublish& p, Status* moved);
   // Removes name if it still points at expected; Conflict otherwise.
   Status DeleteRef(const std::string& name, const Hash& expected);
 
@@ -157,6 +174,10 @@ class Index {
   // Conflict ("head moved") unless ref name points at expected (nullopt: absent).
   // Inside a transaction.
   Status CheckRef(const std::string& name, const std::optional<Hash>& expected) REQUIRES(mu_);
+  // The bodies of AddPack, AddCounter and a ref's move, inside a transaction.
+  Status InsertPack(const std::string& name, uint64_t size, const std::vector<PackEntry>& entries) REQUIRES(mu_);
+  Status BumpCounter(const std::string& name, uint64_t delta) REQUIRES(mu_);
+  Status WriteRef(const std::string& name, const Hash& target) REQUIRES(mu_);
   // Whether the forgotten table exists (stores made before it have none
   // until their first forget).
   Result<bool> HasForgottenTable() REQUIRES(mu_);

@@ -48,6 +48,7 @@ class LocalBackend : public Backend {
 
   std::string PackLocation(const std::string& name) const override { return packs_dir_ + "/" + name; }
   bool LocalDisk() const override { return true; }
+  bool RefsInIndex() const override { return true; }
 
  private:
   Env* const env_;

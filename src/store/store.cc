@@ -435,13 +435,20 @@ Result<PutResult> Store::PutStored(const Hash& id, const StoredObject& object) {
   return Append(id, object.type, object.codec, object.bytes, object.raw_len);
 }
 
-Status Store::IndexOwnPack(const std::string& name, uint64_t size, const std::vector<PackEntry>& entries) {
+Status Store::IndexOwnPack(const std::string& name, uint64_t size, const std::vector<PackEntry>& entries,
+                           IndexPublish* publish, Status* moved) {
   // An object stored again because a remote gc condemned its old copy must be
   // found here from now on: the old pack may go, this one is in the bucket.
   const bool restored = std::any_of(entries.begin(), entries.end(),
                                     [&](const PackEntry& e) { return backend_->Condemned(e.id); });
-  if (restored) return index_->ReplacePacks(NewPack{name, size, entries}, {});
-  return index_->AddPack(name, size, entries);
+  if (restored) {
+    STRATA_RETURN_IF_ERROR(index_->ReplacePacks(NewPack{name, size, entries}, {}));
+  } else if (publish == nullptr) {
+    return index_->AddPack(name, size, entries);
+  } else {
+    publish->pack = NewPack{name, size, entries};
+  }
+  return publish != nullptr ? index_->Publish(*publish, moved) : Status::Ok();
 }
 
 Result<bool> Store::IsStored(const Hash& id) {
@@ -482,7 +489,7 @@ Result<PutResult> Store::Append(const Hash& id, ObjectType type, Codec codec, st
   return result;
 }
 
-Status Store::SealOpenPack() {
+Status Store::SealOpenPack(IndexPublish* publish, Status* moved) {
   if (!open_pack_) return Status::Ok();
   // Take the full pack out and seal it without the lock: its fsync must not
   // stall the other writers, who start a new pack meanwhile.
@@ -517,7 +524,7 @@ Status Store::SealOpenPack() {
     // Best effort: the error returned is the publish's; Open removes leftovers in tmp/.
     if (!s.ok()) env_->RemoveFile(sealed->local_path).IgnoreError();
   }
-  if (s.ok()) s = IndexOwnPack(sealed->name, sealed->size, sealed->entries);
+  if (s.ok()) s = IndexOwnPack(sealed->name, sealed->size, sealed->entries, publish, moved);
   writer.reset();
 
   write_mu_.Lock();
@@ -743,6 +750,37 @@ Status Store::CompareAndSwapRef(const std::string& name, const std::optional<Has
     return Status::InvalidArgument("cannot point branch '" + name + "' at " + target.ToHex() +
                                    ": no such commit in the store");
   return backend_->CompareAndSwapRef(kept, expected, target);
+}
+
+Status Store::FlushAndSwapRef(const std::string& name, const std::optional<Hash>& expected, const Hash& target) {
+  if (!backend_->RefsInIndex()) {  // a bucket's refs: the move is a request of its own
+    STRATA_RETURN_IF_ERROR(Flush());
+    return CompareAndSwapRef(name, expected, target);
+  }
+  STRATA_ASSIGN_OR_RETURN(std::string kept, BackendRefName(name));
+  // As in CompareAndSwapRef: gc deletes nothing between the check and the move.
+  STRATA_ASSIGN_OR_RETURN(WriteSession session, BeginWrite());
+  IndexPublish publish;
+  publish.ref = kept;
+  publish.expected = expected;
+  publish.target = target;
+  const uint64_t logical = logical_bytes_pending_.exchange(0);
+  publish.counters.emplace_back(kLogicalBytesCounter, logical);
+  Status moved = Status::Ok();
+  Status s = [&]() -> Status {
+    {
+      MutexLock lock(&write_mu_);
+      while (sealing_ != 0) sealed_.Wait(&write_mu_);  // packs other threads are sealing
+      STRATA_RETURN_IF_ERROR(seal_error_);
+      if (open_pack_) return SealOpenPack(&publish, &moved);
+    }
+    return index_->Publish(publish, &moved);
+  }();
+  if (!s.ok()) {
+    logical_bytes_pending_ += logical;  // not counted: the transaction did not land
+    return s;
+  }
+  return moved;
 }
 
 Status Store::DeleteRef(const std::string& name, const Hash& expected) {

@@ -61,6 +61,7 @@ namespace strata {
 
 class Backend;
 class Index;
+struct IndexPublish;
 class PackWriter;
 class PackCache;
 class StoreCipher;
@@ -283,6 +284,12 @@ class Store {
   // Moves name from `expected` (nullopt: must not exist) to `target`.
   // A ref that moved meanwhile is Conflict ("head moved"), never overwritten.
   Status CompareAndSwapRef(const std::string& name, const std::optional<Hash>& expected, const Hash& target);
+  // Flush() and then CompareAndSwapRef(), as a commit publishes itself; in a
+  // local store the open pack's index rows, the counters and the move are one
+  // index transaction (one disk flush instead of three). What was written is
+  // durable and indexed also when the move is refused (Conflict).
+  Status FlushAndSwapRef(const std::string& name, const std::optional<Hash>& expected, const Hash& target)
+      EXCLUDES(write_mu_);
   // Deletes name if it still points at `expected` (the value the caller read);
   // Conflict ("head moved") if it moved or went meanwhile. The commits stay.
   Status DeleteRef(const std::string& name, const Hash& expected);
@@ -331,14 +338,18 @@ class Store {
   // for indexing alone (Recover, RefreshAfterMiss), only holds the lock.
   Result<WriteSession> BeginSession(bool announce) EXCLUDES(session_mu_);
   // Indexes a pack this store sealed and published.
-  Status IndexOwnPack(const std::string& name, uint64_t size, const std::vector<PackEntry>& entries);
+  // With `publish`, its counters and ref move go in the same transaction
+  // (Index::Publish), and *moved says whether the ref moved.
+  Status IndexOwnPack(const std::string& name, uint64_t size, const std::vector<PackEntry>& entries,
+                      IndexPublish* publish = nullptr, Status* moved = nullptr);
   // Adds an object to the open pack unless another thread just did.
   Result<PutResult> Append(const Hash& id, ObjectType type, Codec codec, std::string_view stored, uint64_t raw_len)
       EXCLUDES(write_mu_);
   // Seals the open pack early when it holds `id`, so that id can be read.
   Status FlushIfUnsealed(const Hash& id) EXCLUDES(write_mu_);
   // Seals the open pack; drops write_mu_ while syncing it, and holds it again on return.
-  Status SealOpenPack() REQUIRES(write_mu_);
+  // With `publish`, the pack is indexed with it (IndexOwnPack).
+  Status SealOpenPack(IndexPublish* publish = nullptr, Status* moved = nullptr) REQUIRES(write_mu_);
 
   const std::string path_;  // canonical
   const std::unique_ptr<Env> owned_env_;  // confined to path_ (Env::Beneath)

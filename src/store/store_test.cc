@@ -155,6 +155,36 @@ TEST_F(StoreTest, RefsMoveOnlyByCompareAndSwap) {
   EXPECT_EQ(store_->CompareAndSwapRef("a..b", std::nullopt, h1).code(), Status::Code::kInvalidArgument);
 }
 
+TEST_F(StoreTest, FlushAndSwapRefMakesObjectsDurableAndMovesTheRefOnlyFromItsValue) {
+  Commit c1;
+  c1.message = "one";
+  Hash h1 = store_->Put(ObjectType::kCommit, EncodeCommit(c1))->id;
+  store_->AddLogicalBytes(100);
+  ASSERT_TRUE(store_->FlushAndSwapRef("main", std::nullopt, h1).ok());
+  Commit c2 = c1;
+  c2.parents = {h1};
+  Hash h2 = store_->Put(ObjectType::kCommit, EncodeCommit(c2))->id;
+  Hash chunk = store_->Put(ObjectType::kChunk, "data of the refused commit")->id;
+  store_->AddLogicalBytes(20);
+  // A stale expectation: the ref stays, but what was written is stored all the same.
+  Status lost = store_->FlushAndSwapRef("main", h2, h2);
+  EXPECT_TRUE(lost.IsConflict()) << lost.ToString();
+  // Nothing stored: the ref may not point there.
+  EXPECT_EQ(store_->FlushAndSwapRef("other", std::nullopt, Sha256::Of("x", 1)).code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(store_->FlushAndSwapRef("a..b", std::nullopt, h1).code(), Status::Code::kInvalidArgument);
+  Reopen();  // from the index and packs alone
+  EXPECT_EQ(**store_->GetRef("main"), h1);
+  EXPECT_FALSE(store_->GetRef("other")->has_value());
+  EXPECT_EQ(*store_->Get(chunk, ObjectType::kChunk), "data of the refused commit");
+  EXPECT_EQ(store_->Stats()->logical_bytes, 120u);
+  // A chunk is no commit to point at.
+  EXPECT_EQ(store_->FlushAndSwapRef("main", h1, chunk).code(), Status::Code::kInvalidArgument);
+  ASSERT_TRUE(store_->FlushAndSwapRef("main", h1, h2).ok());  // already stored: nothing to seal
+  Reopen();
+  EXPECT_EQ(**store_->GetRef("main"), h2);
+}
+
 TEST_F(StoreTest, RefsAreDeletedOnlyFromTheirCurrentValue) {
   Commit c1;
   c1.message = "one";

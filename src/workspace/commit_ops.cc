@@ -10,7 +10,9 @@
 //     ranges (rechunk.h).
 //  3. trees (no lock): directories are stored bottom-up; every directory not
 //     written is reused by its id (its base tree, or its tree of the last commit).
-//  4. publish: the commit object, Flush, compare-and-swap of the branch.
+//  4. publish: the commit object, the "committing" record, then the pack made
+//     durable and the branch moved by compare-and-swap (Store::FlushAndSwapRef:
+//     one index transaction in a local store).
 //  5. rebase (under mu_): what did not change since the cut is marked
 //     unchanged, with its new chunk list or tree id, and the base moves to the
 //     new commit. What changed since the cut stays changed for the next commit.
@@ -230,10 +232,10 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request, Comm
         for (const ChunkRef& chunk : capture.chunks) logical += chunk.length;
       store_.AddLogicalBytes(logical);
     }
-    if (s.ok()) s = store_.Flush();
     if (s.ok()) {
       // Recorded before the branch moves: a crash right after the move is
-      // recognised by Recover() instead of looking like "head moved".
+      // recognised by Recover() instead of looking like "head moved". (A
+      // record of a commit that never landed is cleared there as well.)
       MutexLock lock(&mu_);
       Transaction txn(*db_);
       s = txn.status();
@@ -245,7 +247,8 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request, Comm
     // but lost the record, the workspace would keep its old base and its next
     // commit would be refused as "head moved".
     if (s.ok()) s = SyncWal();
-    if (s.ok()) s = store_.CompareAndSwapRef(plan.branch, plan.parent, put->id);
+    // The objects become durable and the branch moves to them in one step.
+    if (s.ok()) s = store_.FlushAndSwapRef(plan.branch, plan.parent, put->id);
     if (s.ok()) new_commit = put->id;
   }
   plan.stats.publish_ms = MsSince(start);

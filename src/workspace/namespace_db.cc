@@ -734,14 +734,24 @@ Status NamespaceDb::RemoveExtentRange(InodeId ino, uint64_t start, uint64_t end)
 
 Status NamespaceDb::Run(const char* sql) { return Query(*this, sql).Run(sql); }
 
+Status NamespaceDb::StartBatch() {
+  if (batch_open_) return Status::Ok();
+  STRATA_RETURN_IF_ERROR(Run("BEGIN IMMEDIATE"));
+  batch_open_ = true;
+  if (on_batch_opened_) on_batch_opened_();
+  return Status::Ok();
+}
+
+Status NamespaceDb::OpenBatch() {
+  // Under commit_each_ a batch holds one operation, which commits it.
+  if (commit_each_ || in_operation_) return Status::Ok();
+  return StartBatch();
+}
+
 Status NamespaceDb::BeginOperation(bool* outer) {
   *outer = false;
   if (in_operation_) return Status::Ok();
-  if (!batch_open_) {
-    STRATA_RETURN_IF_ERROR(Run("BEGIN IMMEDIATE"));
-    batch_open_ = true;
-    if (on_batch_opened_) on_batch_opened_();
-  }
+  STRATA_RETURN_IF_ERROR(StartBatch());
   STRATA_RETURN_IF_ERROR(Run("SAVEPOINT op"));
   in_operation_ = true;
   *outer = true;

@@ -134,6 +134,11 @@ class NamespaceDb {
   uint64_t BatchOperations() const { return batch_operations_; }
   // Commits the batch; *operations (if given) receives how many it held.
   Status CommitBatch(uint64_t* operations = nullptr);
+  // Opens a batch now, before any operation, when none is open (and each
+  // operation does not commit its own): a long run of reads, such as a
+  // commit's cut, then shares one transaction instead of SQLite taking and
+  // dropping its locks around every statement. It is committed as any batch.
+  Status OpenBatch();
   // Called (with the owner's lock held) when an operation opens a new batch,
   // so the owner can schedule its commit.
   void OnBatchOpened(std::function<void()> f) { on_batch_opened_ = std::move(f); }
@@ -241,6 +246,7 @@ class NamespaceDb {
   // Opens the batch if needed and starts an operation's savepoint; *outer is
   // false when an operation is already running (nested calls join it).
   Status BeginOperation(bool* outer);
+  Status StartBatch();  // BEGIN IMMEDIATE unless a batch is open
   Status EndOperation(bool success);
   void NoteLostBatch(const Status& why, bool acknowledged = true);
   // Commits the batch of the operation just released (commit_each_); on
