@@ -71,7 +71,10 @@ RAW=${OUT}/raw.tsv
 printf 'round\tposition\tarm\tseconds\tbusy_seconds\trequests\tgets\tputs\tother_requests\tbytes_before\tbytes_after\tbytes_deleted\tkept\n' >"${RAW}"
 
 CEPH_DIR=${SCRATCH}/ceph
-stop_ceph() { [[ -d "${CEPH_DIR}" ]] && "${REPO_ROOT}/scripts/ceph.sh" stop "${CEPH_DIR}" || true; }
+stop_ceph() {
+  [[ -d "${CEPH_DIR}" ]] || return 0
+  "${REPO_ROOT}/scripts/ceph.sh" stop "${CEPH_DIR}" || true
+}
 cleanup_register stop_ceph
 bench_log "starting Ceph (scripts/ceph.sh)"
 "${REPO_ROOT}/scripts/ceph.sh" start "${CEPH_DIR}" >"${LOGS}/ceph-start.log" 2>&1 ||
