@@ -25,7 +25,7 @@
 #   restic   restic forget --keep-daily 7 --keep-weekly 4 --keep-monthly 12 --prune (TZ=UTC; it holds an
 #            exclusive lock: no backup may run meanwhile)
 # strata's wall time includes the grace period gc waits for in-flight writers, idle time; the
-# table also gives it without that wait ("busy").
+# table also gives it without that wait ("busy"), and how much of it forget took.
 # Output: raw.tsv, table.md (printed), meta.tsv, logs/.
 set -euo pipefail
 
@@ -68,7 +68,7 @@ bench_results_dir retention
 bench_scratch retention
 LOGS=${OUT}/logs
 RAW=${OUT}/raw.tsv
-printf 'round\tposition\tarm\tseconds\tbusy_seconds\trequests\tgets\tputs\tother_requests\tbytes_before\tbytes_after\tbytes_deleted\tkept\n' >"${RAW}"
+printf 'round\tposition\tarm\tseconds\tbusy_seconds\tforget_seconds\trequests\tgets\tputs\tother_requests\tbytes_before\tbytes_after\tbytes_deleted\tkept\n' >"${RAW}"
 
 CEPH_DIR=${SCRATCH}/ceph
 stop_ceph() {
@@ -159,7 +159,7 @@ build_history() {
 # measure ROUND POSITION ARM: one timed retention run.
 measure() {
   local round=$1 pos=$2 arm=$3 store=${SCRATCH}/store-r$1 prefix=$$/r$1/$3 json=${LOGS}/r$1-$3
-  local before after start end b_before b_after busy kept
+  local before after start mid end b_before b_after busy kept forget_secs
   b_before=$(prefix_bytes "${prefix}")
   before=$(rgw_counters)
   start=$(now)
@@ -167,6 +167,7 @@ measure() {
     strata)
       "${STRATA_BIN}" --store "${store}" --remote origin forget --branch main "${POLICY[@]}" --utc --json \
         >"${json}-forget.json" 2>"${json}.err" || bench_die "strata forget failed; see ${json}.err"
+      mid=$(now)
       "${STRATA_BIN}" --store "${store}" gc --remote origin --grace "${GRACE}" --json >"${json}-gc.json" \
         2>>"${json}.err" || bench_die "strata gc --remote failed; see ${json}.err"
       ;;
@@ -184,17 +185,19 @@ measure() {
         "${json}-forget.json")
       busy=$(python3 -c 'import json, sys; print("%.3f" % (float(sys.argv[2]) - json.load(open(sys.argv[1]))["ms"]["wait"] / 1000))' \
         "${json}-gc.json" "$(echo "${end} - ${start}" | bc)")
+      forget_secs=$(echo "${mid} - ${start}" | bc)
       ;;
     restic)
       restic -r "s3:${ENDPOINT}/${BUCKET}/${prefix}" snapshots --json >"${json}-snapshots.json" 2>>"${json}.err"
       kept=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "${json}-snapshots.json")
       busy=$(echo "${end} - ${start}" | bc)
+      forget_secs=-
       ;;
   esac
   read -r r0 g0 p0 <<<"${before}"
   read -r r1 g1 p1 <<<"${after}"
   local IFS=$'\t'
-  printf '%s\n' "${round} ${pos} ${arm} $(echo "${end} - ${start}" | bc) ${busy} $((r1 - r0)) $((g1 - g0)) $((p1 - p0)) $((r1 - r0 - (g1 - g0) - (p1 - p0))) ${b_before} ${b_after} $((b_before - b_after)) ${kept}" |
+  printf '%s\n' "${round} ${pos} ${arm} $(echo "${end} - ${start}" | bc) ${busy} ${forget_secs} $((r1 - r0)) $((g1 - g0)) $((p1 - p0)) $((r1 - r0 - (g1 - g0) - (p1 - p0))) ${b_before} ${b_after} $((b_before - b_after)) ${kept}" |
     tr ' ' '\t' >>"${RAW}"
   bench_log "round ${round} ${arm}: $(tail -n 1 "${RAW}" | cut -f4) s, $((r1 - r0)) requests, $((b_before - b_after)) B deleted, ${kept} kept"
 }
@@ -231,11 +234,12 @@ rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 med = lambda arm, k: statistics.median(float(r[k]) for r in rows if r["arm"] == arm)
 rng = lambda arm, k: "%.2f-%.2f" % (min(float(r[k]) for r in rows if r["arm"] == arm),
                                     max(float(r[k]) for r in rows if r["arm"] == arm))
-print("| arm | wall s (median, range) | busy s | requests (GET/PUT/other) | MiB before | MiB deleted | kept |")
-print("|---|---|---|---|---|---|---|")
+print("| arm | wall s (median, range) | busy s | of which forget s | requests (GET/PUT/other) | MiB before | MiB deleted | kept |")
+print("|---|---|---|---|---|---|---|---|")
 for arm in ("strata", "restic"):
-    print("| %s | %.2f (%s) | %.2f | %d (%d/%d/%d) | %.1f | %.1f | %d |" % (
-        arm, med(arm, "seconds"), rng(arm, "seconds"), med(arm, "busy_seconds"), med(arm, "requests"),
+    forget = "%.2f" % med(arm, "forget_seconds") if arm == "strata" else ""
+    print("| %s | %.2f (%s) | %.2f | %s | %d (%d/%d/%d) | %.1f | %.1f | %d |" % (
+        arm, med(arm, "seconds"), rng(arm, "seconds"), med(arm, "busy_seconds"), forget, med(arm, "requests"),
         med(arm, "gets"), med(arm, "puts"), med(arm, "other_requests"), med(arm, "bytes_before") / 2**20,
         med(arm, "bytes_deleted") / 2**20, med(arm, "kept")))
 print()
