@@ -167,6 +167,8 @@ landed_heads() { cat "$WORK"/m*/landed | cut -d' ' -f1 | sort -u; }
 gc_runs=0 forget_runs=0 watches=0
 next_forget=$(( $(date +%s) + 10 ))
 while machines_running; do
+  # A machine that failed ends the test at once, with what it said.
+  for f in "$WORK"/m*/error; do [[ -e $f ]] && fail "$(cat "$f")"; done
   "$STRATA_BIN" --store "$WORK/gc" gc --remote origin --grace 6 --json >"$WORK/gc-$gc_runs.json" 2>"$WORK/gc.err" ||
     fail "gc --remote failed while the machines pushed: $(cat "$WORK/gc.err")"
   gc_runs=$((gc_runs + 1))
