@@ -105,7 +105,7 @@ machine() {
       fi
       (( rc == 4 )) || die "push of commit $n failed with exit $rc"
       echo "m$i c$n $(grep -o 'pull first\|lost a race' "$dir/cmd.err" | head -n 1)" >>"$dir/lost"
-      (( attempts < 200 )) || die "commit $n lost 200 races"
+      (( attempts < 1000 )) || die "commit $n lost 1000 races"
       S pull origin main >/dev/null 2>"$dir/cmd.err" || die "pull after a lost push of commit $n"
     done
   done
