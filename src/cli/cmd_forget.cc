@@ -9,7 +9,9 @@
 #include "cli/gc_run.h"
 #include "remote/remote_gc.h"
 #include "store/forget.h"
+#include "store/index.h"
 #include "util/progress.h"
+#include "util/thread_pool.h"
 #include "util/time_ns.h"
 #include "workspace/workspace.h"
 
@@ -33,6 +35,20 @@ std::string PolicyTime(int64_t ns, bool utc) {
   char buf[40];
   std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %z", &tm);
   return buf;
+}
+
+// A remote's commits are read one GET each (a push leaves nothing in the
+// block cache), and the walk along parents cannot overlap them: fetched here
+// several at a time first, the walk then reads them from the cache. Only up
+// to a bound, so that forgetting on one branch of a remote of very many
+// commits does not fetch them all. Best effort: the walk reports what fails.
+void PrefetchRemoteCommits(Store& store) {
+  constexpr size_t kMaxCommits = 20000, kThreads = 8;
+  auto commits = store.index()->FindByPrefix(ObjectType::kCommit, "", kMaxCommits + 1);
+  if (!commits.ok() || commits->size() > kMaxCommits) return;
+  ThreadPool pool(kThreads);
+  for (const Hash& id : *commits) pool.Submit([&store, id] { (void)store.Get(id, ObjectType::kCommit); });
+  pool.Wait();
 }
 
 Result<ProtectedCommits> WorkspaceBases(Store& store) {
@@ -97,6 +113,7 @@ int RunForget(Globals& g, ForgetArgs& a) {
   if (!bases.ok()) return Fail(bases.status());
 
   Progress progress("forget: reading history", 0, 0);
+  if (remote) PrefetchRemoteCommits(**store);
   auto plan = PlanForget(**store, a.branches, a.policy, *bases, &progress);
   progress.Finish();
   if (!plan.ok()) return Fail(plan.status());

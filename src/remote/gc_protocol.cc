@@ -1,7 +1,11 @@
 #include "remote/gc_protocol.h"
 
+#include <algorithm>
 #include <charconv>
+#include <mutex>
 #include <random>
+
+#include "util/thread_pool.h"
 
 namespace strata {
 namespace {
@@ -90,8 +94,25 @@ Result<std::unordered_set<Hash>> ReadForgotten(S3Client& client) {
 }
 
 Status WriteForgotten(S3Client& client, const std::vector<Hash>& commits) {
-  for (const Hash& id : commits) STRATA_RETURN_IF_ERROR(client.Put(kForgottenFolder + id.ToHex(), ""));
-  return Status::Ok();
+  if (commits.empty()) return Status::Ok();
+  // One object a commit, a round trip each: a year of daily commits is
+  // hundreds of them, so several go at once (the client is thread-safe).
+  constexpr size_t kWriters = 8;
+  std::mutex mu;
+  Status first = Status::Ok();
+  ThreadPool pool(std::min(kWriters, commits.size()));
+  for (const Hash& id : commits)
+    pool.Submit([&, id] {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!first.ok()) return;
+      }
+      Status s = client.Put(kForgottenFolder + id.ToHex(), "");
+      std::lock_guard<std::mutex> lock(mu);
+      if (!s.ok() && first.ok()) first = s;
+    });
+  pool.Wait();
+  return first;
 }
 
 }  // namespace strata

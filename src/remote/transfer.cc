@@ -6,8 +6,11 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "store/forget.h"
+#include "remote/remote_gc.h"
+#include "remote/s3_backend.h"
+#include "store/index.h"
 #include "util/thread_pool.h"
+#include "util/time_ns.h"
 
 namespace strata {
 namespace {
@@ -72,9 +75,50 @@ Status SourceDamage(const Status& s, const Store& from) {
                             ", although a branch or its history refers to it");
 }
 
+// Records commits forgotten at the source as forgotten at the destination,
+// before any of them is stored there: a store may hold a commit without its
+// tree only while it counts that commit as forgotten. A remote destination
+// records them in its bucket, as forget --remote does.
+Status RecordForgottenAt(Store& to, const std::vector<Hash>& commits) {
+  if (commits.empty()) return Status::Ok();
+  if (dynamic_cast<S3Backend*>(to.backend())) return RecordRemoteForgotten(to, commits);
+  return to.index()->AddForgotten(commits, NowNs());
+}
+
+// For a remote source: reads its forgotten set from the bucket again, and
+// whether it grew since the store was opened (a forget ran meanwhile, so a
+// gc may have deleted trees this copy went to read).
+Result<bool> SourceForgotMore(Store& from) {
+  if (!dynamic_cast<S3Backend*>(from.backend())) return false;
+  STRATA_ASSIGN_OR_RETURN(auto now, RemoteForgottenCommits(from));
+  STRATA_ASSIGN_OR_RETURN(auto known, from.index()->ListForgotten());
+  std::vector<Hash> added;
+  for (const Hash& id : now)
+    if (!known.count(id)) added.push_back(id);
+  if (added.empty()) return false;
+  STRATA_RETURN_IF_ERROR(from.index()->AddForgotten(added, NowNs()));
+  return true;
+}
+
+Result<TransferStats> CopyHistoryOnce(Store& from, Store& to, const Hash& head, const TransferOptions& options);
+
 }  // namespace
 
 Result<TransferStats> CopyHistory(Store& from, Store& to, const Hash& head, const TransferOptions& options) {
+  // Objects vanish from a remote source only through gc, and a gc deletes
+  // what a branch reaches only after forget let go of it: when a read fails
+  // so, the copy starts again knowing what was forgotten meanwhile.
+  for (int attempt = 0;; attempt++) {
+    auto copied = CopyHistoryOnce(from, to, head, options);
+    if (copied.ok() || !copied.status().IsCorruption() || attempt == 2) return copied;
+    STRATA_ASSIGN_OR_RETURN(bool more, SourceForgotMore(from));
+    if (!more) return copied;
+  }
+}
+
+namespace {
+
+Result<TransferStats> CopyHistoryOnce(Store& from, Store& to, const Hash& head, const TransferOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   TransferStats stats;
 
@@ -82,6 +126,7 @@ Result<TransferStats> CopyHistory(Store& from, Store& to, const Hash& head, cons
   std::vector<ObjectBytes> commits;
   std::unordered_map<Hash, std::vector<Hash>> parents;
   std::vector<Hash> level;  // root trees to look at
+  std::vector<Hash> forgotten;  // commits copied without their trees
   std::unordered_set<Hash> seen;
   for (std::vector<Hash> todo{head}; !todo.empty();) {
     Hash id = todo.back();
@@ -95,13 +140,10 @@ Result<TransferStats> CopyHistory(Store& from, Store& to, const Hash& head, cons
     std::string data = std::move(got).value();
     auto commit = DecodeCommit(data);
     if (!commit.ok()) return commit.status().WithContext("commit " + id.ToHex());
-    // Its tree may be gone by gc, and the other store has no forgotten set
-    // that would say why: refused, rather than reported as damage.
-    if (Status s = CheckNotForgotten(from, id); !s.ok())
-      return s.IsNotFound() ? Status::Unsupported("cannot copy this history: " + s.message() +
-                                                  "; copying forgotten commits to another store is not supported yet")
-                            : s;
-    level.push_back(commit->root);
+    // Its tree may be gone by gc: it travels as forgotten, without it.
+    STRATA_ASSIGN_OR_RETURN(bool was_forgotten, from.index()->IsForgotten(id));
+    if (was_forgotten) forgotten.push_back(id);
+    else level.push_back(commit->root);
     parents[id] = commit->parents;
     for (const Hash& p : commit->parents) todo.push_back(p);
     commits.push_back({id, std::move(data)});
@@ -180,7 +222,8 @@ Result<TransferStats> CopyHistory(Store& from, Store& to, const Hash& head, cons
     }
   STRATA_RETURN_IF_ERROR(to.Flush());
 
-  // Round 3: commits, oldest first.
+  // Round 3: commits, oldest first; the forgotten ones known as such first.
+  STRATA_RETURN_IF_ERROR(RecordForgottenAt(to, forgotten));
   for (const ObjectBytes* c : OldestFirst(commits, parents)) {
     STRATA_RETURN_IF_ERROR(to.Put(ObjectType::kCommit, c->data).status());
     stats.commits++;
@@ -189,6 +232,8 @@ Result<TransferStats> CopyHistory(Store& from, Store& to, const Hash& head, cons
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return stats;
 }
+
+}  // namespace
 
 Result<bool> IsAncestor(Store& store, const Hash& ancestor, const Hash& descendant) {
   std::unordered_set<Hash> seen;

@@ -10,6 +10,12 @@
 // a destination that still holds the invariant, and the next copy skips what
 // arrived and sends the rest: transfers resume by construction.
 //
+// A commit the source counts as forgotten (strata forget) is copied without
+// its tree, which a gc may have deleted, and recorded as forgotten at the
+// destination before it is stored there. A remote source that forgets more
+// while the copy runs (another machine's forget, then gc) is read again: a
+// tree that vanished so starts the copy again, knowing the new set.
+//
 // Chunks are copied by several threads at once (parallel GETs and PUTs when
 // one side is remote); trees are read a level at a time, in parallel.
 //

@@ -4,7 +4,8 @@
 # never forgotten, --dry-run changes nothing, --prune frees exactly the
 # forgotten commits' own data; afterwards every kept commit exports
 # byte-identical, fsck and verify are clean, log marks the forgotten commits,
-# and reading one (export, mount, fork, show, ls, cat, diff, push) says it was forgotten.
+# and reading one (export, mount, fork, show, ls, cat, diff) says it was forgotten;
+# push and pull copy forgotten commits as forgotten, without their trees.
 source "$(dirname "$0")/lib.sh"
 use_mountpoint
 
@@ -136,11 +137,30 @@ for d in 14 13 12 7; do
   expect_ok strata export "${commit[$d]}" "$WORK/out/day$d"
   assert_same_content "$WORK/src/day$d" "$WORK/out/day$d"
 done
-step "pushing history that holds forgotten commits is refused as unsupported, not called damage"
+step "forgotten commits travel as forgotten: a push and a pull copy them without their trees"
 start_fake_s3 "$WORK/fake"
 expect_ok strata remote add r s3://bkt1/forget --endpoint "$EP" --create-bucket
-expect_exit 1 strata push r main
-expect_stderr_matches 'was forgotten by strata forget.*not supported yet'
+expect_ok strata push r main
+expect_ok strata --remote r log main --json
+json_true 'len(d) == 14 and sum(c["forgotten"] for c in d) == 10'
+expect_fail strata --remote r export "${commit[5]}" "$WORK/out/r5"
+expect_stderr_matches 'was forgotten by strata forget'
+expect_ok strata --remote r fsck --json
+json_true 'd["ok"] and d["missing"] == []'
+STORE2="$WORK/store2"
+expect_ok "$STRATA_BIN" init "$STORE2"
+expect_ok "$STRATA_BIN" --store "$STORE2" remote add r s3://bkt1/forget --endpoint "$EP"
+expect_ok "$STRATA_BIN" --store "$STORE2" pull r main
+expect_ok "$STRATA_BIN" --store "$STORE2" log main --json
+json_true 'len(d) == 14 and sum(c["forgotten"] for c in d) == 10'
+expect_fail "$STRATA_BIN" --store "$STORE2" export "${commit[6]}" "$WORK/out/p6"
+expect_stderr_matches 'was forgotten by strata forget'
+for d in 14 7; do
+  expect_ok "$STRATA_BIN" --store "$STORE2" export "${commit[$d]}" "$WORK/out/p$d"
+  assert_same_content "$WORK/src/day$d" "$WORK/out/p$d"
+done
+expect_ok "$STRATA_BIN" --store "$STORE2" fsck --json
+json_true 'd["ok"] and d["missing"] == [] and d["unreachable"] == 0'
 # On a remote, gc is 'gc --remote' (with its grace): --prune is refused.
 expect_exit 2 strata --remote r forget --all --keep-last 1 --prune
 expect_stderr_matches 'gc --remote r'
