@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "store/forget.h"
+#include "store/store_cipher.h"
 #include "util/thread_pool.h"
 
 namespace strata {
@@ -72,9 +73,26 @@ Status SourceDamage(const Status& s, const Store& from) {
                             ", although a branch or its history refers to it");
 }
 
+// Objects are copied as they are stored: sealed ones only between stores
+// under one master key (their ids are keyed by it too), plain ones only
+// between plain stores. Anything else would need re-encrypting, which strata
+// does not do; refused before anything is read or written.
+Status CheckSameKey(const Store& from, const Store& to) {
+  const StoreCipher* a = from.cipher();
+  const StoreCipher* b = to.cipher();
+  if (a == nullptr && b == nullptr) return Status::Ok();
+  if (a != nullptr && b != nullptr && a->SameMasterKey(*b)) return Status::Ok();
+  const std::string why = (a == nullptr || b == nullptr)
+                              ? std::string("one of them is encrypted and the other is not")
+                              : std::string("they are encrypted under different master keys");
+  return Status::InvalidArgument("cannot copy between the stores at " + from.path() + " and " + to.path() + ": " +
+                                 why + " (strata does not re-encrypt); nothing was written");
+}
+
 }  // namespace
 
 Result<TransferStats> CopyHistory(Store& from, Store& to, const Hash& head, const TransferOptions& options) {
+  STRATA_RETURN_IF_ERROR(CheckSameKey(from, to));
   const auto start = std::chrono::steady_clock::now();
   TransferStats stats;
 
