@@ -136,7 +136,8 @@ Status AddRemote(Store& local, const RemoteSpec& spec, bool create_bucket, const
   if (config->encrypted()) STRATA_RETURN_IF_ERROR(ShareSealGenerations(local, *client));
   STRATA_RETURN_IF_ERROR(env->CreateDir(local.path() + "/remotes"));
   STRATA_RETURN_IF_ERROR(env->CreateDir(dir));
-  STRATA_RETURN_IF_ERROR(Store::Init(dir + "/store", *config, env));
+  STRATA_RETURN_IF_ERROR(config->encrypted() ? Store::InitWithoutKeys(dir + "/store", *config, env)
+                                             : Store::Init(dir + "/store", *config, env));
   if (config->encrypted()) {
     // The remote's local side seals too (commits from its workspaces): under
     // generations of its own, claimed from the bucket.

@@ -125,17 +125,28 @@ Status Store::InitEncrypted(const std::string& path, const StoreConfig& config, 
                   });
 }
 
+namespace {
+// A store made under an existing master key owns no key generation until a
+// grant gives it some: the key's generations are its first store's.
+Status OwnNoGenerations(const std::string& root) {
+  STRATA_ASSIGN_OR_RETURN(auto index, Index::Open(root + kIndexFile, /*create=*/false));
+  return index->AddCounter(kSealGenerationsGivenCounter, uint64_t{1} << 32);
+}
+}  // namespace
+
+Status Store::InitWithoutKeys(const std::string& path, const StoreConfig& config, Env* env) {
+  if (!config.encrypted() || !config.seal_generations())
+    return Status::InvalidArgument("a store without key files is an encrypted one with key generations");
+  return InitWith(path, config, env,
+                  [](Env*, const std::string& root, StoreConfig*) -> Status { return OwnNoGenerations(root); });
+}
+
 Status Store::InitEncryptedWithKey(const std::string& path, const StoreConfig& config, std::string_view passphrase,
                                    const crypto::Key256& master, const crypto::ScryptParams& params, Env* env) {
   if (passphrase.empty()) return Status::InvalidArgument("an encrypted store needs a non-empty passphrase");
   return InitWith(path, config.Encrypted(), env,
                   [&](Env* inside, const std::string& root, StoreConfig* encrypted) -> Status {
-                    // Until a grant gives it some, the store owns no key
-                    // generation: the key's generations are its first store's.
-                    {
-                      STRATA_ASSIGN_OR_RETURN(auto index, Index::Open(root + kIndexFile, /*create=*/false));
-                      STRATA_RETURN_IF_ERROR(index->AddCounter(kSealGenerationsGivenCounter, uint64_t{1} << 32));
-                    }
+                    STRATA_RETURN_IF_ERROR(OwnNoGenerations(root));
                     crypto::KeyRing ring(inside, KeysDir(root), params);
                     STRATA_RETURN_IF_ERROR(ring.CreateFor(master, passphrase).status());
                     std::array<uint8_t, 16> id;

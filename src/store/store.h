@@ -176,6 +176,10 @@ class Store {
   static Status InitEncryptedWithKey(const std::string& path, const StoreConfig& config, std::string_view passphrase,
                                      const crypto::Key256& master, const crypto::ScryptParams& params = {},
                                      Env* env = Env::Default());
+  // An encrypted store with the config (id and key check) of another and no
+  // key files: a remote's local side, opened with the key of the store it
+  // belongs to. It owns no key generation until AdoptSealGenerations.
+  static Status InitWithoutKeys(const std::string& path, const StoreConfig& config, Env* env = Env::Default());
   // Opens an existing store, refusing unknown format versions, and recovers
   // from an earlier crash (temp packs removed, unindexed packs indexed).
   // An encrypted store needs its master key (Unlock); without one it is
