@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # An encrypted store's remote on a real S3 server (Ceph RGW, the ceph
 # fixture): after a push, no object of the bucket, nor any key, holds the
-# plaintext of a known file, its name, the branch name, the commit message or
-# the file's SHA-256, while the same search on a plain store's bucket finds
-# them; a second store made with the first one's master key (init --encrypt
+# plaintext of a known file, its name, the branch name, the commit message,
+# the file's SHA-256 or the public (plain store) id of a small file, while the
+# same search on a plain store's bucket finds them (all but the whole file's
+# SHA-256, which no store names); a second store made with the first one's master key (init --encrypt
 # --key-file) pulls and exports byte-identical data, and pushes back what it
 # sealed itself; the stores and remote sides sharing the key own disjoint key
 # generations; a store with another key, a plain store on the encrypted
@@ -38,7 +39,12 @@ with open(sys.argv[1], "w") as f:
     for i in range(20000):
         f.write("%s %08x line %d\n" % (sys.argv[2], random.getrandbits(32), i))
 PY
+printf 'small %s\n' "$marker" >"$WORK/src/small.txt"
 sha=$(sha256sum "$WORK/src/dir/$name" | cut -d' ' -f1)
+# The id a plain store gives the small file's one chunk (docs/format/objects.md):
+# a hash anyone holding the file computes, and which a plain bucket holds.
+public_id=$(python3 -c 'import hashlib, sys; d = open(sys.argv[1], "rb").read()
+print(hashlib.sha256(b"strata chunk %d\0" % len(d) + d).hexdigest())' "$WORK/src/small.txt")
 
 # bucket_dump PREFIX DIR: every object under PREFIX into DIR (numbered), and
 # the list of their keys in DIR/keys.
@@ -52,8 +58,22 @@ bucket_dump() {
     i=$((i + 1))
   done <"$2/keys"
 }
-# found_in DIR NEEDLE: whether any object or key in DIR holds NEEDLE.
-found_in() { grep -rFqa -- "$2" "$1"; }
+# found_in DIR NEEDLE: whether any object or key in DIR holds NEEDLE; a
+# needle "id:HEX" is looked for as hex and as its 32 bytes.
+found_in() {
+  python3 - "$@" <<'PY'
+import os, sys
+folder, needle = sys.argv[1], sys.argv[2]
+forms = [needle.encode()]
+if needle.startswith("id:"):
+    forms = [needle[3:].encode(), bytes.fromhex(needle[3:])]
+for name in os.listdir(folder):
+    data = open(os.path.join(folder, name), "rb").read()
+    if any(f in data for f in forms):
+        sys.exit(0)
+sys.exit(1)
+PY
+}
 # listing PREFIX: keys with their sizes and ETags, to show nothing changed.
 listing() {
   s3 GET "$BUCKET?list-type=2&prefix=$1" |
@@ -70,7 +90,7 @@ expect_output_matches "pushed"
 step "nothing in the encrypted store's bucket holds the data, the names, the message or the SHA-256"
 bucket_dump enc/ "$WORK/dump-enc"
 grep -q '^enc/packs/' "$WORK/dump-enc/keys" || fail "no pack in the bucket"
-for needle in "$marker" "$name" "$branch" "$message" "$sha"; do
+for needle in "$marker" "$name" "$branch" "$message" "$sha" "id:$public_id"; do
   if found_in "$WORK/dump-enc" "$needle"; then fail "'$needle' appears in the encrypted store's bucket"; fi
 done
 
@@ -80,7 +100,9 @@ expect_ok strata_p import "$WORK/src" --branch "$branch" -m "$message"
 expect_ok strata_p remote add origin "s3://$BUCKET/plain" --endpoint "$EP"
 expect_ok strata_p push origin "$branch"
 bucket_dump plain/ "$WORK/dump-plain"
-for needle in "$marker" "$name" "$branch" "$message" "$sha"; do
+# (The SHA-256 of the whole file is in neither: a plain store names a file's
+# chunks, not the file; the chunk's public id stands for it here.)
+for needle in "$marker" "$name" "$branch" "$message" "id:$public_id"; do
   found_in "$WORK/dump-plain" "$needle" || fail "'$needle' is not in the plain store's bucket: the search proves nothing"
 done
 
