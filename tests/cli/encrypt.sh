@@ -14,10 +14,7 @@ source "$(dirname "$0")/lib.sh"
 use_mountpoint
 unset STRATA_PASSWORD STRATA_NEW_PASSWORD STRATA_KEY_FILE
 
-marker="strata-known-plaintext-$RANDOM$RANDOM"
-name="strata-known-name-$RANDOM$RANDOM.txt"
-branch="strata-known-branch-$RANDOM"
-message="strata-known-message-$RANDOM"
+known_secrets
 mkdir -p "$WORK/src/dir"
 python3 - "$WORK/src/dir/$name" "$marker" <<'PY'
 import sys

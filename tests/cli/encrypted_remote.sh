@@ -26,10 +26,7 @@ export STRATA_PASSWORD="pass a"
 BUCKET="cli-encrypted-remote-$$-$RANDOM"
 EP="$STRATA_S3_ENDPOINT"
 
-marker="strata-known-plaintext-$RANDOM$RANDOM"
-name="strata-known-name-$RANDOM$RANDOM.txt"
-branch="strata-known-branch-$RANDOM"
-message="strata-known-message-$RANDOM"
+known_secrets
 mkdir -p "$WORK/src/dir"
 # Lines that differ, so that compression leaves the marker readable in a plain pack.
 python3 - "$WORK/src/dir/$name" "$marker" <<'PY'
