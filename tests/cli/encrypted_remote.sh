@@ -73,7 +73,7 @@ PY
 }
 # listing PREFIX: keys with their sizes and ETags, to show nothing changed.
 listing() {
-  s3 GET "$BUCKET?list-type=2&prefix=$1" |
+  s3 GET "$BUCKET?list-type=2&prefix=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1")" |
     python3 -c 'import re, sys; [print(*m) for m in re.findall(r"<Key>([^<]*)</Key>.*?<ETag>([^<]*)</ETag>.*?<Size>([^<]*)</Size>", sys.stdin.read())]'
 }
 
@@ -105,6 +105,7 @@ done
 
 step "a plain store on the encrypted bucket, and an encrypted one on the plain bucket, are refused before any write"
 listing enc/ >"$WORK/enc-before"
+[[ -s "$WORK/enc-before" ]] || fail "the bucket's listing shows no keys, sizes and ETags"
 expect_fail "$STRATA_BIN" --store "$STORE_P" remote add enc "s3://$BUCKET/enc" --endpoint "$EP"
 expect_stderr_matches "not encrypted.*encrypted store.*nothing was written"
 expect_fail strata remote add plain "s3://$BUCKET/plain" --endpoint "$EP"
