@@ -6,7 +6,7 @@
 # Each round changes the passphrase again from one that works.
 source "$(dirname "$0")/lib.sh"
 unset STRATA_PASSWORD STRATA_NEW_PASSWORD STRATA_KEY_FILE
-ROUNDS=${ROUNDS:-12}
+ROUNDS=${ROUNDS:-6}
 
 mkdir -p "$WORK/src"
 printf 'kept across every passphrase change\n' >"$WORK/src/data.txt"
