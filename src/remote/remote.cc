@@ -139,8 +139,9 @@ Status AddRemote(Store& local, const RemoteSpec& spec, bool create_bucket, const
   STRATA_RETURN_IF_ERROR(config->encrypted() ? Store::InitWithoutKeys(dir + "/store", *config, env)
                                              : Store::Init(dir + "/store", *config, env));
   if (config->encrypted()) {
-    // The remote's local side seals too (commits from its workspaces): under
-    // generations of its own, claimed from the bucket.
+    // The remote's local side seals too (the trees and commits a push
+    // stores, commits from its workspaces): under generations of its own,
+    // claimed from the bucket.
     STRATA_ASSIGN_OR_RETURN(auto side, Store::Open(dir + "/store", Env::Default(), master));
     STRATA_ASSIGN_OR_RETURN(SealRange claimed, ClaimBucketGenerations(*client, kStoreClaim));
     STRATA_RETURN_IF_ERROR(side->AdoptSealGenerations(claimed));

@@ -50,7 +50,7 @@ class StoreCipher {
   static Result<std::string> KeyCheck(const crypto::Key256& master, std::string_view store_id);
 
   // Whether other has the same master key: then objects sealed by one open
-  // in the other, and their ids agree, so they are copied as they are.
+  // in the other, and their ids agree, so chunks are copied as they are.
   bool SameMasterKey(const StoreCipher& other) const { return master_ == other.master_; }
 
   // The keyed id of an object (plain stores: ComputeObjectId).
