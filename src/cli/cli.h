@@ -55,6 +55,9 @@ std::string StorePath(const Globals& g);
 Result<std::unique_ptr<Store>> OpenStore(const Globals& g);
 // The local store, whatever --remote says.
 Result<std::unique_ptr<Store>> OpenLocalStore(const Globals& g);
+// The master key of the local store when it is encrypted (unlocked once per
+// process), else nullopt: its remotes open with it too.
+Result<std::optional<crypto::Key256>> LocalStoreKey(const Globals& g);
 // Where the passphrase of the selected store comes from: --password-file,
 // STRATA_PASSWORD, the terminal.
 PassphraseSource StorePassphrase(const Globals& g, const std::string& path);

@@ -305,9 +305,14 @@ int RunUmount(Globals& g, const std::string& mp_arg) {
   // A remote's workspace is found in the remote's local side: unmounting
   // needs neither credentials nor the network.
   std::optional<MountSource> source = MountSourceOf(mountpoint);
-  auto store = source && !source->remote.empty()
-                   ? OpenRemoteStoreOffline(source->store.empty() ? StorePath(g) : source->store, source->remote)
-                   : OpenStoreFor(g, mountpoint);
+  auto open_remote_side = [&]() -> Result<std::unique_ptr<Store>> {
+    Globals local = g;
+    if (!source->store.empty()) local.store = source->store;
+    // A remote of an encrypted store opens with that store's key.
+    STRATA_ASSIGN_OR_RETURN(std::optional<crypto::Key256> master, LocalStoreKey(local));
+    return OpenRemoteStoreOffline(StorePath(local), source->remote, master ? &*master : nullptr);
+  };
+  auto store = source && !source->remote.empty() ? open_remote_side() : OpenStoreFor(g, mountpoint);
   if (!store.ok()) return Fail(store.status());
   auto found = daemon::FindMountAt(**store, mountpoint);
   if (!found) {

@@ -36,7 +36,9 @@ int RunRemoteAdd(const Globals& g, const AddArgs& a) {
   spec.location.region = a.region;
   spec.cache_bytes = a.cache_mib << 20;
   spec.timeout_ms = static_cast<int>(a.timeout_s * 1000);
-  if (Status s = AddRemote(**local, spec, a.create_bucket); !s.ok()) return Fail(s);
+  auto master = LocalStoreKey(g);  // unlocked already by OpenLocalStore
+  if (!master.ok()) return Fail(master.status());
+  if (Status s = AddRemote(**local, spec, a.create_bucket, *master ? &**master : nullptr); !s.ok()) return Fail(s);
   fmt::print("added remote {}: {} at {}\n", spec.name, spec.location.Url(), spec.location.endpoint);
   return kExitOk;
 }
@@ -71,7 +73,8 @@ struct Stores {
 Result<Stores> OpenBoth(const Globals& g, const std::string& remote) {
   Stores s;
   STRATA_ASSIGN_OR_RETURN(s.local, OpenLocalStore(g));
-  STRATA_ASSIGN_OR_RETURN(s.remote, OpenRemoteStore(StorePath(g), remote));
+  STRATA_ASSIGN_OR_RETURN(std::optional<crypto::Key256> master, LocalStoreKey(g));
+  STRATA_ASSIGN_OR_RETURN(s.remote, OpenRemoteStore(StorePath(g), remote, master ? &*master : nullptr));
   return s;
 }
 

@@ -27,10 +27,26 @@ int RunInit(Globals& g, const std::string& path_arg, bool encrypt, uint64_t seal
   if (!passphrase.ok()) return Fail(passphrase.status());
   StoreConfig config;
   if (seal_limit != 0) config.seal_limit = seal_limit;
-  Status s = Store::InitEncrypted(path, config, *passphrase);
+  // With --key-file: a second store under the master key of another (to
+  // share that store's remotes), instead of a new key.
+  std::optional<crypto::Key256> master;
+  if (!g.key_file.empty()) {
+    auto read = ReadMasterKeyFile(g.key_file);
+    if (!read.ok()) {
+      crypto::Wipe(*passphrase);
+      return Fail(read.status());
+    }
+    master = *read;
+  }
+  Status s = master ? Store::InitEncryptedWithKey(path, config, *passphrase, *master)
+                    : Store::InitEncrypted(path, config, *passphrase);
   crypto::Wipe(*passphrase);
   if (!s.ok()) return Fail(s);
   fmt::print("initialized an empty encrypted strata store in {}\n", path);
+  if (master)
+    fmt::print("it has the master key of {}: it seals nothing until 'strata remote add' of a remote of the store "
+               "that key came from gives it key generations of its own\n",
+               g.key_file);
   fmt::print("keep the passphrase safe: without it nobody can read this store ('strata key add' adds another)\n");
   return kExitOk;
 }
@@ -116,7 +132,8 @@ void RegisterStoreCommands(CLI::App& app, Globals& g, int* exit_code) {
   static bool init_encrypt = false;
   init->add_flag("--encrypt", init_encrypt,
                  "encrypt everything the store keeps under a new key, wrapped by a passphrase "
-                 "(--password-file, $STRATA_PASSWORD or a prompt)");
+                 "(--password-file, $STRATA_PASSWORD or a prompt); with --key-file, under the master key in "
+                 "that file (another store's, to share its remotes)");
   static uint64_t init_seal_limit = 0;
   init->add_option("--seal-limit", init_seal_limit,
                    "objects sealed under one key generation before the store moves to the next "

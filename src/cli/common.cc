@@ -56,17 +56,24 @@ std::string StoreKeyFile(const Globals& g) {
   return env != nullptr ? env : "";
 }
 
-Result<std::unique_ptr<Store>> OpenLocalStore(const Globals& g) {
+Result<std::optional<crypto::Key256>> LocalStoreKey(const Globals& g) {
   const std::string path = StorePath(g);
   STRATA_ASSIGN_OR_RETURN(StoreConfig config, Store::ReadConfig(path));
-  if (!config.encrypted()) return Store::Open(path);
+  if (!config.encrypted()) return std::optional<crypto::Key256>();
   STRATA_ASSIGN_OR_RETURN(crypto::Key256 master, UnlockStoreKey(path, StorePassphrase(g, path), StoreKeyFile(g)));
-  return Store::Open(path, Env::Default(), &master);
+  return std::optional<crypto::Key256>(master);
+}
+
+Result<std::unique_ptr<Store>> OpenLocalStore(const Globals& g) {
+  STRATA_ASSIGN_OR_RETURN(std::optional<crypto::Key256> master, LocalStoreKey(g));
+  return Store::Open(StorePath(g), Env::Default(), master ? &*master : nullptr);
 }
 
 Result<std::unique_ptr<Store>> OpenStore(const Globals& g) {
-  if (!g.remote.empty()) return OpenRemoteStore(StorePath(g), g.remote);
-  return OpenLocalStore(g);
+  if (g.remote.empty()) return OpenLocalStore(g);
+  // A remote of an encrypted store is encrypted under the same key.
+  STRATA_ASSIGN_OR_RETURN(std::optional<crypto::Key256> master, LocalStoreKey(g));
+  return OpenRemoteStore(StorePath(g), g.remote, master ? &*master : nullptr);
 }
 
 Result<std::unique_ptr<Store>> OpenStoreFor(const Globals& g, const std::string& mountpoint_or_name) {

@@ -115,13 +115,17 @@ Status KeyRing::RemoveKeyFile(const std::string& id) {
 }
 
 Result<KeyInfo> KeyRing::Create(std::string_view passphrase) {
+  STRATA_ASSIGN_OR_RETURN(Key256 master, RandomKey());
+  return CreateFor(master, passphrase);
+}
+
+Result<KeyInfo> KeyRing::CreateFor(const Key256& master, std::string_view passphrase) {
   STRATA_RETURN_IF_ERROR(params_.Check());
   STRATA_RETURN_IF_ERROR(env_->CreateDir(dir_));
   STRATA_RETURN_IF_ERROR(env_->SyncDir(ParentOf(dir_)));
   STRATA_ASSIGN_OR_RETURN(auto lock, LockForChange());
   STRATA_ASSIGN_OR_RETURN(std::vector<Entry> entries, ReadAll());
   if (!entries.empty()) return Status::AlreadyExists(dir_ + " already holds a key");
-  STRATA_ASSIGN_OR_RETURN(Key256 master, RandomKey());
   return WriteNewKey(master, passphrase);
 }
 

@@ -47,6 +47,9 @@ class KeyRing {
   // Creates the directory and its first key, wrapping a new random master
   // key. AlreadyExists if the directory already holds a key.
   Result<KeyInfo> Create(std::string_view passphrase);
+  // The same wrapping an existing master key (a store made with another
+  // store's key).
+  Result<KeyInfo> CreateFor(const Key256& master, std::string_view passphrase);
   // The master key, from the first key file the passphrase unwraps; a
   // passphrase that opens none is InvalidArgument ("wrong passphrase").
   Result<OpenedRing> Open(std::string_view passphrase);

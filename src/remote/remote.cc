@@ -6,7 +6,9 @@
 #include "remote/gc_protocol.h"
 #include "remote/s3_backend.h"
 #include "remote/s3_xml.h"
+#include "remote/seal_grants.h"
 #include "store/index.h"
+#include "store/store_cipher.h"
 #include "util/time_ns.h"
 
 namespace strata {
@@ -78,18 +80,18 @@ std::string RemoteDir(const std::string& store_path, const std::string& name) {
   return store_path + "/remotes/" + name;
 }
 
-Status AddRemote(const Store& local, const RemoteSpec& spec, bool create_bucket) {
-  // A remote's store is a store of its own, with its own config and index:
-  // it would need the local store's key (and its key files) to hold sealed
-  // objects, which is not built. Refused here, so no encrypted store ever has
-  // a remote and push or pull never meets sealed objects of another key.
-  if (local.config().encrypted())
-    return Status::Unsupported("the store at " + local.path() +
-                               " is encrypted, and this strata cannot give an encrypted store a remote yet "
-                               "(push and pull would copy its sealed objects to a store without its key); "
-                               "nothing was added");
+Status AddRemote(Store& local, const RemoteSpec& spec, bool create_bucket, const crypto::Key256* master) {
   if (!IsValidRemoteName(spec.name))
     return Status::InvalidArgument("'" + spec.name + "' is not a valid remote name (letters, digits, '-', '_')");
+  // A format 3 store has one key generation, which it cannot share with the
+  // stores and remote sides that would seal under the same key.
+  if (local.config().encrypted() && !local.config().seal_generations())
+    return Status::Unsupported("the store at " + local.path() + " is an encrypted store of format " +
+                               std::to_string(local.config().version) +
+                               ", made before key generations: it cannot have a remote (export its branches and "
+                               "import them into a new encrypted store); nothing was added");
+  if (local.config().encrypted() && master == nullptr)
+    return Status::InvalidArgument("the store at " + local.path() + " is encrypted: its key is needed to add a remote");
   Env* env = local.env();
   const std::string dir = RemoteDir(local.path(), spec.name);
   if (env->Exists(SpecPath(dir))) return Status::AlreadyExists("remote " + spec.name + " exists already");
@@ -125,15 +127,25 @@ Status AddRemote(const Store& local, const RemoteSpec& spec, bool create_bucket)
                                                                       : "the write was refused") +
                                  "); the remote was not added");
   }
-  StoreConfig config = local.config();
-  if (existing) {
-    auto parsed = StoreConfig::FromJson(existing->data);
-    if (!parsed.ok()) return parsed.status().WithContext(spec.location.Url() + "/" + kConfigKey);
-    config = *parsed;
-  }
+  auto config = StoreConfig::FromJson(existing->data);
+  if (!config.ok()) return config.status().WithContext(spec.location.Url() + "/" + kConfigKey);
+  // Before anything is written to a location that held a store (or after
+  // another machine's config landed first): a plain one for an encrypted
+  // store, the other way round, or another master key, is refused here.
+  STRATA_RETURN_IF_ERROR(CheckRemoteConfig(local.config(), *config, master, spec.location.Url()));
+  if (config->encrypted()) STRATA_RETURN_IF_ERROR(ShareSealGenerations(local, *client));
   STRATA_RETURN_IF_ERROR(env->CreateDir(local.path() + "/remotes"));
   STRATA_RETURN_IF_ERROR(env->CreateDir(dir));
-  STRATA_RETURN_IF_ERROR(Store::Init(dir + "/store", config, env));
+  STRATA_RETURN_IF_ERROR(config->encrypted() ? Store::InitWithoutKeys(dir + "/store", *config, env)
+                                             : Store::Init(dir + "/store", *config, env));
+  if (config->encrypted()) {
+    // The remote's local side seals too (the trees and commits a push
+    // stores, commits from its workspaces): under generations of its own,
+    // claimed from the bucket.
+    STRATA_ASSIGN_OR_RETURN(auto side, Store::Open(dir + "/store", Env::Default(), master));
+    STRATA_ASSIGN_OR_RETURN(SealRange claimed, ClaimBucketGenerations(*client, kStoreClaim));
+    STRATA_RETURN_IF_ERROR(side->AdoptSealGenerations(claimed));
+  }
   // remote.json last: until it is there, the remote does not exist.
   return env->WriteFileAtomically(SpecPath(dir), RemoteSpecToJson(spec));
 }
@@ -184,7 +196,8 @@ Result<std::vector<RemoteSpec>> ListRemotes(const std::string& store_path) {
   return remotes;
 }
 
-Result<std::unique_ptr<Store>> OpenRemoteStore(const std::string& store_path, const std::string& name) {
+Result<std::unique_ptr<Store>> OpenRemoteStore(const std::string& store_path, const std::string& name,
+                                               const crypto::Key256* master) {
   STRATA_ASSIGN_OR_RETURN(RemoteSpec spec, LoadRemote(store_path, name));
   STRATA_ASSIGN_OR_RETURN(auto client, Connect(spec));
   const std::string dir = RemoteDir(store_path, name);
@@ -193,10 +206,15 @@ Result<std::unique_ptr<Store>> OpenRemoteStore(const std::string& store_path, co
     // env is confined to the store; the cache lies beside it.
     STRATA_ASSIGN_OR_RETURN(auto cache, BlockCache::Open(Env::Default(), dir + "/cache", spec.cache_bytes));
     auto made = std::make_unique<S3Backend>(env, client, std::move(cache), index);
+    // Called only once the store's key was checked (Store::Open).
+    if (master != nullptr) {
+      STRATA_ASSIGN_OR_RETURN(std::unique_ptr<StoreCipher> cipher, StoreCipher::FromMasterKey(*master));
+      made->SetFooterCipher(std::move(cipher));
+    }
     s3 = made.get();
     return std::unique_ptr<Backend>(std::move(made));
   };
-  auto store = Store::Open(dir + "/store", Env::Default(), backend);
+  auto store = Store::Open(dir + "/store", Env::Default(), backend, master);
   if (!store.ok()) return store.status().WithContext("remote " + name + " (" + spec.location.Url() + ")");
   // Opening listed packs/: what the index still names but the bucket lost is
   // forgotten now, so that nothing counts as present that is not.
@@ -243,12 +261,13 @@ class OfflineBackend : public Backend {
 
 }  // namespace
 
-Result<std::unique_ptr<Store>> OpenRemoteStoreOffline(const std::string& store_path, const std::string& name) {
+Result<std::unique_ptr<Store>> OpenRemoteStoreOffline(const std::string& store_path, const std::string& name,
+                                                      const crypto::Key256* master) {
   STRATA_ASSIGN_OR_RETURN(RemoteSpec spec, LoadRemote(store_path, name));
   auto backend = [&](Env*, const std::string&, Index* index) -> Result<std::unique_ptr<Backend>> {
     return std::unique_ptr<Backend>(std::make_unique<OfflineBackend>(spec.location.Url(), index));
   };
-  auto store = Store::Open(RemoteDir(store_path, name) + "/store", Env::Default(), backend);
+  auto store = Store::Open(RemoteDir(store_path, name) + "/store", Env::Default(), backend, master);
   if (!store.ok()) return store.status().WithContext("remote " + name + " (its local side)");
   return store;
 }

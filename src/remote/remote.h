@@ -47,7 +47,11 @@ std::string RemoteDir(const std::string& store_path, const std::string& name);
 // for an empty location, writes the local store's (create-if-absent, so two
 // machines adding one location agree), and sets up the local side.
 // create_bucket: create the bucket first (an existing one is fine).
-Status AddRemote(const Store& local, const RemoteSpec& spec, bool create_bucket);
+// An encrypted store needs its master key: the location must be empty or
+// hold an encrypted store under that key (refused before anything is
+// written otherwise, as is a plain location), and key generations are shared
+// out through it (seal_grants.h).
+Status AddRemote(Store& local, const RemoteSpec& spec, bool create_bucket, const crypto::Key256* master = nullptr);
 Result<RemoteSpec> LoadRemote(const std::string& store_path, const std::string& name);
 // Forgets a remote here: its settings and its local side (the cache of its
 // objects and index). The bucket is not touched, nor the local branches a
@@ -58,13 +62,16 @@ Result<std::vector<RemoteSpec>> ListRemotes(const std::string& store_path);
 
 // Opens the store at a remote, synchronising its index with the packs in the
 // bucket. Each call talks to the bucket; a mount keeps one open.
-Result<std::unique_ptr<Store>> OpenRemoteStore(const std::string& store_path, const std::string& name);
+// master: the local store's key when it is encrypted (so is the remote's).
+Result<std::unique_ptr<Store>> OpenRemoteStore(const std::string& store_path, const std::string& name,
+                                               const crypto::Key256* master = nullptr);
 
 // Opens the remote's local side alone (its index and workspaces), never the
 // bucket: for what needs no remote data, such as finding the workspace a
 // mount serves to unmount it. Credentials are not read; every request for
 // packs or refs fails Unavailable.
-Result<std::unique_ptr<Store>> OpenRemoteStoreOffline(const std::string& store_path, const std::string& name);
+Result<std::unique_ptr<Store>> OpenRemoteStoreOffline(const std::string& store_path, const std::string& name,
+                                                      const crypto::Key256* master = nullptr);
 
 // Splits "NAME/BRANCH" when NAME is a remote of the store; nullopt otherwise
 // (a local branch, which may contain '/' too).

@@ -5,6 +5,7 @@
 #include "store/index.h"
 #include "store/pack_format.h"
 #include "store/store.h"
+#include "store/store_cipher.h"
 
 namespace strata {
 namespace {
@@ -163,9 +164,8 @@ Status S3Backend::IndexObjectsHeldElsewhere() {
   STRATA_ASSIGN_OR_RETURN(auto packs, index_->PacksWithObjectsElsewhere());
   for (const std::string& name : packs) {
     auto file = OpenPackUncached(name);
-    // No cipher: a remote never holds an encrypted store's packs (`remote add`
-    // refuses an encrypted store).
-    auto entries = file.ok() ? ReadPackIndex(**file, nullptr) : Result<std::vector<PackEntry>>(file.status());
+    // An encrypted store's footers are sealed: read through its cipher.
+    auto entries = file.ok() ? ReadPackIndex(**file, footer_cipher_.get()) : Result<std::vector<PackEntry>>(file.status());
     // A pack that went too is forgotten by the next listing.
     if (!entries.ok()) continue;
     STRATA_RETURN_IF_ERROR(index_->AddMissingObjects(name, *entries));

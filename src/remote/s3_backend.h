@@ -50,6 +50,8 @@
 
 namespace strata {
 
+class StoreCipher;
+
 // The body of refs/<branch>: "<commit id hex>\n", or kRemoteRefTombstone for a
 // deleted branch (nullopt). Decoding takes the id with or without its newline,
 // in either case of hex; anything else is Corruption.
@@ -94,6 +96,10 @@ class S3Backend : public Backend {
   void RetireWriter() override;
   bool Condemned(const Hash& id) const override;
 
+  // The cipher of an encrypted store (its pack footers are sealed); before
+  // the backend is used. None for a plain one.
+  void SetFooterCipher(std::shared_ptr<const StoreCipher> cipher) { footer_cipher_ = std::move(cipher); }
+
   S3Client& client() const { return *client_; }
   // Forgets packs in the index that a gc here is deleting (objects they held
   // that other packs hold too stay found there).
@@ -131,6 +137,7 @@ class S3Backend : public Backend {
   const std::shared_ptr<S3Client> client_;
   const std::unique_ptr<BlockCache> cache_;
   Index* const index_;
+  std::shared_ptr<const StoreCipher> footer_cipher_;  // null: a plain store
   mutable Mutex mu_;  // a leaf lock: no request to the bucket is made under it
   // Packs the index held before the last listing that it did not show.
   std::vector<std::string> vanished_ GUARDED_BY(mu_);

@@ -182,11 +182,23 @@ std::optional<std::string> PackNameFromKey(std::string_view key) {
   return std::string(name);
 }
 
+namespace {
+// An encrypted store's branch name as kept: lowercase hex of its seal
+// (nonce, name, tag), longer than a plain name may be for long names.
+bool IsSealedRefHex(std::string_view name) {
+  constexpr size_t kMaxSealedHex = 2 * (12 + 200 + 16);
+  if (name.empty() || name.size() % 2 != 0 || name.size() > kMaxSealedHex) return false;
+  for (char c : name)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+}  // namespace
+
 std::optional<std::string> RefNameFromKey(std::string_view key) {
   const std::string_view folder = kRefsFolder;
   if (!key.starts_with(folder)) return std::nullopt;
   std::string_view name = key.substr(folder.size());
-  if (!IsValidRefName(name)) return std::nullopt;
+  if (!IsValidRefName(name) && !IsSealedRefHex(name)) return std::nullopt;
   return std::string(name);
 }
 

@@ -53,7 +53,8 @@ constexpr const char* kRefsFolder = "refs/";
 // stored it under: "packs/<hex>.pack" -> "<hex>.pack", "refs/<branch>" ->
 // "<branch>". nullopt for any key strata would not have written there: one
 // outside the folder, the folder alone, or a rest that is not a valid name
-// (PackNameToHash in its lower-case hex form; IsValidRefName). Those checks
+// (PackNameToHash in its lower-case hex form; IsValidRefName, or the
+// lowercase hex of an encrypted store's sealed branch name). Those checks
 // rule out "..", NUL, a leading or doubled '/', so a name that comes out is
 // safe to use in paths, and folder + name is the key again. Branch names may
 // hold '/' ("team/x"), as local ones do.

@@ -9,6 +9,7 @@
 #include "remote/remote_gc.h"
 #include "remote/s3_backend.h"
 #include "store/index.h"
+#include "store/store_cipher.h"
 #include "util/thread_pool.h"
 #include "util/time_ns.h"
 
@@ -100,11 +101,28 @@ Result<bool> SourceForgotMore(Store& from) {
   return true;
 }
 
+// Objects are copied as they are stored: sealed ones only between stores
+// under one master key (their ids are keyed by it too), plain ones only
+// between plain stores. Anything else would need re-encrypting, which strata
+// does not do; refused before anything is read or written.
+Status CheckSameKey(const Store& from, const Store& to) {
+  const StoreCipher* a = from.cipher();
+  const StoreCipher* b = to.cipher();
+  if (a == nullptr && b == nullptr) return Status::Ok();
+  if (a != nullptr && b != nullptr && a->SameMasterKey(*b)) return Status::Ok();
+  const std::string why = (a == nullptr || b == nullptr)
+                              ? std::string("one of them is encrypted and the other is not")
+                              : std::string("they are encrypted under different master keys");
+  return Status::InvalidArgument("cannot copy between the stores at " + from.path() + " and " + to.path() + ": " +
+                                 why + " (strata does not re-encrypt); nothing was written");
+}
+
 Result<TransferStats> CopyHistoryOnce(Store& from, Store& to, const Hash& head, const TransferOptions& options);
 
 }  // namespace
 
 Result<TransferStats> CopyHistory(Store& from, Store& to, const Hash& head, const TransferOptions& options) {
+  STRATA_RETURN_IF_ERROR(CheckSameKey(from, to));
   // Objects vanish from a remote source only through gc, and a gc deletes
   // what a branch reaches only after forget let go of it: when a read fails
   // so, the copy starts again knowing what was forgotten meanwhile.

@@ -166,3 +166,64 @@ TEST_F(TransferTest, AncestryAndMergeBase) {
 
 }  // namespace
 }  // namespace strata
+
+namespace strata {
+namespace {
+
+constexpr crypto::ScryptParams kFastScrypt{10, 8, 1};
+
+std::unique_ptr<Store> OpenEncrypted(const std::string& path, const std::string& passphrase) {
+  auto master = Store::Unlock(path, passphrase);
+  EXPECT_TRUE(master.ok()) << master.status().ToString();
+  return std::move(Store::Open(path, Env::Default(), &*master)).value();
+}
+
+// Copies go only where the objects open as they are: plain to plain, or
+// between encrypted stores of one master key; anything else is refused
+// before the destination holds a byte more.
+TEST(TransferKeysTest, ForeignKeysAndMixedStoresAreRefusedAndOneKeyCopies) {
+  testing::TempDir dir;
+  const std::string a = dir.path() + "/a", same = dir.path() + "/same", other = dir.path() + "/other",
+                    plain = dir.path() + "/plain";
+  ASSERT_TRUE(Store::InitEncrypted(a, StoreConfig(), "pa", kFastScrypt).ok());
+  ASSERT_TRUE(Store::InitEncrypted(other, StoreConfig(), "po", kFastScrypt).ok());
+  ASSERT_TRUE(Store::Init(plain, StoreConfig()).ok());
+  auto from = OpenEncrypted(a, "pa");
+  auto master = Store::Unlock(a, "pa");
+  ASSERT_TRUE(master.ok());
+  ASSERT_TRUE(Store::InitEncryptedWithKey(same, StoreConfig(), "ps", *master, kFastScrypt).ok());
+  auto to_same = OpenEncrypted(same, "ps");
+  auto to_other = OpenEncrypted(other, "po");
+  auto to_plain = std::move(Store::Open(plain)).value();
+
+  Commit c;
+  c.root = testing::PutTree(*from, {});
+  c.message = "empty";
+  Hash head = from->Put(ObjectType::kCommit, EncodeCommit(c))->id;
+  ASSERT_TRUE(from->Flush().ok());
+
+  for (Store* refused : {to_other.get(), to_plain.get()}) {
+    auto copied = CopyHistory(*from, *refused, head);
+    ASSERT_FALSE(copied.ok());
+    EXPECT_TRUE(copied.status().IsInvalidArgument()) << copied.status().ToString();
+    EXPECT_NE(copied.status().message().find("does not re-encrypt"), std::string::npos) << copied.status().message();
+    auto held = refused->index()->ListObjects();
+    ASSERT_TRUE(held.ok());
+    EXPECT_TRUE(held->empty()) << refused->path();
+  }
+  EXPECT_FALSE(CopyHistory(*to_plain, *from, head).ok());  // plain into encrypted, too
+
+  // Chunks arrive as they are; trees and commits are stored again, sealed by
+  // the destination under key generations of its own.
+  auto grant = from->GrantSealGenerations(16);
+  ASSERT_TRUE(grant.ok()) << grant.status().ToString();
+  ASSERT_TRUE(to_same->AdoptSealGenerations(*grant).ok());
+  auto copied = CopyHistory(*from, *to_same, head);
+  ASSERT_TRUE(copied.ok()) << copied.status().ToString();
+  auto back = to_same->GetCommit(head);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->message, "empty");
+}
+
+}  // namespace
+}  // namespace strata

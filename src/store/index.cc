@@ -566,32 +566,89 @@ Result<uint64_t> Index::GetCounter(const std::string& name) {
   return ReadCounter(db_, name);
 }
 
+namespace {
+constexpr uint64_t kGenerationSpace = uint64_t{1} << 32;
+
+Status SetCounter(sqlite3* db, const std::string& name, uint64_t value) {
+  Stmt st(db, "INSERT INTO counters(name, value) VALUES(?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value");
+  if (!st.ok() || st.Bind(1, name).Bind(2, static_cast<int64_t>(value)).Step() != SQLITE_DONE)
+    return st.Error("updating counter " + name);
+  return Status::Ok();
+}
+}  // namespace
+
 Result<Index::SealReservation> Index::ReserveSeals(const std::string& gen_counter, const std::string& used_counter,
-                                                   uint64_t want, uint64_t limit, uint32_t max_generation) {
+                                                   const std::string& given_counter, uint64_t want, uint64_t limit,
+                                                   uint32_t max_generation) {
   MutexLock lock(&mu_);
   Transaction txn(db_);
   if (!txn.ok()) return Status::IOError(std::string("index: ") + sqlite3_errmsg(db_), EIO);
   auto get = [&](const std::string& name) { return ReadCounter(db_, name); };
-  auto set = [&](const std::string& name, uint64_t value) -> Status {
-    Stmt st(db_, "INSERT INTO counters(name, value) VALUES(?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value");
-    if (!st.ok() || st.Bind(1, name).Bind(2, static_cast<int64_t>(value)).Step() != SQLITE_DONE)
-      return st.Error("updating counter " + name);
-    return Status::Ok();
-  };
   STRATA_ASSIGN_OR_RETURN(uint64_t generation, get(gen_counter));
   STRATA_ASSIGN_OR_RETURN(uint64_t used, get(used_counter));
+  STRATA_ASSIGN_OR_RETURN(uint64_t given, get(given_counter));
+  // The generations granted away are another store's to seal under.
+  const uint64_t end = kGenerationSpace - std::min(given, kGenerationSpace);
+  if (generation >= end)
+    return Status::InvalidArgument("owns no key generation to seal under (it was made with the key of another "
+                                   "store: 'strata remote add' of that store's remote gives it some)");
+  const uint64_t last = std::min<uint64_t>(max_generation, end - 1);
   if (used >= limit) {
-    if (generation >= max_generation)
+    if (generation >= last)
       return Status::Unsupported("has sealed " + std::to_string(used) + " objects under its last key generation (" +
                                  std::to_string(generation) + ")");
     generation++;
     used = 0;
-    STRATA_RETURN_IF_ERROR(set(gen_counter, generation));
+    STRATA_RETURN_IF_ERROR(SetCounter(db_, gen_counter, generation));
   }
   SealReservation r{static_cast<uint32_t>(generation), std::min(want, limit - used)};
-  STRATA_RETURN_IF_ERROR(set(used_counter, used + r.count));
+  STRATA_RETURN_IF_ERROR(SetCounter(db_, used_counter, used + r.count));
   STRATA_RETURN_IF_ERROR(txn.Commit());
   return r;
+}
+
+Result<SealRange> Index::GrantSeals(const std::string& gen_counter, const std::string& given_counter,
+                                           uint64_t max_count) {
+  MutexLock lock(&mu_);
+  Transaction txn(db_);
+  if (!txn.ok()) return Status::IOError(std::string("index: ") + sqlite3_errmsg(db_), EIO);
+  STRATA_ASSIGN_OR_RETURN(uint64_t generation, ReadCounter(db_, gen_counter));
+  STRATA_ASSIGN_OR_RETURN(uint64_t given, ReadCounter(db_, given_counter));
+  const uint64_t end = kGenerationSpace - std::min(given, kGenerationSpace);
+  // The current generation stays the store's, in use or not.
+  const uint64_t free = end > generation + 1 ? end - generation - 1 : 0;
+  const uint64_t count = std::min(max_count, free / 2);
+  if (count == 0)
+    return Status::Unsupported("has no key generations left to hand to another store (it owns " +
+                               std::to_string(end > generation ? end - generation : 0) + ")");
+  STRATA_RETURN_IF_ERROR(SetCounter(db_, given_counter, given + count));
+  STRATA_RETURN_IF_ERROR(txn.Commit());
+  return SealRange{end - count, end};
+}
+
+Status Index::AdoptSeals(const std::string& gen_counter, const std::string& used_counter,
+                         const std::string& given_counter, const SealRange& range) {
+  if (range.first >= range.end || range.end > kGenerationSpace)
+    return Status::InvalidArgument("key generations [" + std::to_string(range.first) + ", " +
+                                   std::to_string(range.end) + ") are no range of generations");
+  MutexLock lock(&mu_);
+  Transaction txn(db_);
+  if (!txn.ok()) return Status::IOError(std::string("index: ") + sqlite3_errmsg(db_), EIO);
+  STRATA_ASSIGN_OR_RETURN(uint64_t used, ReadCounter(db_, used_counter));
+  STRATA_ASSIGN_OR_RETURN(uint64_t generation, ReadCounter(db_, gen_counter));
+  if (used != 0 || generation != 0)
+    return Status::InvalidArgument("has sealed objects already; it cannot take other key generations");
+  STRATA_RETURN_IF_ERROR(SetCounter(db_, gen_counter, range.first));
+  STRATA_RETURN_IF_ERROR(SetCounter(db_, given_counter, kGenerationSpace - range.end));
+  return txn.Commit();
+}
+
+Result<SealRange> Index::OwnedSeals(const std::string& gen_counter, const std::string& given_counter) {
+  MutexLock lock(&mu_);
+  STRATA_ASSIGN_OR_RETURN(uint64_t generation, ReadCounter(db_, gen_counter));
+  STRATA_ASSIGN_OR_RETURN(uint64_t given, ReadCounter(db_, given_counter));
+  const uint64_t end = kGenerationSpace - std::min(given, kGenerationSpace);
+  return SealRange{generation, std::max(end, generation)};
 }
 
 Result<bool> Index::HasForgottenTable() {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "store/pack_format.h"
+#include "store/seal_range.h"
 #include "util/hash.h"
 #include "util/mutex.h"
 #include "util/status.h"
@@ -167,8 +168,23 @@ class Index {
     uint32_t generation = 0;
     uint64_t count = 0;
   };
-  Result<SealReservation> ReserveSeals(const std::string& gen_counter, const std::string& used_counter, uint64_t want,
-                                       uint64_t limit, uint32_t max_generation);
+  // given_counter: the generations handed away from the top of the store's
+  // range (GrantSeals), which it never seals under itself.
+  Result<SealReservation> ReserveSeals(const std::string& gen_counter, const std::string& used_counter,
+                                       const std::string& given_counter, uint64_t want, uint64_t limit,
+                                       uint32_t max_generation);
+  // Key generations a store owns: [first, end), end at most 2^32. It seals
+  // under them upwards from its current one and hands ranges away from the
+  // top (docs/format/encryption.md, "Nonces across stores").
+  // Hands away the upper half of the generations above the current one, at
+  // most max_count, in one transaction: the store never seals under them.
+  // Unsupported when fewer than two are left.
+  Result<SealRange> GrantSeals(const std::string& gen_counter, const std::string& given_counter, uint64_t max_count);
+  // Makes range the store's own; InvalidArgument once it has sealed anything.
+  Status AdoptSeals(const std::string& gen_counter, const std::string& used_counter,
+                    const std::string& given_counter, const SealRange& range);
+  // The generations the store still owns: from its current one to the end.
+  Result<SealRange> OwnedSeals(const std::string& gen_counter, const std::string& given_counter);
 
  private:
   // Conflict ("head moved") unless ref name points at expected (nullopt: absent).

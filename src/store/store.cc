@@ -34,6 +34,8 @@ constexpr const char* kGcGenerationCounter = "gc_generation";
 // Seals reserved under the current object-seal generation, and that generation.
 constexpr const char* kSealedObjectsCounter = "sealed_objects";
 constexpr const char* kSealGenerationCounter = "seal_generation";
+// Generations handed to other stores from the top of this one's range.
+constexpr const char* kSealGenerationsGivenCounter = "seal_generations_given";
 // Seals reserved by one transaction: few enough that a process ending with
 // some unused wastes little of a generation.
 constexpr uint64_t kSealReservation = 4096;
@@ -121,6 +123,57 @@ Status Store::InitEncrypted(const std::string& path, const StoreConfig& config, 
                                             StoreCipher::KeyCheck(opened.master, encrypted->store_id));
                     return Status::Ok();
                   });
+}
+
+namespace {
+// A store made under an existing master key owns no key generation until a
+// grant gives it some: the key's generations are its first store's.
+Status OwnNoGenerations(const std::string& root) {
+  STRATA_ASSIGN_OR_RETURN(auto index, Index::Open(root + kIndexFile, /*create=*/false));
+  return index->AddCounter(kSealGenerationsGivenCounter, uint64_t{1} << 32);
+}
+}  // namespace
+
+Status Store::InitWithoutKeys(const std::string& path, const StoreConfig& config, Env* env) {
+  if (!config.encrypted() || !config.seal_generations())
+    return Status::InvalidArgument("a store without key files is an encrypted one with key generations");
+  return InitWith(path, config, env,
+                  [](Env*, const std::string& root, StoreConfig*) -> Status { return OwnNoGenerations(root); });
+}
+
+Status Store::InitEncryptedWithKey(const std::string& path, const StoreConfig& config, std::string_view passphrase,
+                                   const crypto::Key256& master, const crypto::ScryptParams& params, Env* env) {
+  if (passphrase.empty()) return Status::InvalidArgument("an encrypted store needs a non-empty passphrase");
+  return InitWith(path, config.Encrypted(), env,
+                  [&](Env* inside, const std::string& root, StoreConfig* encrypted) -> Status {
+                    STRATA_RETURN_IF_ERROR(OwnNoGenerations(root));
+                    crypto::KeyRing ring(inside, KeysDir(root), params);
+                    STRATA_RETURN_IF_ERROR(ring.CreateFor(master, passphrase).status());
+                    std::array<uint8_t, 16> id;
+                    STRATA_RETURN_IF_ERROR(crypto::RandomBytes(id.data(), id.size()));
+                    encrypted->store_id = HexEncode(id.data(), id.size());
+                    STRATA_ASSIGN_OR_RETURN(encrypted->key_check, StoreCipher::KeyCheck(master, encrypted->store_id));
+                    return Status::Ok();
+                  });
+}
+
+Result<SealRange> Store::GrantSealGenerations(uint64_t max_count) {
+  if (!cipher_ || !config_.seal_generations())
+    return Status::InvalidArgument("the store at " + path_ + " has no key generations to hand out");
+  auto range = index_->GrantSeals(kSealGenerationCounter, kSealGenerationsGivenCounter, max_count);
+  if (!range.ok()) return range.status().WithContext("the store at " + path_);
+  return range;
+}
+
+Status Store::AdoptSealGenerations(const SealRange& range) {
+  MutexLock lock(&seal_mu_);
+  if (seals_left_ != 0) return Status::InvalidArgument("the store at " + path_ + " holds a reservation of seals");
+  Status s = index_->AdoptSeals(kSealGenerationCounter, kSealedObjectsCounter, kSealGenerationsGivenCounter, range);
+  return s.ok() ? s : s.WithContext("the store at " + path_);
+}
+
+Result<SealRange> Store::OwnedSealGenerations() {
+  return index_->OwnedSeals(kSealGenerationCounter, kSealGenerationsGivenCounter);
 }
 
 Status Store::InitWith(const std::string& path, StoreConfig config, Env* env,
@@ -557,9 +610,10 @@ Result<uint32_t> Store::TakeSeal() {
     // A format 3 store has generation 0 alone, and its bound as before.
     const uint32_t max_generation = config_.seal_generations() ? UINT32_MAX : 0;
     const uint64_t want = std::max<uint64_t>(1, std::min(kSealReservation, config_.seal_limit / 64));
-    auto r = index_->ReserveSeals(kSealGenerationCounter, kSealedObjectsCounter, want, config_.seal_limit,
-                                  max_generation);
+    auto r = index_->ReserveSeals(kSealGenerationCounter, kSealedObjectsCounter, kSealGenerationsGivenCounter, want,
+                                  config_.seal_limit, max_generation);
     if (!r.ok()) {
+      if (r.status().IsInvalidArgument()) return Status::InvalidArgument("the store at " + path_ + " " + r.status().message());
       if (r.status().code() != Status::Code::kUnsupported) return r.status();
       return Status::Unsupported("the store at " + path_ + " " + r.status().message() +
                                  ", the most one key may seal safely (docs/format/encryption.md, \"Nonces\"); "

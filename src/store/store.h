@@ -51,6 +51,7 @@
 #include "store/frame_format.h"
 #include "store/pack_format.h"
 #include "store/pack_reader.h"
+#include "store/seal_range.h"
 #include "store/object.h"
 #include "store/tree.h"
 #include "util/hash.h"
@@ -169,6 +170,17 @@ class Store {
   // key, wrapped under passphrase in the store's first key file (keys/).
   static Status InitEncrypted(const std::string& path, const StoreConfig& config, std::string_view passphrase,
                               const crypto::ScryptParams& params = {}, Env* env = Env::Default());
+  // The same with an existing master key (that of another store, from its
+  // master key file): the new store owns no key generation, and seals
+  // nothing, until AdoptSealGenerations gives it a range granted by a store
+  // that owns some (docs/format/encryption.md, "Nonces across stores").
+  static Status InitEncryptedWithKey(const std::string& path, const StoreConfig& config, std::string_view passphrase,
+                                     const crypto::Key256& master, const crypto::ScryptParams& params = {},
+                                     Env* env = Env::Default());
+  // An encrypted store with the config (id and key check) of another and no
+  // key files: a remote's local side, opened with the key of the store it
+  // belongs to. It owns no key generation until AdoptSealGenerations.
+  static Status InitWithoutKeys(const std::string& path, const StoreConfig& config, Env* env = Env::Default());
   // Opens an existing store, refusing unknown format versions, and recovers
   // from an earlier crash (temp packs removed, unindexed packs indexed).
   // An encrypted store needs its master key (Unlock); without one it is
@@ -247,6 +259,15 @@ class Store {
   Status Flush() EXCLUDES(write_mu_);
   // Adds to the counter of file bytes given to the store (for the dedup ratio).
   void AddLogicalBytes(uint64_t n) { logical_bytes_pending_ += n; }
+
+  // Key generations of an encrypted store (format 4), so that stores sharing
+  // a master key never seal under one generation: Grant hands away up to
+  // max_count of this store's (the upper half of what it has left), Adopt
+  // makes a granted range the own of a store that has sealed nothing, Owned
+  // is what the store may still seal under.
+  Result<SealRange> GrantSealGenerations(uint64_t max_count);
+  Status AdoptSealGenerations(const SealRange& range) EXCLUDES(seal_mu_);
+  Result<SealRange> OwnedSealGenerations();
 
   // ---- write sessions
   // A session spans from a writer's first Put (the moment it may count on an

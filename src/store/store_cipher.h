@@ -49,6 +49,10 @@ class StoreCipher {
   // whether a master key is this store's without revealing anything of it.
   static Result<std::string> KeyCheck(const crypto::Key256& master, std::string_view store_id);
 
+  // Whether other has the same master key: then objects sealed by one open
+  // in the other, and their ids agree, so chunks are copied as they are.
+  bool SameMasterKey(const StoreCipher& other) const { return master_ == other.master_; }
+
   // The keyed id of an object (plain stores: ComputeObjectId).
   Hash ObjectId(ObjectType type, std::string_view data) const;
   const GearTable& gear() const { return gear_; }

@@ -56,6 +56,7 @@ class [[nodiscard]] Status {
   bool IsNotFound() const { return code_ == Code::kNotFound; }
   bool IsCorruption() const { return code_ == Code::kCorruption; }
   bool IsConflict() const { return code_ == Code::kConflict; }
+  bool IsInvalidArgument() const { return code_ == Code::kInvalidArgument; }
 
   // Drops this Status on purpose. Status is [[nodiscard]], so every call that
   // ignores one says so with this, and a comment beside it says why losing

@@ -8,16 +8,13 @@
 # the old one fails; key files are 0600; key export writes the master key
 # (0600, never over a file) and --key-file / STRATA_KEY_FILE open the store
 # with it and no passphrase, refusing a malformed, public or foreign one; a
-# flipped byte is damage naming the object; a remote is refused with a
-# clear message.
+# flipped byte is damage naming the object; a remote that does not answer is
+# refused with a clear message.
 source "$(dirname "$0")/lib.sh"
 use_mountpoint
 unset STRATA_PASSWORD STRATA_NEW_PASSWORD STRATA_KEY_FILE
 
-marker="strata-known-plaintext-$RANDOM$RANDOM"
-name="strata-known-name-$RANDOM$RANDOM.txt"
-branch="strata-known-branch-$RANDOM"
-message="strata-known-message-$RANDOM"
+known_secrets
 mkdir -p "$WORK/src/dir"
 python3 - "$WORK/src/dir/$name" "$marker" <<'PY'
 import sys
@@ -99,9 +96,11 @@ expect_ok strata fsck
 expect_ok strata gc
 expect_ok strata verify
 
-step "a remote is refused, with the reason"
-expect_fail strata remote add origin s3://bucket/prefix --endpoint http://127.0.0.1:9
-expect_stderr_matches "encrypted.*remote"
+step "a remote that does not answer is refused and leaves nothing (remotes themselves: encrypted_remote.sh)"
+AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test expect_fail strata remote add origin s3://bucket/prefix \
+  --endpoint http://127.0.0.1:9 --timeout 2 --create-bucket
+expect_stderr_matches "127.0.0.1:9"
+[[ ! -e "$STORE/remotes/origin" ]] || fail "a refused remote add left its directory"
 
 step "key add, list and remove"
 printf 'second passphrase\n' >"$WORK/pw2"

@@ -209,6 +209,15 @@ commit_of_output() {
   echo "${BASH_REMATCH[1]}"
 }
 
+# known_secrets: sets what an encrypted store must never show, fresh for
+# each test: $marker (file content), $name (a file name), $branch, $message.
+known_secrets() {
+  marker="strata-known-plaintext-$RANDOM$RANDOM"
+  name="strata-known-name-$RANDOM$RANDOM.txt"
+  branch="strata-known-branch-$RANDOM"
+  message="strata-known-message-$RANDOM"
+}
+
 # import_dir DIR BRANCH [MSG]: imports and prints the new commit id.
 import_dir() {
   expect_ok strata import "$1" --branch "$2" -m "${3:-import of $1}"

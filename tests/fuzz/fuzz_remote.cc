@@ -6,6 +6,8 @@
 //   4  an HTTP response header line (as is, and as an ETag and a
 //      Content-Length value)
 //   5  a key from an S3 listing (as is, and under packs/ and refs/)
+//   6  an encrypted store's bucket `generations` (seal_grants.h): in range,
+//      and the one encoding of what it decodes to
 // Ref bodies and remote.json must re-encode to a value that decodes the
 // same; an S3 answer that parses must parse the same once written out again
 // with its text escaped (so entity decoding and element matching agree).
@@ -22,6 +24,7 @@
 #include "remote/s3_backend.h"
 #include "remote/s3_request.h"
 #include "remote/s3_xml.h"
+#include "remote/seal_grants.h"
 #include "store/pack_format.h"
 #include "store/store.h"
 
@@ -143,7 +146,10 @@ void CheckKey(std::string_view key) {
   }
   if (auto ref = strata::s3::RefNameFromKey(key)) {
     CheckSafe(*ref);
-    if (!strata::IsValidRefName(*ref)) Fail("a listed key gives an invalid branch name");
+    // A plain branch name, or an encrypted store's sealed one (lowercase hex).
+    const bool sealed_hex = !ref->empty() && ref->size() % 2 == 0 &&
+                            ref->find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (!strata::IsValidRefName(*ref) && !sealed_hex) Fail("a listed key gives an invalid branch name");
     if (strata::s3::kRefsFolder + *ref != key) Fail("a branch name is not its key again");
   }
 }
@@ -154,18 +160,26 @@ void ListedKey(std::string_view in) {
   CheckKey(strata::s3::kRefsFolder + std::string(in));
 }
 
+void BucketGenerations(std::string_view in) {
+  auto g = strata::DecodeBucketGenerations(in);
+  if (!g.ok()) return;
+  if (g->left.first > g->left.end || g->left.end > (uint64_t{1} << 32)) Fail("a range of generations out of bounds");
+  if (strata::EncodeBucketGenerations(*g) != in) Fail("generations decode from other bytes than they encode to");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 6) {
+  switch (data[0] % 7) {
     case 0: RefBody(in); break;
     case 1: RemoteJson(in); break;
     case 2: ListPage(in); break;
     case 3: ErrorDocument(in); break;
     case 4: HeaderLine(in); break;
-    default: ListedKey(in); break;
+    case 5: ListedKey(in); break;
+    default: BucketGenerations(in); break;
   }
   return 0;
 }

@@ -1,0 +1,146 @@
+// Key generations shared between stores with one master key (store.h,
+// docs/format/encryption.md "Nonces across stores"): a store made with
+// another's key seals nothing until it adopts a granted range; then it seals
+// under that range only, and the grantor never seals under what it granted.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+
+#include "store/index.h"
+#include "store/store.h"
+#include "store/store_cipher.h"
+#include "store/store_test_fixture.h"
+
+namespace strata {
+namespace {
+
+constexpr crypto::ScryptParams kFastScrypt{10, 8, 1};
+constexpr const char* kPassphrase = "correct horse battery staple";
+
+std::unique_ptr<Store> OpenWith(const std::string& path) {
+  auto master = Store::Unlock(path, kPassphrase);
+  EXPECT_TRUE(master.ok()) << master.status().ToString();
+  auto s = Store::Open(path, Env::Default(), &*master);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? std::move(s).value() : nullptr;
+}
+
+// The generations named by the sealed objects of a store's packs.
+std::set<uint32_t> GenerationsSealed(Store& store, const std::vector<Hash>& ids) {
+  std::set<uint32_t> seen;
+  for (const Hash& id : ids) {
+    auto loc = store.index()->Lookup(id);
+    EXPECT_TRUE(loc.ok() && loc->has_value());
+    std::ifstream in(store.path() + "/packs/" + (*loc)->pack, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto g = store.cipher()->SealedGeneration(std::string_view(bytes).substr((*loc)->entry.offset,
+                                                                             (*loc)->entry.stored_len));
+    EXPECT_TRUE(g.ok());
+    seen.insert(*g);
+  }
+  return seen;
+}
+
+std::vector<Hash> PutChunks(Store& store, const std::string& tag, int n) {
+  std::vector<Hash> ids;
+  for (int i = 0; i < n; i++) {
+    auto put = store.Put(ObjectType::kChunk, tag + " " + std::to_string(i));
+    EXPECT_TRUE(put.ok()) << put.status().ToString();
+    if (put.ok()) ids.push_back(put->id);
+  }
+  EXPECT_TRUE(store.Flush().ok());
+  return ids;
+}
+
+TEST(SealGrantTest, AStoreMadeWithAnotherKeySealsOnlyUnderTheRangeItWasGranted) {
+  testing::TempDir dir;
+  const std::string first = dir.path() + "/first", second = dir.path() + "/second";
+  StoreConfig limited;
+  limited.seal_limit = StoreConfig::kMinSealLimit;
+  ASSERT_TRUE(Store::InitEncrypted(first, limited, kPassphrase, kFastScrypt).ok());
+  auto a = OpenWith(first);
+  ASSERT_TRUE(a);
+  auto master = Store::Unlock(first, kPassphrase);
+  ASSERT_TRUE(master.ok());
+  ASSERT_TRUE(Store::InitEncryptedWithKey(second, limited, kPassphrase, *master, kFastScrypt).ok());
+  auto b = OpenWith(second);
+  ASSERT_TRUE(b);
+
+  // Before a grant it owns nothing and refuses to seal, saying why.
+  auto early = b->Put(ObjectType::kChunk, "too early");
+  ASSERT_FALSE(early.ok());
+  EXPECT_TRUE(early.status().IsInvalidArgument());
+  EXPECT_NE(early.status().message().find("owns no key generation"), std::string::npos) << early.status().message();
+
+  auto grant = a->GrantSealGenerations(4);
+  ASSERT_TRUE(grant.ok()) << grant.status().ToString();
+  EXPECT_EQ(grant->end, uint64_t{1} << 32);
+  EXPECT_EQ(grant->end - grant->first, 4u);
+  ASSERT_TRUE(b->AdoptSealGenerations(*grant).ok());
+
+  // 16 seals a generation: 40 seals of b use three of its four generations
+  // (the third in part); past the fourth it stops instead of moving into
+  // another store's.
+  auto b_ids = PutChunks(*b, "b", 40);
+  EXPECT_EQ(GenerationsSealed(*b, b_ids),
+            (std::set<uint32_t>{static_cast<uint32_t>(grant->first), static_cast<uint32_t>(grant->first + 1),
+                                static_cast<uint32_t>(grant->first + 2)}));
+  // The rest of the third generation and all of the fourth: 24 more, then refused.
+  for (int i = 0; i < 24; i++) ASSERT_TRUE(b->Put(ObjectType::kChunk, "b more " + std::to_string(i)).ok()) << i;
+  auto past = b->Put(ObjectType::kChunk, "past the range");
+  EXPECT_FALSE(past.ok());
+  EXPECT_EQ(past.status().code(), Status::Code::kUnsupported) << past.status().ToString();
+  ASSERT_TRUE(b->Flush().ok());
+  // A store that has sealed cannot take another range.
+  EXPECT_TRUE(b->AdoptSealGenerations(SealRange{100, 200}).IsInvalidArgument());
+
+  // The grantor's range now ends below the grant; its own seals stay there.
+  auto owned = a->OwnedSealGenerations();
+  ASSERT_TRUE(owned.ok());
+  EXPECT_EQ(owned->end, grant->first);
+  auto a_ids = PutChunks(*a, "a", 20);
+  for (uint32_t g : GenerationsSealed(*a, a_ids)) EXPECT_LT(g, grant->first);
+  // One master key: the ids agree, and what b sealed opens in b.
+  EXPECT_EQ(a->ObjectId(ObjectType::kChunk, "b 0"), b_ids[0]);
+  auto read = b->Get(b_ids[39], ObjectType::kChunk);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(*read, "b 39");
+}
+
+TEST(SealGrantTest, GrantsNeverOverlapAndStopWhenNothingIsLeft) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/store";
+  ASSERT_TRUE(Store::InitEncrypted(path, StoreConfig(), kPassphrase, kFastScrypt).ok());
+  auto a = OpenWith(path);
+  ASSERT_TRUE(a);
+  std::vector<SealRange> grants;
+  for (;;) {
+    auto g = a->GrantSealGenerations(uint64_t{1} << 40);  // as much as it may: half of what is left
+    if (!g.ok()) {
+      EXPECT_EQ(g.status().code(), Status::Code::kUnsupported) << g.status().ToString();
+      break;
+    }
+    grants.push_back(*g);
+    ASSERT_LT(grants.size(), 40u);
+  }
+  // Each takes half of what is left above the current generation: about 32 halvings of 2^32.
+  EXPECT_GE(grants.size(), 30u);
+  auto owned = a->OwnedSealGenerations();
+  ASSERT_TRUE(owned.ok());
+  EXPECT_LE(owned->end - owned->first, 2u);  // the current generation, and at most one more
+  for (size_t i = 0; i < grants.size(); i++) {
+    EXPECT_LT(grants[i].first, grants[i].end);
+    EXPECT_LE(owned->end, grants[i].first) << i;
+    for (size_t j = i + 1; j < grants.size(); j++)
+      EXPECT_TRUE(grants[j].end <= grants[i].first || grants[i].end <= grants[j].first) << i << " " << j;
+  }
+  // The store still seals under what it kept.
+  EXPECT_EQ(PutChunks(*a, "kept", 3).size(), 3u);
+}
+
+}  // namespace
+}  // namespace strata
