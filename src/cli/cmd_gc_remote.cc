@@ -43,9 +43,12 @@ void PrintRemoteGc(const std::string& remote, const RemoteGcReport& r, bool dry_
   fmt::print("{} {} of {} packs ({}, {} objects) of remote {}; {} objects reachable from none of {} roots\n",
              dry_run ? "would delete" : "deleted", r.packs_deleted, r.packs_before, HumanBytes(r.pack_bytes_deleted),
              r.objects_deleted, remote, r.objects_condemned, r.roots);
-  if (r.packs_rewritten)
-    fmt::print("{} {} packs whose live objects {} copied into {} new packs ({})\n", dry_run ? "would rewrite" : "rewrote",
-               r.packs_rewritten, dry_run ? "would be" : "were", r.packs_written, HumanBytes(r.pack_bytes_written));
+  if (r.packs_rewritten && dry_run)
+    fmt::print("would rewrite {} small or mostly-dead packs, copying their live objects into new packs\n",
+               r.packs_rewritten);
+  else if (r.packs_rewritten)
+    fmt::print("rewrote {} small or mostly-dead packs: their live objects were copied into {} new packs ({})\n",
+               r.packs_rewritten, r.packs_written, HumanBytes(r.pack_bytes_written));
   if (r.packs_kept_partly_live)
     fmt::print("{} packs hold unreachable objects beside live ones and stay whole\n", r.packs_kept_partly_live);
   if (dry_run) return;

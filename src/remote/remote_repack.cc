@@ -66,11 +66,17 @@ class Rewriter {
       begin = std::min(begin, e.offset);
       end = std::max(end, e.offset + e.stored_len);
     }
-    STRATA_ASSIGN_OR_RETURN(auto file, backend_.OpenPackUncached(name));
+    auto opened = backend_.OpenPackUncached(name);
+    if (!opened.ok() && opened.status().IsNotFound()) return Status::Ok();  // as below
+    STRATA_ASSIGN_OR_RETURN(auto file, std::move(opened));
     if (end > file->Size())
       return Status::Corruption("repacking: pack " + name + " is shorter than its footer says");
     std::string span;
-    STRATA_RETURN_IF_ERROR(file->Read(begin, end - begin, &span).WithContext("repacking pack " + name));
+    Status read = file->Read(begin, end - begin, &span);
+    // Gone meanwhile (another gc deleted or repacked it): nothing of it is
+    // copied, and this gc does not delete it.
+    if (read.IsNotFound()) return Status::Ok();
+    STRATA_RETURN_IF_ERROR(read.WithContext("repacking pack " + name));
     result_.bytes_read += span.size();
     for (const PackEntry& e : entries) {
       if (!added_.insert(e.id).second) continue;  // held by two packs being rewritten
