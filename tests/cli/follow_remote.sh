@@ -15,15 +15,6 @@ BUCKET="cli-follow-remote-$$-$RANDOM"
 trap 'rc=$?; set +e; cd /; fusermount3 -u -z "$MP" 2>/dev/null || true
       for k in $(s3_keys "$BUCKET" "" 2>/dev/null); do s3 DELETE "$BUCKET/$k" >/dev/null 2>&1; done
       (exit $rc); _cleanup' EXIT
-# until_true SECONDS COMMAND...: polls COMMAND until it succeeds; fails after SECONDS.
-until_true() {
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || fail "still not true after the deadline: $*"
-    sleep 0.1
-  done
-}
 
 expect_ok "$STRATA_BIN" init "$STORE"
 expect_ok strata remote add origin "s3://$BUCKET/team" --endpoint "$STRATA_S3_ENDPOINT" --create-bucket

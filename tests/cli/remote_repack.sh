@@ -20,32 +20,7 @@ EP="$STRATA_S3_ENDPOINT"
 trap 'rc=$?; set +e; cd /; for m in "$MP" "$MP2"; do fusermount3 -u -z "$m" 2>/dev/null || true; done
       for k in $(s3_keys "$BUCKET" "" 2>/dev/null); do s3 DELETE "$BUCKET/$k" >/dev/null 2>&1; done
       (exit $rc); _cleanup' EXIT
-keys() { s3_keys "$BUCKET" "team/$1" | sort; }
-count_packs() { keys packs/ | grep -c . || true; }
-mark_keys() { keys "$1" >"$WORK/marked-keys"; }
-# wait_for_key PREFIX PID: until a key under PREFIX appears that was not there
-# at the last mark_keys PREFIX (fails if PID ends first).
-wait_for_key() {
-  local i
-  for i in $(seq 600); do
-    [[ -n $(comm -13 "$WORK/marked-keys" <(keys "$1")) ]] && return 0
-    kill -0 "$2" 2>/dev/null || fail "process $2 ended before a new key under $1 appeared"
-    sleep 0.05
-  done
-  fail "no new key under $1 appeared"
-}
-# check_remote BRANCH...: fsck of the remote is clean and each BRANCH exports
-# equal to $WORK/trees/BRANCH.
-check_remote() {
-  local b
-  expect_ok strata --remote origin fsck --json
-  json_true 'd["ok"] and d["missing"] == [] and d["damaged"] == []'
-  for b in "$@"; do
-    rm -rf "$WORK/out"
-    expect_ok strata --remote origin export "$b" "$WORK/out"
-    assert_same_content "$WORK/trees/$b" "$WORK/out"
-  done
-}
+count_packs() { count_keys packs/; }
 # tiny_pushes BRANCH N: N commits of one small change each, each pushed.
 tiny_pushes() {
   local d="$WORK/trees/$1" i
