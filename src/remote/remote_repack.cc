@@ -8,6 +8,7 @@
 #include "store/pack_merge.h"
 #include "store/pack_reader.h"
 #include "store/pack_writer.h"
+#include "util/thread_pool.h"
 
 namespace strata {
 
@@ -50,33 +51,69 @@ class Rewriter {
       : store_(store), backend_(backend), progress_(progress) {}
 
   Result<RewriteResult> Run(const std::vector<std::pair<std::string, std::vector<PackEntry>>>& live) {
-    for (const auto& [name, entries] : live) STRATA_RETURN_IF_ERROR(CopyPack(name, entries));
+    // Each GET is a round trip: a batch of packs is fetched in parallel (as
+    // Store::Open reads footers), then copied in order; a batch at a time
+    // keeps what is held in memory to a few packs.
+    constexpr size_t kParallel = 8;
+    for (size_t first = 0; first < live.size(); first += kParallel) {
+      const size_t n = std::min(kParallel, live.size() - first);
+      std::vector<Fetched> fetched(n);
+      {
+        ThreadPool pool(n);
+        for (size_t i = 0; i < n; i++)
+          pool.Submit([&, i] { fetched[i] = Fetch(live[first + i].first, live[first + i].second); });
+      }
+      for (size_t i = 0; i < n; i++) {
+        STRATA_RETURN_IF_ERROR(fetched[i].status);
+        STRATA_RETURN_IF_ERROR(CopyPack(live[first + i].first, live[first + i].second, fetched[i]));
+      }
+    }
     STRATA_RETURN_IF_ERROR(Seal());
     return std::move(result_);
   }
 
  private:
-  Status CopyPack(const std::string& name, const std::vector<PackEntry>& entries) {
-    if (entries.empty()) return Status::Ok();
-    // One GET for the span of its live objects: packs chosen are small or
-    // mostly dead, and reading them through the block cache would fill it
-    // with packs about to go.
-    uint64_t begin = UINT64_MAX, end = 0;
+  struct Fetched {
+    Status status;
+    bool gone = false;   // the pack went meanwhile
+    uint64_t begin = 0;  // offset of span in the pack
+    std::string span;
+  };
+
+  // One GET for the span of a pack's live objects: packs chosen are small or
+  // mostly dead, and reading them through the block cache would fill it with
+  // packs about to go. Safe to call from several threads.
+  Fetched Fetch(const std::string& name, const std::vector<PackEntry>& entries) {
+    Fetched f;
+    if (entries.empty()) return f;
+    uint64_t end = 0;
+    f.begin = UINT64_MAX;
     for (const PackEntry& e : entries) {
-      begin = std::min(begin, e.offset);
+      f.begin = std::min(f.begin, e.offset);
       end = std::max(end, e.offset + e.stored_len);
     }
-    auto opened = backend_.OpenPackUncached(name);
-    if (!opened.ok() && opened.status().IsNotFound()) return Status::Ok();  // as below
-    STRATA_ASSIGN_OR_RETURN(auto file, std::move(opened));
-    if (end > file->Size())
-      return Status::Corruption("repacking: pack " + name + " is shorter than its footer says");
-    std::string span;
-    Status read = file->Read(begin, end - begin, &span);
+    auto file = backend_.OpenPackUncached(name);
+    if (!file.ok()) {
+      f.gone = file.status().IsNotFound();
+      if (!f.gone) f.status = file.status();
+      return f;
+    }
+    if (end > (*file)->Size()) {
+      f.status = Status::Corruption("repacking: pack " + name + " is shorter than its footer says");
+      return f;
+    }
+    Status read = (*file)->Read(f.begin, end - f.begin, &f.span);
+    f.gone = read.IsNotFound();
+    if (!read.ok() && !f.gone) f.status = read.WithContext("repacking pack " + name);
+    return f;
+  }
+
+  Status CopyPack(const std::string& name, const std::vector<PackEntry>& entries, const Fetched& fetched) {
     // Gone meanwhile (another gc deleted or repacked it): nothing of it is
     // copied, and this gc does not delete it.
-    if (read.IsNotFound()) return Status::Ok();
-    STRATA_RETURN_IF_ERROR(read.WithContext("repacking pack " + name));
+    if (entries.empty() || fetched.gone) return Status::Ok();
+    const uint64_t begin = fetched.begin;
+    const std::string& span = fetched.span;
     result_.bytes_read += span.size();
     for (const PackEntry& e : entries) {
       if (!added_.insert(e.id).second) continue;  // held by two packs being rewritten
