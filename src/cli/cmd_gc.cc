@@ -89,18 +89,21 @@ struct GcArgs {
   bool dry_run = false;
   double repack_threshold = 0.5;
   double grace_seconds = kDefaultRemoteGcGraceSeconds;
+  uint64_t max_repack_mib = kDefaultMaxRepackMib;
   CLI::Option* grace = nullptr;  // given or not
-  CLI::Option* repack = nullptr;
+  CLI::Option* max_repack = nullptr;
 };
 
 int RunGc(Globals& g, const GcArgs& a) {
   // Other machines may be writing to a remote store, and gc's lock is a local
   // file: a remote has a protocol of its own.
   if (!g.remote.empty()) {
-    if (a.repack->count() > 0) return UsageError("--repack-threshold: packs of a remote are not rewritten (yet)");
-    return RunRemoteGc(g, a.dry_run, a.grace_seconds);
+    return RunRemoteGc(g, RemoteGcArgs{a.dry_run, a.grace_seconds, a.repack_threshold, a.max_repack_mib});
   }
   if (a.grace->count() > 0) return UsageError("--grace is for the gc of a remote store (--remote NAME)");
+  if (a.max_repack->count() > 0)
+    return UsageError("--max-repack-mib is for the gc of a remote store (--remote NAME); a local gc rewrites "
+                      "every pack below --repack-threshold");
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(store.status());
   auto report = CollectGarbageWithProgress(**store, a.dry_run, a.repack_threshold);
@@ -170,7 +173,7 @@ void RegisterGcCommands(CLI::App& app, Globals& g, int* exit_code) {
   static GcArgs a;  // option storage must outlive parsing
   auto* gc = app.add_subcommand("gc", "delete objects no branch or workspace reaches; repack mostly-dead packs");
   gc->add_flag("--dry-run", a.dry_run, "report what would be deleted; change nothing");
-  a.repack = gc->add_option("--repack-threshold", a.repack_threshold,
+  gc->add_option("--repack-threshold", a.repack_threshold,
                  "rewrite packs whose live share of bytes is below this (0 to 1; 0 never rewrites)")
       ->check(FiniteRange(0.0, 1.0));
   a.grace = gc->add_option("--grace", a.grace_seconds,
@@ -178,6 +181,10 @@ void RegisterGcCommands(CLI::App& app, Globals& g, int* exit_code) {
                  "writer's request timeout (default 900)")
       ->type_name("SECONDS")
       ->check(FiniteRange(0.0, 86400.0));
+  a.max_repack = gc->add_option("--max-repack-mib", a.max_repack_mib,
+                                "with --remote: read at most this many MiB of packs per run to merge small packs "
+                                "and rewrite mostly-dead ones (default 512; 0 never repacks)")
+                     ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 30));
   gc->add_flag("--json", g.json, "machine-readable output");
   gc->callback([&g, exit_code] { *exit_code = RunGc(g, a); });
 

@@ -25,13 +25,17 @@ nlohmann::ordered_json RemoteGcJson(const RemoteGcReport& r, bool dry_run) {
   j["packs_before"] = r.packs_before;
   j["packs_deleted"] = r.packs_deleted;
   j["packs_kept_partly_live"] = r.packs_kept_partly_live;
+  j["packs_rewritten"] = r.packs_rewritten;
+  j["packs_written"] = r.packs_written;
+  j["pack_bytes_written"] = r.pack_bytes_written;
+  j["repack_bytes_read"] = r.repack_bytes_read;
   j["pack_bytes_before"] = r.pack_bytes_before;
   j["pack_bytes_deleted"] = r.pack_bytes_deleted;
   j["leases_waited"] = r.leases_waited;
   j["leases_expired"] = r.leases_expired;
   j["lists_removed"] = r.lists_removed;
   j["trees_read"] = r.trees_read;
-  j["ms"] = {{"mark", r.mark_ms}, {"wait", r.wait_ms}, {"delete", r.delete_ms}};
+  j["ms"] = {{"mark", r.mark_ms}, {"repack", r.repack_ms}, {"wait", r.wait_ms}, {"delete", r.delete_ms}};
   return j;
 }
 
@@ -39,17 +43,25 @@ void PrintRemoteGc(const std::string& remote, const RemoteGcReport& r, bool dry_
   fmt::print("{} {} of {} packs ({}, {} objects) of remote {}; {} objects reachable from none of {} roots\n",
              dry_run ? "would delete" : "deleted", r.packs_deleted, r.packs_before, HumanBytes(r.pack_bytes_deleted),
              r.objects_deleted, remote, r.objects_condemned, r.roots);
+  if (r.packs_rewritten && dry_run)
+    fmt::print("would rewrite {} small or mostly-dead packs, copying their live objects into new packs\n",
+               r.packs_rewritten);
+  else if (r.packs_rewritten)
+    fmt::print("rewrote {} small or mostly-dead packs: their live objects were copied into {} new packs ({})\n",
+               r.packs_rewritten, r.packs_written, HumanBytes(r.pack_bytes_written));
   if (r.packs_kept_partly_live)
     fmt::print("{} packs hold unreachable objects beside live ones and stay whole\n", r.packs_kept_partly_live);
   if (dry_run) return;
   fmt::print("waited {:.1f} s for {} writer(s) that began before the gc ({} had run out); marking {:.1f} s, "
-             "deleting {:.1f} s\n",
-             r.wait_ms / 1000, r.leases_waited, r.leases_expired, r.mark_ms / 1000, r.delete_ms / 1000);
+             "repacking {:.1f} s, deleting {:.1f} s\n",
+             r.wait_ms / 1000, r.leases_waited, r.leases_expired, r.mark_ms / 1000, r.repack_ms / 1000,
+             r.delete_ms / 1000);
 }
 
 }  // namespace
 
-int RunRemoteGc(const Globals& g, bool dry_run, double grace_seconds) {
+int RunRemoteGc(const Globals& g, const RemoteGcArgs& args) {
+  const bool dry_run = args.dry_run;
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(store.status());
   Progress progress(dry_run ? "gc (dry run)" : "gc", 0, 0);
@@ -58,7 +70,9 @@ int RunRemoteGc(const Globals& g, bool dry_run, double grace_seconds) {
   RemoteGcOptions options;
   options.forgotten = std::move(forgotten).value();
   options.dry_run = dry_run;
-  options.grace = std::chrono::milliseconds(static_cast<int64_t>(grace_seconds * 1000));
+  options.grace = std::chrono::milliseconds(static_cast<int64_t>(args.grace_seconds * 1000));
+  options.repack_threshold = args.repack_threshold;
+  options.max_repack_bytes = args.max_repack_mib << 20;
   options.extra_roots = [&] { return WorkspaceRoots(**store); };
   options.progress = &progress;
   if (Progress::StderrIsTerminal())

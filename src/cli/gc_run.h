@@ -4,6 +4,8 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+
+#include <cstdint>
 #include <vector>
 
 #include "store/gc.h"
@@ -22,10 +24,18 @@ nlohmann::ordered_json GcReportJson(const GcReport& report, bool dry_run);
 void PrintGcReport(const GcReport& report, bool dry_run);
 
 // gc of the remote store g.remote names while others may push to it
-// (remote/remote_gc.h); grace in seconds. Prints the summary or its JSON;
-// returns the exit code.
+// (remote/remote_gc.h), repacking within max_repack_mib of packs read (0:
+// none); grace in seconds. Prints the summary or its JSON; returns the exit
+// code.
 struct Globals;
 constexpr double kDefaultRemoteGcGraceSeconds = 900;
-int RunRemoteGc(const Globals& g, bool dry_run, double grace_seconds);
+constexpr uint64_t kDefaultMaxRepackMib = 512;
+struct RemoteGcArgs {
+  bool dry_run = false;
+  double grace_seconds = kDefaultRemoteGcGraceSeconds;
+  double repack_threshold = 0.5;
+  uint64_t max_repack_mib = kDefaultMaxRepackMib;
+};
+int RunRemoteGc(const Globals& g, const RemoteGcArgs& args);
 
 }  // namespace strata::cli

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "remote/gc_protocol.h"
+#include "remote/remote_repack.h"
 #include "remote/s3_backend.h"
 #include "store/gc.h"
 #include "store/index.h"
@@ -22,7 +23,7 @@ double MsSince(Clock::time_point start) {
 
 struct PackContents {
   uint64_t size = 0;
-  std::vector<std::pair<Hash, uint64_t>> objects;  // id, stored bytes
+  std::vector<PackEntry> objects;  // as its footer (or the index) gives them
 };
 
 class RemoteCollector {
@@ -42,11 +43,18 @@ class RemoteCollector {
     STRATA_RETURN_IF_ERROR(MarkRoots());
     std::vector<Hash> condemned;
     for (const auto& [name, pack] : packs_)
-      for (const auto& [id, stored] : pack.objects)
-        if (!walk_.Marked(id) && condemned_.insert(id).second) condemned.push_back(id);
+      for (const PackEntry& e : pack.objects)
+        if (!walk_.Marked(e.id) && condemned_.insert(e.id).second) condemned.push_back(e.id);
     report_.objects_condemned = condemned.size();
     report_.mark_ms = MsSince(start);
-    if (options_.dry_run || condemned.empty()) {
+
+    start = Clock::now();
+    STRATA_RETURN_IF_ERROR(Repack());
+    report_.repack_ms = MsSince(start);
+    // Without garbage or copies there is nothing to delete, and no list to
+    // wait for. With copies alone a list (naming no object) is still written
+    // and waited for: the old packs go after the same wait as garbage.
+    if (options_.dry_run || (condemned.empty() && copied_.empty())) {
       ChooseDeletions();
       if (!options_.dry_run) STRATA_RETURN_IF_ERROR(RemoveRunOut(std::nullopt));
       return report_;
@@ -86,10 +94,9 @@ class RemoteCollector {
           if (entries.status().IsNotFound()) continue;  // gone meanwhile (another gc)
           return entries.status().WithContext("reading the footer of pack " + name);
         }
-        for (const PackEntry& e : *entries) pack.objects.emplace_back(e.id, e.stored_len);
+        pack.objects = std::move(entries).value();
       } else {
-        STRATA_ASSIGN_OR_RETURN(auto entries, store_.index()->ObjectsInPack(name));
-        for (const PackEntry& e : entries) pack.objects.emplace_back(e.id, e.stored_len);
+        STRATA_ASSIGN_OR_RETURN(pack.objects, store_.index()->ObjectsInPack(name));
       }
       report_.packs_before++;
       report_.pack_bytes_before += size;
@@ -106,25 +113,74 @@ class RemoteCollector {
     return Status::Ok();
   }
 
-  // Packs whose every object is condemned and still unmarked; counts them.
+  // Copies the live objects of the packs worth rewriting into new packs
+  // (uploaded and indexed when it returns); a dry run only chooses them.
+  Status Repack() {
+    if (options_.max_repack_bytes == 0) return Status::Ok();
+    std::vector<RepackCandidate> candidates;
+    for (const auto& [name, pack] : packs_) {
+      RepackCandidate c{name, pack.size};
+      for (const PackEntry& e : pack.objects) {
+        if (!walk_.Marked(e.id)) continue;
+        c.live_objects++;
+        c.live_bytes += e.stored_len;
+      }
+      candidates.push_back(std::move(c));
+    }
+    const std::vector<std::string> chosen = PickPacksToRewrite(candidates, store_.config().pack_size,
+                                                               options_.repack_threshold, options_.max_repack_bytes);
+    rewritten_.insert(chosen.begin(), chosen.end());
+    if (chosen.empty() || options_.dry_run) return Status::Ok();
+    Note("copying the live objects of " + std::to_string(chosen.size()) + " packs into new packs");
+    std::vector<std::pair<std::string, std::vector<PackEntry>>> live;
+    for (const std::string& name : chosen) {
+      std::vector<PackEntry> entries;
+      for (const PackEntry& e : packs_.at(name).objects)
+        if (walk_.Marked(e.id)) entries.push_back(e);
+      live.emplace_back(name, std::move(entries));
+    }
+    STRATA_ASSIGN_OR_RETURN(RewriteResult copy, RewriteLiveObjects(store_, backend_, live, options_.progress));
+    copied_ = std::move(copy.copied);
+    report_.packs_written = copy.packs_written;
+    report_.pack_bytes_written = copy.bytes_written;
+    report_.repack_bytes_read = copy.bytes_read;
+    return Status::Ok();
+  }
+
+  // Whether the bucket may lose this copy of an object: it was condemned and
+  // is still unmarked, or it is in a new pack (a dry run: would be).
+  bool MayGo(const std::string& pack, const PackEntry& e) const {
+    if (copied_.count(e.id)) return true;
+    if (walk_.Marked(e.id)) return options_.dry_run && rewritten_.count(pack);
+    return options_.dry_run || condemned_.count(e.id);
+  }
+
+  // Packs whose every object may go; counts them.
   std::vector<std::string> ChooseDeletions() {
     std::vector<std::string> dead;
     report_.packs_deleted = report_.pack_bytes_deleted = report_.objects_deleted = report_.bytes_deleted = 0;
-    report_.packs_kept_partly_live = 0;
+    report_.packs_kept_partly_live = report_.packs_rewritten = 0;
     for (const auto& [name, pack] : packs_) {
-      size_t unmarked = 0;
-      for (const auto& [id, stored] : pack.objects)
-        if (!walk_.Marked(id) && (options_.dry_run || condemned_.count(id))) unmarked++;
-      if (unmarked == 0) continue;
-      if (unmarked < pack.objects.size()) {
+      size_t going = 0, moved = 0;
+      for (const PackEntry& e : pack.objects) {
+        if (!MayGo(name, e)) continue;
+        going++;
+        if (walk_.Marked(e.id)) moved++;
+      }
+      if (going == 0) continue;
+      if (going < pack.objects.size()) {
         report_.packs_kept_partly_live++;
         continue;
       }
       dead.push_back(name);
       report_.packs_deleted++;
+      if (moved) report_.packs_rewritten++;
       report_.pack_bytes_deleted += pack.size;
-      report_.objects_deleted += pack.objects.size();
-      for (const auto& [id, stored] : pack.objects) report_.bytes_deleted += stored;
+      for (const PackEntry& e : pack.objects) {
+        if (walk_.Marked(e.id)) continue;  // its copy lives on
+        report_.objects_deleted++;
+        report_.bytes_deleted += e.stored_len;
+      }
     }
     return dead;
   }
@@ -246,6 +302,8 @@ class RemoteCollector {
   RemoteGcReport report_;
   std::map<std::string, PackContents> packs_;
   std::unordered_set<Hash> condemned_;
+  std::unordered_set<std::string> rewritten_;  // packs chosen for repacking
+  std::unordered_set<Hash> copied_;            // live objects now in new packs
   std::string list_key_;
   uint32_t list_seconds_ = 0;
   int64_t list_time_ = 0;           // when the list landed, by the server's clock

@@ -14,7 +14,13 @@
 //     request of its writer still in flight).
 //  4. re-mark from the branches as they are now (the finished writers' new
 //     heads), and delete the packs whose every object is still condemned and
-//     unmarked. A pack with any live object stays whole.
+//     unmarked, or was copied into a new pack in step 1b.
+//
+// Repacking (remote_repack.h) runs between steps 1 and 2: the live objects of
+// mostly-dead and small packs, within a bound of bytes per run, are copied
+// into new packs, uploaded and indexed before the list is written; the old
+// packs then go in step 4 like garbage packs. A pack with a live object that
+// was not copied stays whole.
 //
 // Killed at any point, it leaves a usable store: nothing is deleted before
 // step 4, and what step 4 deletes was unreachable and relied on by no
@@ -42,6 +48,11 @@ struct RemoteGcOptions {
   // sent before a lease ran out may still be on its way.
   std::chrono::milliseconds grace{std::chrono::minutes(15)};
   bool dry_run = false;  // mark and report what would go; write nothing
+  // Packs whose live share of bytes is below this are rewritten (0: none);
+  // small packs are merged too. At most this many bytes of packs are read
+  // (and their live share uploaded) per run; 0 turns repacking off.
+  double repack_threshold = 0.5;
+  uint64_t max_repack_bytes = uint64_t{512} << 20;
   // Commits whose trees are not walked unless they are roots (forget.h).
   std::unordered_set<Hash> forgotten;
   // Roots other than the branches (this machine's workspaces of the
@@ -59,12 +70,15 @@ struct RemoteGcReport {
   uint64_t bytes_deleted = 0;      // their stored bytes
   uint64_t packs_before = 0, packs_deleted = 0;
   uint64_t pack_bytes_before = 0, pack_bytes_deleted = 0;
-  uint64_t packs_kept_partly_live = 0;  // holding condemned objects beside live ones
+  uint64_t packs_kept_partly_live = 0;  // holding condemned objects beside live ones, not rewritten
+  uint64_t packs_rewritten = 0;         // of packs_deleted: their live objects copied to new packs
+  uint64_t packs_written = 0, pack_bytes_written = 0;  // the new packs
+  uint64_t repack_bytes_read = 0;       // of the rewritten packs
   uint64_t leases_waited = 0;           // writers that had announced themselves before the list
   uint64_t leases_expired = 0;          // of which ran out (their writers died): removed
   uint64_t lists_removed = 0;           // run-out lists of earlier gcs
   uint64_t trees_read = 0;
-  double mark_ms = 0, wait_ms = 0, delete_ms = 0;
+  double mark_ms = 0, repack_ms = 0, wait_ms = 0, delete_ms = 0;
 };
 
 // The commits `strata forget` let go of on the remote store (in its bucket,

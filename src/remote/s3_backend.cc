@@ -131,7 +131,8 @@ Result<std::vector<std::string>> S3Backend::ForgetVanishedPacks() {
   return vanished;
 }
 
-Result<std::vector<std::string>> S3Backend::ForgetVanished(std::vector<std::string> vanished) {
+Result<std::vector<std::string>> S3Backend::ForgetVanished(std::vector<std::string> vanished,
+                                                           const std::unordered_set<Hash>* also_condemned) {
   std::vector<std::pair<std::string, std::vector<PackEntry>>> held;
   for (const std::string& name : vanished) {
     STRATA_ASSIGN_OR_RETURN(auto entries, index_->ObjectsInPack(name));
@@ -145,7 +146,7 @@ Result<std::vector<std::string>> S3Backend::ForgetVanished(std::vector<std::stri
   std::vector<std::string> unexpected;
   for (const auto& [name, entries] : held) {
     for (const PackEntry& e : entries) {
-      if (Condemned(e.id)) continue;
+      if (Condemned(e.id) || (also_condemned && also_condemned->count(e.id))) continue;
       STRATA_ASSIGN_OR_RETURN(auto elsewhere, index_->Lookup(e.id));
       if (elsewhere) continue;
       unexpected.push_back(name);
@@ -173,15 +174,47 @@ Status S3Backend::IndexObjectsHeldElsewhere() {
   return Status::Ok();
 }
 
+Status S3Backend::IndexListed(const std::vector<std::string>& listed) {
+  STRATA_ASSIGN_OR_RETURN(auto known, index_->ListPacks());
+  for (const std::string& name : listed) {
+    if (known.count(name)) continue;
+    auto file = OpenPackUncached(name);
+    // No cipher, as in IndexObjectsHeldElsewhere.
+    auto entries = file.ok() ? ReadPackIndex(**file, nullptr) : Result<std::vector<PackEntry>>(file.status());
+    // Gone again, or damaged: verify reports it; its objects stay unfound.
+    if (!entries.ok() && (entries.status().IsNotFound() || entries.status().IsCorruption())) continue;
+    if (!entries.ok()) return entries.status();
+    STRATA_RETURN_IF_ERROR(index_->AddPack(name, (*file)->Size(), *entries));
+  }
+  return Status::Ok();
+}
+
 Result<std::vector<std::string>> S3Backend::RelistAndForget() {
-  STRATA_RETURN_IF_ERROR(ListPacks().status());
+  STRATA_ASSIGN_OR_RETURN(auto listed, ListPacks());
   std::vector<std::string> vanished;
   {
     MutexLock lock(&mu_);
     vanished.swap(vanished_);
   }
   if (vanished.empty()) return vanished;
+  // A repack may have moved their objects to packs this index has not seen.
+  STRATA_RETURN_IF_ERROR(IndexListed(listed));
   return ForgetVanished(std::move(vanished));
+}
+
+Status S3Backend::ForgetPacksGoneSinceListing() {
+  std::vector<std::string> vanished;
+  {
+    MutexLock lock(&mu_);
+    vanished.swap(vanished_);
+  }
+  if (vanished.empty() || !index_) return Status::Ok();
+  // A reader may hold no lease: the gc lists in the bucket now say what
+  // went on purpose.
+  STRATA_ASSIGN_OR_RETURN(auto condemned, ReadCondemned(*client_));
+  STRATA_ASSIGN_OR_RETURN(auto lost, ForgetVanished(std::move(vanished), &condemned));
+  if (!lost.empty()) lost_since_open_ = true;
+  return Status::Ok();
 }
 
 Status S3Backend::AnnounceWriter() {

@@ -95,6 +95,7 @@ class S3Backend : public Backend {
   Status AnnounceWriter() override;
   void RetireWriter() override;
   bool Condemned(const Hash& id) const override;
+  Status ForgetPacksGoneSinceListing() override;
 
   // The cipher of an encrypted store (its pack footers are sealed); before
   // the backend is used. None for a plain one.
@@ -124,8 +125,13 @@ class S3Backend : public Backend {
   // an object not condemned (a loss this store did not expect).
   Result<std::vector<std::string>> RelistAndForget();
   // The vanished packs, forgotten in the index; those holding objects that
-  // no gc list named are returned.
-  Result<std::vector<std::string>> ForgetVanished(std::vector<std::string> vanished);
+  // no gc list named are returned (the lists read when the lease was
+  // written, and `also_condemned` if given).
+  Result<std::vector<std::string>> ForgetVanished(std::vector<std::string> vanished,
+                                                  const std::unordered_set<Hash>* also_condemned = nullptr);
+  // Indexes, from their footers, the packs of a listing that the index does
+  // not know: where a repack put the objects of packs that vanished.
+  Status IndexListed(const std::vector<std::string>& listed);
   // After packs were forgotten: objects they held that another pack holds
   // too are placed there (read from those packs' footers).
   Status IndexObjectsHeldElsewhere();

@@ -80,6 +80,12 @@ class Backend {
   // Whether a gc running on a shared backend may delete this object: a writer
   // stores it again instead of counting on it (false for a local backend).
   virtual bool Condemned(const Hash& /*id*/) const { return false; }
+  // After a read found its pack gone from a shared backend (a remote gc
+  // repacked it) and the store indexed the packs listed now: forgets the
+  // packs the index names that the listing lacked, so their objects are
+  // looked up in the packs that hold them now. A loss no gc explains stops
+  // refs moving from this store, as a ref update's own check does.
+  virtual Status ForgetPacksGoneSinceListing() { return Status::Ok(); }
 
   // What the backend did, by name, for `strata stats` (a remote's cache and
   // transfers); empty for a local directory.

@@ -692,8 +692,28 @@ Result<T> Store::ReadObject(const Hash& id, std::optional<ObjectType> expected, 
   // gc may have moved the object to a new pack between the lookup and the
   // read: if the index now places it elsewhere, read it there.
   auto moved = index_->Lookup(id);
+  if (moved.ok() && *moved && (*moved)->pack == loc->pack && data.status().IsNotFound() && backend_->Shared()) {
+    // A remote's gc may have repacked it: the packs listed now say where.
+    STRATA_RETURN_IF_ERROR(RefreshAfterVanishedPack());
+    moved = index_->Lookup(id);
+  }
   if (!moved.ok() || !*moved || (*moved)->pack == loc->pack) return data;
   return read((*moved)->pack, (*moved)->entry);
+}
+
+Status Store::RefreshAfterVanishedPack() {
+  MutexLock lock(&refresh_mu_);
+  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::steady_clock::now().time_since_epoch())
+                    .count();
+  // At most one listing a second, as for a miss: reads of a pack that is
+  // really lost cost a lookup each, not a listing of the bucket each.
+  if (now - refresh_ms_ >= 1000) {
+    refresh_ms_ = now;
+    STRATA_ASSIGN_OR_RETURN(WriteSession session, BeginSession(/*announce=*/false));
+    STRATA_RETURN_IF_ERROR(IndexNewPacks());
+  }
+  return backend_->ForgetPacksGoneSinceListing();
 }
 
 Status Store::RefreshAfterMiss() {

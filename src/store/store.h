@@ -342,6 +342,9 @@ class Store {
   // For a shared backend: an object missing from the index may be in a pack
   // another machine published since; lists the packs at most once a second.
   Status RefreshAfterMiss() EXCLUDES(refresh_mu_);
+  // For a shared backend: a read found its pack gone; indexes the packs
+  // listed now and forgets those that went (Backend::ForgetPacksGoneSinceListing).
+  Status RefreshAfterVanishedPack() EXCLUDES(refresh_mu_);
   void EndWrite() EXCLUDES(session_mu_);
   void ForgetKnownIds() EXCLUDES(write_mu_);
   // Get, GetBuffer and GetStored: finds id in the index (asking a shared

@@ -6,16 +6,6 @@
 source "$(dirname "$0")/lib.sh"
 use_two_mountpoints
 
-# until_true SECONDS COMMAND...: polls COMMAND until it succeeds; fails after SECONDS.
-until_true() {
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    ((SECONDS < deadline)) || fail "still not true after the deadline: $*"
-    sleep 0.1
-  done
-}
-
 expect_ok "$STRATA_BIN" init "$STORE"
 expect_ok strata mount --new --name writer "$MP"
 mkdir "$MP/d"

@@ -218,6 +218,16 @@ known_secrets() {
   message="strata-known-message-$RANDOM"
 }
 
+# until_true SECONDS COMMAND...: polls COMMAND until it succeeds; fails after SECONDS.
+until_true() {
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    ((SECONDS < deadline)) || fail "still not true after the deadline: $*"
+    sleep 0.1
+  done
+}
+
 # import_dir DIR BRANCH [MSG]: imports and prints the new commit id.
 import_dir() {
   expect_ok strata import "$1" --branch "$2" -m "${3:-import of $1}"

@@ -7,7 +7,8 @@
 # loop of pushes of new branches while gc runs loses nothing; gc killed with
 # SIGKILL at several points leaves a usable remote and a later gc removes the
 # garbage; forget --remote lets gc free what only the forgotten commits held;
-# --dry-run changes nothing; usage errors exit 2.
+# --dry-run changes nothing; usage errors exit 2. (Repacking, which gc does
+# too, is remote_repack.sh's: the steps here that name packs turn it off.)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lib_s3.sh"
 [[ -n "${STRATA_CEPH_ENV:-}" && -r "${STRATA_CEPH_ENV}" ]] || { echo "SKIP: no S3 server (STRATA_CEPH_ENV)" >&2; exit 77; }
@@ -20,33 +21,6 @@ EP="$STRATA_S3_ENDPOINT"
 # The cluster keeps objects in memory: this test's go when it ends.
 trap 'rc=$?; set +e; for k in $(s3_keys "$BUCKET" "" 2>/dev/null); do s3 DELETE "$BUCKET/$k" >/dev/null 2>&1; done
       (exit $rc); _cleanup' EXIT
-# keys PREFIX: the bucket's keys under team/PREFIX, one a line, sorted.
-keys() { s3_keys "$BUCKET" "team/$1" | sort; }
-count_keys() { keys "$1" | grep -c . || true; }
-# wait_for_key PREFIX PID: until a key under PREFIX appears that was not there
-# when the script last called mark_keys PREFIX (fails if PID ends first).
-mark_keys() { keys "$1" >"$WORK/marked-keys"; }
-wait_for_key() {
-  local i
-  for i in $(seq 600); do
-    [[ -n $(comm -13 "$WORK/marked-keys" <(keys "$1")) ]] && return 0
-    kill -0 "$2" 2>/dev/null || fail "process $2 ended before a new key under $1 appeared"
-    sleep 0.05
-  done
-  fail "no new key under $1 appeared"
-}
-# check_remote BRANCH...: fsck of the remote is clean, and each BRANCH
-# exports from the remote equal to $WORK/trees/BRANCH.
-check_remote() {
-  local b
-  expect_ok strata --remote origin fsck --json
-  json_true 'd["ok"] and d["missing"] == [] and d["damaged"] == []'
-  for b in "$@"; do
-    rm -rf "$WORK/out"
-    expect_ok strata --remote origin export "$b" "$WORK/out"
-    assert_same_content "$WORK/trees/$b" "$WORK/out"
-  done
-}
 # make_tree NAME [SHARED]: a tree of its own (a unique file, small files) and,
 # when SHARED is given, a copy of the tree $WORK/trees/SHARED's data.
 make_tree() {
@@ -58,14 +32,12 @@ make_tree() {
 }
 mkdir -p "$WORK/trees"
 
-step "usage errors: --grace without --remote, a negative grace, repacking a remote"
+step "usage errors: --grace without --remote, a negative grace"
 expect_ok "$STRATA_BIN" init "$STORE"
 expect_exit 2 strata gc --grace 1
 expect_stderr_matches "--remote"
 expect_ok strata remote add origin "$URL" --endpoint "$EP" --create-bucket
 expect_exit 2 strata gc --remote origin --grace -1
-expect_exit 2 strata gc --remote origin --repack-threshold 0.3
-expect_stderr_matches "not rewritten"
 
 step "gc removes the garbage of a deleted branch and keeps every branch whole"
 make_tree main
@@ -81,21 +53,21 @@ expect_ok strata push origin junk
 junk_packs=$(comm -13 <(echo "$packs_live") <(keys packs/))
 [[ -n $junk_packs ]] || fail "pushing junk added no pack"
 expect_ok strata --remote origin branch delete junk
-expect_ok strata gc --remote origin --grace 1 --dry-run --json
+expect_ok strata gc --remote origin --grace 1 --max-repack-mib 0 --dry-run --json
 json_true 'd["dry_run"] and d["packs_deleted"] >= 1 and d["objects_deleted"] > 0'
 [[ $(count_keys packs/) -eq $(( $(echo "$packs_live" | grep -c .) + $(echo "$junk_packs" | grep -c .) )) ]] ||
   fail "the dry run changed packs/"
 [[ -z $(keys gc/condemned/) ]] || fail "the dry run wrote a list"
-expect_ok strata gc --remote origin --grace 1 --json
+expect_ok strata gc --remote origin --grace 1 --max-repack-mib 0 --json
 json_true 'not d["dry_run"] and d["packs_deleted"] == '"$(echo "$junk_packs" | grep -c .)"' and d["bytes_deleted"] > 400000'
 json_true 'd["leases_waited"] == 0'
 for p in $junk_packs; do keys packs/ | grep -qx "$p" && fail "garbage pack $p is still in the bucket"; done
 [[ $(keys packs/) == "$packs_live" ]] || fail "gc deleted a pack a branch reaches"
 [[ -z $(keys leases/) ]] || fail "commands left leases behind: $(keys leases/)"
 check_remote main keep
-expect_ok strata gc --remote origin --grace 0 --json
+expect_ok strata gc --remote origin --grace 0 --max-repack-mib 0 --json
 json_true 'd["packs_deleted"] == 0 and d["objects_condemned"] == 0'
-expect_ok strata gc --remote origin --grace 0
+expect_ok strata gc --remote origin --grace 0 --max-repack-mib 0
 expect_output_matches "deleted 0 of"
 
 # garbage SEED: a branch pushed by store A and deleted, whose file a store B
@@ -123,7 +95,7 @@ BG_PIDS+=("$push_pid")
 wait_for_key leases/ "$push_pid"
 kill -STOP "$push_pid" || fail "the push ended before it could be stopped: $(cat "$WORK/early.out")"
 mark_keys gc/condemned/
-"$STRATA_BIN" --store "$STORE" gc --remote origin --grace 1 --json >"$WORK/gc1.json" 2>"$WORK/gc1.err" &
+"$STRATA_BIN" --store "$STORE" gc --remote origin --grace 1 --max-repack-mib 0 --json >"$WORK/gc1.json" 2>"$WORK/gc1.err" &
 gc_pid=$!
 BG_PIDS+=("$gc_pid")
 wait_for_key gc/condemned/ "$gc_pid"
@@ -205,7 +177,7 @@ done
 expect_ok strata gc --remote origin --grace 1 --json
 check_remote main keep early late "${pushed[@]}"
 # Nothing but reachable objects is left in whole-garbage packs: a last dry run finds none.
-expect_ok strata gc --remote origin --grace 0 --dry-run --json
+expect_ok strata gc --remote origin --grace 0 --max-repack-mib 0 --dry-run --json
 json_true 'd["packs_deleted"] == 0'
 
 step "forget --remote records what it lets go of in the bucket; gc --remote then frees what only those commits held"
