@@ -33,7 +33,7 @@ request_counts_delta() {
 import json, sys
 before, after, rnd, arm, phase = sys.argv[1:]
 def counts(path):
-    return {op["name"]: op["count"] for op in json.load(open(path))["operations"]}
+    return {name: op["count"] for name, op in json.load(open(path))["operations"].items()}
 b, a = counts(before), counts(after)
 for name, n in sorted(a.items()):
     if n - b.get(name, 0) > 0:
