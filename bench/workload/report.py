@@ -24,11 +24,11 @@ def fmt(x):
     return f"{x:.3g}" if x < 100 else f"{x:.0f}"
 
 
-def cell(values):
+def cell(values, unit=""):
     if not values:
         return "–"
     med = statistics.median(values)
-    return fmt(med) + (f" ({fmt(min(values))}–{fmt(max(values))})" if len(values) > 1 else "")
+    return fmt(med) + unit + (f" ({fmt(min(values))}–{fmt(max(values))})" if len(values) > 1 else "")
 
 
 def main(out):
@@ -64,7 +64,7 @@ def main(out):
             for a in others:
                 v = [by_round[(n, a, p)] / by_round[(n, "strata", p)] for n in rounds
                      if (n, a, p) in by_round and by_round.get((n, "strata", p))]
-                ratios.append(cell(v) + ("×" if v else ""))
+                ratios.append(cell(v, "×"))
             print(f"| {p} | " + " | ".join(ratios) + " | " + " | ".join(cell(cpu[(a, p)]) for a in fuse) + " |")
 
     if requests:
