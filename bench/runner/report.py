@@ -30,7 +30,7 @@ SUITE_TITLES = {
     "commit": "commit (seconds of the snapshot after each change: strata commit, restic backup, borg create; "
               "warm)",
     "import": "import and dedup (cold cache)",
-    "workload": "real workload (untar a source tree with its .git, then git status)",
+    "workload": "real workload (untar, git status, clone and checkout, a build, find/du, snapshots, copies, dd, rm)",
     "exec": "sandboxes (strata exec against bubblewrap on an overlayfs or a copy of the tree; median of each arm's "
             "interleaved runs; strata-mounted = a workspace already mounted)",
 }
