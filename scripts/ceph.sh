@@ -14,7 +14,7 @@
 # `start` on a DIR whose cluster still answers does nothing and succeeds; on a DIR
 # left over from a dead cluster it starts afresh. A failed start prints the tail of
 # the logs, stops what it started and exits non-zero (DIR stays for inspection).
-# No systemd, no /etc/ceph, no name-based kill. See /work/shared/notes/ceph-rgw.md
+# No systemd, no /etc/ceph, no name-based kill. See docs/remote-s3.md ("The Ceph test harness")
 # for why the settings below are what they are.
 set -euo pipefail
 
