@@ -158,3 +158,18 @@ ranges.sort()
 for (a0, a1, pa), (b0, b1, pb) in zip(ranges, ranges[1:]):
     if b0 < a1: sys.exit("FAIL: generations of %s [%d, %d) and %s [%d, %d) overlap" % (pa, a0, a1, pb, b0, b1))
 PY
+
+step "gc --remote repacks the encrypted remote: the new pack reveals nothing and both stores still read it"
+expect_ok strata gc --remote origin --grace 1 --json
+python3 -c 'import json, sys; d = json.load(sys.stdin); sys.exit(0 if d["packs_written"] >= 1 and d["packs_deleted"] >= 2 else "FAIL: no repack: %s" % d)' <"$OUT" ||
+  fail "gc --remote did not merge the remote's small packs"
+expect_ok strata --remote origin fsck
+for store in strata strata_b; do
+  rm -rf "$WORK/out-$store"
+  expect_ok "$store" --remote origin export "$branch" "$WORK/out-$store"
+  assert_same_content "$WORK/src" "$WORK/out-$store"
+done
+bucket_dump enc/ "$WORK/dump-repacked"
+for needle in "$marker" "$name" "$branch" "$message" "id:$public_id"; do
+  if found_in "$WORK/dump-repacked" "$needle"; then fail "'$needle' appears in the repacked bucket"; fi
+done
