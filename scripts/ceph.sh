@@ -206,6 +206,15 @@ EOF
     ((SECONDS - t0 < 90)) || fail "S3 at $endpoint did not answer within 90 s"
     sleep 0.25
   done
+  # Two clusters started at the same moment can both find the same port free;
+  # the one whose radosgw lost the bind would take the other's answers for its
+  # own. As root, ss names the listener: it must be this cluster's radosgw.
+  if ((EUID == 0)); then
+    local rgw_pid
+    rgw_pid=$(live_pid radosgw) || fail "radosgw exited"
+    ss -Htlnp "sport = :$rgw_port" | grep -q "pid=$rgw_pid," ||
+      fail "port $rgw_port answers, but not from this cluster's radosgw (another cluster took it meanwhile)"
+  fi
 
   local access secret
   access=$(od -An -N10 -tx1 /dev/urandom | tr -d ' \n')
