@@ -583,7 +583,8 @@ Result<Index::SealReservation> Index::ReserveSeals(const std::string& gen_counte
   MutexLock lock(&mu_);
   Transaction txn(db_);
   if (!txn.ok()) return Status::IOError(std::string("index: ") + sqlite3_errmsg(db_), EIO);
-  auto get = [&](const std::string& name) { return ReadCounter(db_, name); };
+  sqlite3* const db = db_;  // a lambda's body is outside what the lock's analysis sees
+  auto get = [db](const std::string& name) { return ReadCounter(db, name); };
   STRATA_ASSIGN_OR_RETURN(uint64_t generation, get(gen_counter));
   STRATA_ASSIGN_OR_RETURN(uint64_t used, get(used_counter));
   STRATA_ASSIGN_OR_RETURN(uint64_t given, get(given_counter));
