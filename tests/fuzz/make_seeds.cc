@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "control/protocol.h"
@@ -240,9 +241,17 @@ void RemoteSeeds(const std::string& dir) {
 
 // A key file with cheap scrypt parameters whose passphrase is the one
 // fuzz_key_file tries, so mutations reach the unwrap as well as the decoder.
+// Wrapping draws a fresh salt and id, so a seed that still unwraps to the
+// same key is kept: regenerating the corpus changes no file without cause.
 void KeyFileSeeds(const std::string& dir) {
   strata::crypto::Key256 master;
   master.bytes.fill(0x42);
+  std::ifstream in(dir + "/cheap", std::ios::binary);
+  std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (auto old = strata::crypto::DecodeKeyFile(kept, "cheap"); old.ok()) {
+    auto key = strata::crypto::UnwrapMasterKey(*old, "fuzz");
+    if (key.ok() && key->bytes == master.bytes) return;
+  }
   auto file = strata::crypto::WrapMasterKey(master, "fuzz", strata::crypto::ScryptParams{10, 8, 1}, 1700000000);
   if (!file.ok()) std::abort();
   Write(dir, "cheap", strata::crypto::EncodeKeyFile(*file));
