@@ -177,7 +177,7 @@ int RunExec(Globals& g, const ExecArgs& a) {
   std::optional<MountedWorkspace> mounted;
   // The store the run ends with (its commit, the workspace's removal): kept
   // from the start when no daemon is forked, else opened while the program
-  // runs (OpenStoreForEnd), so that nothing stands between the mount and the
+  // runs (open_store_for_end), so that nothing stands between the mount and the
   // program's start.
   std::unique_ptr<Store> store;
   {
