@@ -24,6 +24,8 @@
 #             bwrap-dir       bwrap on a plain directory (nothing set up)
 #   cycle   fork, a program that changes one small file, and the change kept:
 #             strata          strata fork + strata exec --branch --commit
+#             strata-from     strata exec --branch --from --commit (the fork
+#                             made by exec itself: one command)
 #             bwrap-copy      cp -a of the tree, bwrap on the copy
 #             bwrap-overlay   overlayfs with a fresh upper, bwrap, unmount
 #                             (the upper directory is what was kept)
@@ -123,6 +125,10 @@ strata_cycle() {  # strata_cycle strata|strata_base
   "$1" fork "c${N}" --from main >/dev/null
   "$1" exec --branch "c${N}" --name "c${N}" --commit -m "change ${N}" --at "${AT}" -- sh -c 'echo changed >>stdio.h'
 }
+strata_from_cycle() {  # the same cycle in one command (exec --from forks the branch)
+  N=$((N + 1))
+  strata exec --branch "c${N}" --from main --name "c${N}" --commit -m "change ${N}" --at "${AT}" -- sh -c 'echo changed >>stdio.h'
+}
 change='echo changed >>stdio.h'
 
 for ((round = 1; round <= ROUNDS; round++)); do
@@ -137,6 +143,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
   bench_log "round ${round}: fork + run + keep"
   for ((i = 0; i < ITER; i++)); do
     timed "${round}" cycle strata strata_cycle strata
+    timed "${round}" cycle strata-from strata_from_cycle
     [[ -z "${BASE_BIN}" ]] || timed "${round}" cycle strata-base strata_cycle strata_base
     timed "${round}" cycle bwrap-copy copy_run sh -c "${change}"
     timed "${round}" cycle bwrap-overlay overlay_run sh -c "${change}"
@@ -153,7 +160,7 @@ print("| phase | arm | ms median (min-max) | median / reference |")
 print("|---|---|---|---|")
 for phase, ref, arms in (("start", "bwrap-overlay", ("strata", "strata-base", "strata-mounted", "bwrap-overlay",
                                                      "bwrap-dir")),
-                         ("cycle", "strata", ("strata", "strata-base", "bwrap-copy", "bwrap-overlay"))):
+                         ("cycle", "strata", ("strata", "strata-from", "strata-base", "bwrap-copy", "bwrap-overlay"))):
     r = statistics.median(ms(phase, ref))
     for arm in arms:
         v = ms(phase, arm)
@@ -170,6 +177,7 @@ def med(rnd, phase, arm):
 ratios = [("start: strata / bwrap-overlay", "start", "strata", "bwrap-overlay"),
           ("start: strata-base / bwrap-overlay", "start", "strata-base", "bwrap-overlay"),
           ("cycle: bwrap-copy / strata", "cycle", "bwrap-copy", "strata"),
+          ("cycle: bwrap-copy / strata-from", "cycle", "bwrap-copy", "strata-from"),
           ("cycle: bwrap-copy / strata-base", "cycle", "bwrap-copy", "strata-base")]
 print()
 print("| ratio | " + " | ".join("round " + r for r in rounds) + " |")

@@ -98,8 +98,10 @@ struct MountedWorkspace {
 std::optional<MountedWorkspace> FindMountedWorkspace(Store& store, const std::string& mountpoint_or_name);
 // Mounts the existing workspace `name` at mountpoint as `strata mount
 // --workspace` would, printing nothing but errors; owner_pid > 0: the mount
-// ends when that process does. An exit code (errors already printed).
-int MountWorkspaceQuietly(Globals& g, const std::string& name, const std::string& mountpoint, int owner_pid);
+// ends when that process does. An exit code (errors already printed); on
+// success *daemon_pid is the pid of the daemon that serves the mount.
+int MountWorkspaceQuietly(Globals& g, const std::string& name, const std::string& mountpoint, int owner_pid,
+                          int* daemon_pid);
 // Unmounts a workspace's mount and waits (a bounded time) for its daemon.
 Status Unmount(const std::string& mountpoint, int daemon_pid);
 

@@ -25,6 +25,7 @@
 #include "sandbox/command_lookup.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/run.h"
+#include "store/revision.h"
 #include "workspace/workspace.h"
 
 namespace strata::cli {
@@ -33,7 +34,7 @@ namespace {
 using sandbox::RunOutcome;
 
 struct ExecArgs {
-  std::string workspace, branch, name, at;
+  std::string workspace, branch, from, name, at;
   bool root = false, net = false, keep_mounted = false, commit = false, discard = false, json = false, detach = false;
   std::string message;
   int64_t uid = -1;
@@ -74,6 +75,7 @@ Status CheckArgs(const ExecArgs& a) {
   if (a.workspace.empty() == a.branch.empty())
     return Status::InvalidArgument("give exactly one of --workspace NAME, --branch B");
   if (!a.name.empty() && a.branch.empty()) return Status::InvalidArgument("--name applies to --branch only");
+  if (!a.from.empty() && a.branch.empty()) return Status::InvalidArgument("--from applies to --branch only");
   if (a.at.empty() == !a.root) return Status::InvalidArgument("give exactly one of --at DIR, --root");
   if (a.commit && a.message.empty()) return Status::InvalidArgument("--commit needs a message (-m MESSAGE)");
   if (!a.commit && !a.message.empty()) return Status::InvalidArgument("-m applies to --commit only");
@@ -88,22 +90,54 @@ Status CheckArgs(const ExecArgs& a) {
   return Status::Ok();
 }
 
-// The workspace the sandbox runs on: named, or new on the head of a branch.
-// *created says whether this command made it.
-Result<std::string> ChooseWorkspace(Store& store, const ExecArgs& a, bool* created) {
-  *created = false;
+// What this command made before the program ran, so that a failure before
+// it ran takes them away again.
+struct Made {
+  bool workspace = false;
+  std::optional<Hash> branch_at;  // --from: the new branch, at this commit
+};
+
+// --branch B --from REV: creates branch B at REV, as `strata fork B --from
+// REV` would, in this command (one store open, one process fewer per fork).
+Result<Hash> ForkBranch(Store& store, const std::string& branch, const std::string& rev) {
+  if (!IsValidRefName(branch)) return Status::InvalidArgument("'" + branch + "' is not a valid branch name");
+  STRATA_ASSIGN_OR_RETURN(auto current, store.GetRef(branch));
+  if (current) return Status::AlreadyExists("branch '" + branch + "' exists (--from creates it)");
+  STRATA_ASSIGN_OR_RETURN(Hash id, ResolveContentRevision(store, rev));
+  Status s = store.CompareAndSwapRef(branch, std::nullopt, id);
+  if (s.IsConflict()) return Status::Conflict("branch '" + branch + "' exists (created meanwhile)");
+  STRATA_RETURN_IF_ERROR(s);
+  return id;
+}
+
+// The workspace the sandbox runs on: named, or new on the head of a branch
+// (new itself with --from). *made says what this command created.
+Result<std::string> ChooseWorkspace(Store& store, const ExecArgs& a, Made* made) {
   if (!a.workspace.empty()) {
     if (!WorkspaceExists(store, a.workspace)) return Status::NotFound("no workspace '" + a.workspace + "'");
     return a.workspace;
   }
-  STRATA_ASSIGN_OR_RETURN(auto head, store.GetRef(a.branch));
-  if (!head) return Status::NotFound("no branch '" + a.branch + "'");
   std::string name = a.name.empty() ? "exec/" + std::to_string(::getpid()) : a.name;
   if (!IsValidRefName(name)) return Status::InvalidArgument("'" + name + "' is not a valid workspace name");
+  std::optional<Hash> head;
+  if (!a.from.empty()) {
+    STRATA_ASSIGN_OR_RETURN(head, ForkBranch(store, a.branch, a.from));
+    made->branch_at = head;
+  } else {
+    STRATA_ASSIGN_OR_RETURN(head, store.GetRef(a.branch));
+    if (!head) return Status::NotFound("no branch '" + a.branch + "' (--from REV creates it)");
+  }
   Status s = Workspace::Create(store, name, *head, a.branch);
   if (!s.ok()) return s.WithContext("workspace '" + name + "' (choose another with --name)");
-  *created = true;
+  made->workspace = true;
   return name;
+}
+
+// Takes away what `made` says this command created (best effort: a failure
+// is reported already, this only leaves less behind).
+void ForgetMade(Store& store, const ExecArgs& a, const std::string& name, const Made& made) {
+  if (made.workspace) (void)Workspace::Remove(store, name);
+  if (made.branch_at) (void)store.DeleteRef(a.branch, *made.branch_at);
 }
 
 // Unmounts what this command mounted and removes its mountpoint.
@@ -139,16 +173,21 @@ int RunExec(Globals& g, const ExecArgs& a) {
     author = std::move(found).value();
   }
   std::string name, store_path, state_dir;
-  bool created = false;
+  Made made;
   std::optional<MountedWorkspace> mounted;
-  // The store the run ends with (its commit, the unmount): opened once,
-  // before the program, and kept open while it runs.
+  // The store the run ends with (its commit, the workspace's removal): kept
+  // from the start when no daemon is forked, else opened while the program
+  // runs (open_store_for_end), so that nothing stands between the mount and the
+  // program's start.
   std::unique_ptr<Store> store;
   {
     auto opened = OpenStore(g);
     if (!opened.ok()) return ExecFail(opened.status());
-    auto chosen = ChooseWorkspace(**opened, a, &created);
-    if (!chosen.ok()) return ExecFail(chosen.status());
+    auto chosen = ChooseWorkspace(**opened, a, &made);
+    if (!chosen.ok()) {
+      ForgetMade(**opened, a, "", made);  // a branch made before the workspace failed
+      return ExecFail(chosen.status());
+    }
     name = *chosen;
     mounted = FindMountedWorkspace(**opened, name);
     state_dir = Workspace::StateDir(**opened, name);
@@ -161,9 +200,10 @@ int RunExec(Globals& g, const ExecArgs& a) {
   const bool own_mount = !mounted;
   // A workspace made for this run, which failed before its program ran,
   // holds nothing: it goes again, so that a failed exec leaves no trace.
+  const bool created = made.workspace;
   auto forget_created = [&] {
-    if (!created) return;
-    if (auto opened = OpenStore(g); opened.ok()) (void)Workspace::Remove(**opened, name);
+    if (!made.workspace && !made.branch_at) return;
+    if (auto opened = OpenStore(g); opened.ok()) ForgetMade(**opened, a, name, made);
   };
   if (own_mount) {
     const std::string mp = state_dir + "/sandbox.mnt";
@@ -177,16 +217,21 @@ int RunExec(Globals& g, const ExecArgs& a) {
     }
     // No store may be open here: the daemon is forked from this process, and
     // an SQLite connection must not cross a fork.
-    if (int rc = MountWorkspaceQuietly(g, name, mp, a.keep_mounted ? 0 : ::getpid()); rc != kExitOk) {
+    int daemon_pid = 0;
+    if (int rc = MountWorkspaceQuietly(g, name, mp, a.keep_mounted ? 0 : ::getpid(), &daemon_pid); rc != kExitOk) {
       forget_created();
       return kExecFailed;
     }
-    auto opened = OpenStore(g);
-    if (!opened.ok()) return ExecFail(opened.status());
-    store = std::move(opened).value();
-    mounted = FindMountedWorkspace(*store, name);
-    if (!mounted) return ExecFail(Status::IOError("workspace '" + name + "' was mounted but left no record", EIO));
+    // What the mount record says, known without reading it: the daemon is
+    // this process's child, and the mount is where MountIn put it.
+    std::error_code ec;
+    const std::string canonical = std::filesystem::canonical(mp, ec).string();
+    mounted = MountedWorkspace{name, daemon_pid, ec ? mp : canonical};
   }
+  Result<std::unique_ptr<Store>> store_for_end = Status::Internal("the store was not opened");
+  auto open_store_for_end = [&] {
+    if (!store) store_for_end = OpenStore(g);
+  };
 
   sandbox::SandboxSpec spec;
   spec.layout = a.root ? sandbox::SandboxSpec::Layout::kRoot : sandbox::SandboxSpec::Layout::kAt;
@@ -227,12 +272,20 @@ int RunExec(Globals& g, const ExecArgs& a) {
   const mode_t own_umask = ::umask(g.caller_umask);
   auto outcome = sandbox::RunToEnd(*argv, *limits, cgroup->get(), [&](pid_t pid) {
     Event(a, {{"event", "started"}, {"workspace", name}, {"tree", mounted->mountpoint}, {"pid", pid}});
+    open_store_for_end();  // while the program runs: off the path to its start
   });
   ::umask(own_umask);
   cgroup->reset();  // whatever the program left running goes with its group
   if (!outcome.ok()) {
     finish_mount();
     return ExecFail(outcome.status());
+  }
+  if (!store) {
+    if (!store_for_end.ok()) {
+      finish_mount();
+      return ExecFail(store_for_end.status().WithContext("the program ran, but the store cannot be opened"));
+    }
+    store = std::move(store_for_end).value();
   }
   const RunOutcome& o = *outcome;
   static constexpr const char* kEnds[] = {"exited", "signaled", "timeout", "memory_limit"};
@@ -285,6 +338,7 @@ void RegisterExecCommands(CLI::App& app, Globals& g, int* exit_code) {
   auto* exec = app.add_subcommand("exec", "run a program in a sandbox whose working tree is a workspace");
   exec->add_option("--workspace", a.workspace, "run on this existing workspace");
   exec->add_option("--branch", a.branch, "run on a new workspace on the head of this branch");
+  exec->add_option("--from", a.from, "with --branch: create that branch at this revision first (as strata fork)");
   exec->add_option("--name", a.name, "name of that new workspace (default: exec/PID)");
   exec->add_option("--at", a.at, "the host read-only, the workspace writable at this existing directory");
   exec->add_flag("--root", a.root, "the workspace is the sandbox's whole file tree (a root file system)");

@@ -146,7 +146,8 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
   return kExitOk;
 }
 
-int MountIn(Globals& g, const MountArgs& a) {
+// *daemon_pid (when given) receives the pid of the daemon started.
+int MountIn(Globals& g, const MountArgs& a, int* daemon_pid = nullptr) {
   // Usage first: options that do not go together are wrong wherever one mounts.
   int modes = a.create_new + !a.branch.empty() + !a.workspace.empty() + !a.read_only.empty();
   if (modes != 1)
@@ -270,10 +271,12 @@ int MountIn(Globals& g, const MountArgs& a) {
   }
   auto log_path = [&log] { return log; };
   auto serve = [&](daemon::ReadyPipe& ready) { return Serve(g, a, name, mountpoint, ready); };
-  if (Status s = daemon::StartDaemon(log_path, serve); !s.ok()) {
+  Result<pid_t> started = daemon::StartDaemon(log_path, serve);
+  if (!started.ok()) {
     forget_created();
-    return Fail(s);
+    return Fail(started.status());
   }
+  if (daemon_pid != nullptr) *daemon_pid = *started;
   if (a.quiet) return kExitOk;
   if (a.follow)
     fmt::print("mounted {} read-only at {}, following the branch (polled every {})\n", a.read_only, mountpoint,
@@ -398,13 +401,14 @@ int RunWorkspaceEnd(Globals& g, const std::string& target, bool discard) {
 
 }  // namespace
 
-int MountWorkspaceQuietly(Globals& g, const std::string& name, const std::string& mountpoint, int owner_pid) {
+int MountWorkspaceQuietly(Globals& g, const std::string& name, const std::string& mountpoint, int owner_pid,
+                          int* daemon_pid) {
   MountArgs a;
   a.workspace = name;
   a.mountpoint = mountpoint;
   a.quiet = true;
   a.owner_pid = owner_pid;
-  return MountIn(g, a);
+  return MountIn(g, a, daemon_pid);
 }
 
 // --read-only and --branch also take REMOTE/BRANCH: the workspace then lives

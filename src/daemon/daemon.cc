@@ -259,7 +259,7 @@ Status ServeMount(Store& store, const ServeSpec& spec, ReadyPipe& ready) {
   return s;
 }
 
-Status StartDaemon(const std::function<std::string()>& log_path, const std::function<int(ReadyPipe&)>& serve) {
+Result<pid_t> StartDaemon(const std::function<std::string()>& log_path, const std::function<int(ReadyPipe&)>& serve) {
   if (const int open = OpenSqliteConnections(); open != 0)
     return Status::Internal("the mount's daemon was not started: " + std::to_string(open) +
                             " SQLite connection(s) open in the process that would fork it (a store or "
@@ -293,7 +293,7 @@ Status StartDaemon(const std::function<std::string()>& log_path, const std::func
     if (msg == "ready") break;
   }
   ::close(pipefd[0]);
-  if (msg == "ready") return Status::Ok();
+  if (msg == "ready") return pid;
   int status = 0;
   ::waitpid(pid, &status, 0);  // the daemon is gone, and with it its lock on the workspace
   if (msg.empty()) return Status::IOError("the daemon exited before the mount was ready", EIO);

@@ -78,14 +78,15 @@ Status ServeMount(Store& store, const ServeSpec& spec, ReadyPipe& ready);
 // Forks a daemon. The child leaves the command's session, reads nothing,
 // writes its output to the path log_path() returns in the child (/dev/null
 // when empty), and exits with what serve returns. The parent returns when the
-// child reported ready, or its error once the child has exited (and with it
-// released the workspace).
+// child reported ready, with the child's pid (the daemon's: a caller that
+// waits for its end needs no mount record to find it), or its error once the
+// child has exited (and with it released the workspace).
 // REQUIRES: no Store (nor anything else holding a SQLite connection) open in
 // this process: SQLite connections must not cross a fork, and a daemon
 // forked beside one was seen to lose its commit's branch move without an
 // error (`strata mount` closes its stores before this call). Checked: with a
 // connection open (util/sqlite_connection.h) it returns an internal error
 // and forks nothing.
-Status StartDaemon(const std::function<std::string()>& log_path, const std::function<int(ReadyPipe&)>& serve);
+Result<pid_t> StartDaemon(const std::function<std::string()>& log_path, const std::function<int(ReadyPipe&)>& serve);
 
 }  // namespace strata::daemon

@@ -24,7 +24,7 @@ class StartDaemonTest : public ::testing::Test {
     return store.ok() ? std::move(store).value() : nullptr;
   }
   // A daemon that leaves a mark in the directory and says it is ready.
-  Status Start() {
+  Result<pid_t> Start() {
     const std::string mark = dir_.path() + "/forked";
     return StartDaemon([] { return std::string(); },
                        [mark](ReadyPipe& ready) {
@@ -56,7 +56,7 @@ TEST_F(StartDaemonTest, AStoreOpenCountsItsConnectionsUntilItCloses) {
 TEST_F(StartDaemonTest, RefusesToForkWhileAStoreIsOpen) {
   auto store = OpenStore();
   ASSERT_TRUE(store);
-  Status s = Start();
+  Status s = Start().status();
   ASSERT_FALSE(s.ok()) << "a daemon was forked beside an open store";
   EXPECT_EQ(s.code(), Status::Code::kInternal) << s.ToString();
   EXPECT_NE(s.message().find("SQLite connection"), std::string::npos) << s.message();
@@ -68,9 +68,10 @@ TEST_F(StartDaemonTest, RefusesToForkWhileAStoreIsOpen) {
 TEST_F(StartDaemonTest, ForksOnceEveryStoreIsClosed) {
   OpenStore().reset();
   ASSERT_EQ(OpenSqliteConnections(), 0);
-  Status s = Start();
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  ::waitpid(-1, nullptr, 0);  // the daemon exits right after saying it is ready
+  Result<pid_t> pid = Start();
+  ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+  // The pid is the daemon's: it exits right after saying it is ready.
+  EXPECT_EQ(::waitpid(*pid, nullptr, 0), *pid);
   EXPECT_TRUE(Forked());
 }
 
@@ -79,7 +80,7 @@ TEST_F(StartDaemonTest, ADaemonsErrorReachesTheCaller) {
                          [](ReadyPipe& ready) {
                            ready.Failed(Status::InvalidArgument("no such workspace"));
                            return 1;
-                         });
+                         }).status();
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("no such workspace"), std::string::npos) << s.message();
 }

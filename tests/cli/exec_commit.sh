@@ -78,6 +78,26 @@ assert events[1]["exit_status"] == 0 and events[1]["end"] == "exited"
 assert len(events[2]["commit"]) == 64 and events[2]["branch"] == "f2"
 PY
 
+step "--branch B --from REV forks B and runs on it in one command"
+expect_ok strata exec --branch f5 --from main --name c5 --commit -m forked --at "$AT" -- sh -c 'echo forked >forked.txt'
+expect_ok strata log f5 --json
+json_true 'd[0]["message"].startswith("forked") and d[1]["id"] == "'"$base"'"'
+expect_ok strata cat f5:forked.txt
+[[ $(cat "$OUT") == forked ]] || fail "the forked branch lacks the program's file"
+[[ $(strata log main --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])') == "$base" ]] ||
+  fail "main moved"
+# An existing branch is refused before anything runs.
+expect_exit 125 strata exec --branch f5 --from main --name c6 --at "$AT" -- sh -c 'echo x >ran.txt'
+expect_stderr_matches "branch 'f5' exists"
+expect_exit 125 strata exec --workspace c5 --from main --at "$AT" -- true
+expect_stderr_matches 'from applies to --branch only'
+# A run that fails before its program starts takes its new branch away again.
+expect_exit 127 strata exec --branch f7 --from main --name c7 --at "$AT" -- no-such-program-here
+expect_ok strata branch list --json
+json_true '[b for b in d if b["name"] == "f7"] == []'
+expect_ok strata workspace list --json
+json_true '[w for w in d if w["name"] in ("c6", "c7")] == []'
+
 step "--keep-mounted leaves the mount; a later exec runs on it and leaves it"
 expect_ok strata exec --branch main --name k1 --keep-mounted --at "$AT" -- sh -c 'echo kept >kept.txt'
 mp=$(awk -v s="strata:k1:$STORE" '$1 == s {print $2}' /proc/mounts)
