@@ -644,6 +644,31 @@ Status Index::AdoptSeals(const std::string& gen_counter, const std::string& used
   return txn.Commit();
 }
 
+Result<bool> Index::ExtendSeals(const std::string& gen_counter, const std::string& used_counter,
+                                const std::string& given_counter, const SealRange& range, uint64_t limit,
+                                uint32_t max_generation) {
+  if (range.first >= range.end || range.end - 1 > max_generation)
+    return Status::InvalidArgument("key generations [" + std::to_string(range.first) + ", " +
+                                   std::to_string(range.end) + ") are no range of generations");
+  MutexLock lock(&mu_);
+  Transaction txn(db_);
+  if (!txn.ok()) return Status::IOError(std::string("index: ") + sqlite3_errmsg(db_), EIO);
+  sqlite3* const db = db_;  // a lambda's body is outside what the lock's analysis sees
+  auto get = [db](const std::string& name) { return ReadCounter(db, name); };
+  STRATA_ASSIGN_OR_RETURN(uint64_t generation, get(gen_counter));
+  STRATA_ASSIGN_OR_RETURN(uint64_t used, get(used_counter));
+  STRATA_ASSIGN_OR_RETURN(uint64_t given, get(given_counter));
+  // The same test as ReserveSeals': it is used up only when that refuses.
+  const uint64_t end = kGenerationSpace - std::min(given, kGenerationSpace);
+  const bool used_up = generation >= end || (used >= limit && generation >= std::min<uint64_t>(max_generation, end - 1));
+  if (!used_up) return false;
+  STRATA_RETURN_IF_ERROR(SetCounter(db_, gen_counter, range.first));
+  STRATA_RETURN_IF_ERROR(SetCounter(db_, used_counter, 0));
+  STRATA_RETURN_IF_ERROR(SetCounter(db_, given_counter, kGenerationSpace - range.end));
+  STRATA_RETURN_IF_ERROR(txn.Commit());
+  return true;
+}
+
 Result<SealRange> Index::OwnedSeals(const std::string& gen_counter, const std::string& given_counter) {
   MutexLock lock(&mu_);
   STRATA_ASSIGN_OR_RETURN(uint64_t generation, ReadCounter(db_, gen_counter));
