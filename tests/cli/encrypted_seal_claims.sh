@@ -46,7 +46,7 @@ s3 PUT "$BUCKET/enc/generations" --data-binary "@$WORK/gens" >/dev/null
 
 step "a store made with the key claims 8 of them, its remote's local side 4"
 expect_ok strata key export --out "$WORK/master.key"
-expect_ok strata_b --key-file "$WORK/master.key" init --encrypt
+expect_ok strata_b --key-file "$WORK/master.key" init --encrypt --seal-limit 16
 expect_ok strata_b remote add origin "s3://$BUCKET/enc" --endpoint "$EP"
 [[ $(generations) == "strata-generations 1 $first $((first + 4)) "* ]] || fail "unexpected claims: $(generations)"
 [[ $(counter "$STORE_B" seal_generation) == $((first + 8)) ]] || fail "the store did not claim [$((first + 8)), $((first + 16)))"
