@@ -56,19 +56,31 @@ std::vector<Hash> PutChunks(Store& store, const std::string& tag, int n) {
   return ids;
 }
 
-TEST(SealGrantTest, AStoreMadeWithAnotherKeySealsOnlyUnderTheRangeItWasGranted) {
+// Two stores of one master key and the smallest seal limit: `a` made it
+// (and owns every generation), `b` was made with it and owns none.
+struct TwoStores {
   testing::TempDir dir;
-  const std::string first = dir.path() + "/first", second = dir.path() + "/second";
+  std::unique_ptr<Store> a, b;
+};
+void MakeTwoStores(TwoStores* t) {
+  const std::string first = t->dir.path() + "/first", second = t->dir.path() + "/second";
   StoreConfig limited;
   limited.seal_limit = StoreConfig::kMinSealLimit;
   ASSERT_TRUE(Store::InitEncrypted(first, limited, kPassphrase, kFastScrypt).ok());
-  auto a = OpenWith(first);
-  ASSERT_TRUE(a);
+  t->a = OpenWith(first);
+  ASSERT_TRUE(t->a);
   auto master = Store::Unlock(first, kPassphrase);
   ASSERT_TRUE(master.ok());
   ASSERT_TRUE(Store::InitEncryptedWithKey(second, limited, kPassphrase, *master, kFastScrypt).ok());
-  auto b = OpenWith(second);
-  ASSERT_TRUE(b);
+  t->b = OpenWith(second);
+  ASSERT_TRUE(t->b);
+}
+
+TEST(SealGrantTest, AStoreMadeWithAnotherKeySealsOnlyUnderTheRangeItWasGranted) {
+  TwoStores t;
+  ASSERT_NO_FATAL_FAILURE(MakeTwoStores(&t));
+  Store* a = t.a.get();
+  Store* b = t.b.get();
 
   // Before a grant it owns nothing and refuses to seal, saying why.
   auto early = b->Put(ObjectType::kChunk, "too early");
@@ -143,18 +155,10 @@ TEST(SealGrantTest, GrantsNeverOverlapAndStopWhenNothingIsLeft) {
 }
 
 TEST(SealGrantTest, AStoreThatUsedUpItsRangeTakesMoreFromItsSourceAndStopsWhenItFails) {
-  testing::TempDir dir;
-  const std::string first = dir.path() + "/first", second = dir.path() + "/second";
-  StoreConfig limited;
-  limited.seal_limit = StoreConfig::kMinSealLimit;
-  ASSERT_TRUE(Store::InitEncrypted(first, limited, kPassphrase, kFastScrypt).ok());
-  auto a = OpenWith(first);
-  ASSERT_TRUE(a);
-  auto master = Store::Unlock(first, kPassphrase);
-  ASSERT_TRUE(master.ok());
-  ASSERT_TRUE(Store::InitEncryptedWithKey(second, limited, kPassphrase, *master, kFastScrypt).ok());
-  auto b = OpenWith(second);
-  ASSERT_TRUE(b);
+  TwoStores t;
+  ASSERT_NO_FATAL_FAILURE(MakeTwoStores(&t));
+  Store* a = t.a.get();
+  Store* b = t.b.get();
   auto grant = a->GrantSealGenerations(1);
   ASSERT_TRUE(grant.ok()) << grant.status().ToString();
   ASSERT_TRUE(b->AdoptSealGenerations(*grant).ok());

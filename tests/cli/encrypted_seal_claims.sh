@@ -67,32 +67,10 @@ expect_ok strata --remote origin export b1 "$WORK/out-remote"
 assert_same_content "$WORK/b1" "$WORK/out-remote"
 
 step "the stores and remote sides sharing the key own disjoint generations"
-python3 - "$STORE" "$STORE/remotes/origin/store" "$STORE_B" "$STORE_B/remotes/origin/store" <<'PY'
-import sqlite3, sys
-ranges = []
-for store in sys.argv[1:]:
-    db = sqlite3.connect("file:%s/index.db?mode=ro" % store, uri=True)
-    c = dict(db.execute("SELECT name, value FROM counters WHERE name LIKE 'seal_generation%'"))
-    first, end = c.get("seal_generation", 0), 2**32 - c.get("seal_generations_given", 0)
-    if first >= end: sys.exit("FAIL: %s owns no generation [%d, %d)" % (store, first, end))
-    ranges.append((first, end, store))
-ranges.sort()
-for (a0, a1, pa), (b0, b1, pb) in zip(ranges, ranges[1:]):
-    if b0 < a1: sys.exit("FAIL: generations of %s [%d, %d) and %s [%d, %d) overlap" % (pa, a0, a1, pb, b0, b1))
-PY
+assert_disjoint_generations "$STORE" "$STORE/remotes/origin/store" "$STORE_B" "$STORE_B/remotes/origin/store"
 
 step "no generation sealed more than 16 objects in the store that claimed twice"
-python3 - "$STORE_B" >"$WORK/per-generation" <<'PY' || fail "could not read the generations"
-import collections, sqlite3, struct, sys
-store = sys.argv[1]
-db = sqlite3.connect("file:" + store + "/index.db?mode=ro", uri=True)
-count = collections.Counter()
-for name, offset in db.execute("SELECT packs.name, objects.offset FROM objects JOIN packs ON objects.pack = packs.id"):
-    with open(store + "/packs/" + name, "rb") as f:
-        f.seek(offset)
-        count[struct.unpack("<I", f.read(4))[0]] += 1
-for g in sorted(count): print(g, count[g])
-PY
+sealed_generations "$STORE_B" >"$WORK/per-generation" || fail "could not read the generations"
 awk '$2 > 16 { bad = 1 } END { exit bad }' "$WORK/per-generation" || fail "a generation sealed more than 16 objects"
 (($(wc -l <"$WORK/per-generation") >= 9)) || fail "fewer generations than the claims gave: $(cat "$WORK/per-generation")"
 
