@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/import/run.sh — import and dedup benchmark: strata against restic and borg.
+# bench/import/run.sh — import and dedup benchmark: strata (plain and encrypted) against restic and borg.
 #
 # Usage: bench/import/run.sh [--quick] [--rounds N] [--out DIR] [--data SRC] [--arms LIST] [--modify N]
 #
@@ -7,7 +7,9 @@
 #   --rounds N    rounds to run (default 3, quick 1)
 #   --out DIR     results folder (default bench/results/import-<timestamp>)
 #   --data SRC    tree to import (default /usr/share, quick /usr/share/doc)
-#   --arms LIST   comma-separated subset of strata,restic,borg (default all three)
+#   --arms LIST   comma-separated subset of strata,strata-enc,restic,borg (default
+#                 strata,restic,borg); strata-enc is strata on an encrypted store
+#                 (init --encrypt), so encryption's cost is a ratio in the same run
 #   --modify N    files v2 modifies (default 300; see mutate_data)
 #
 # Environment: STRATA_BIN, or STRATA_BUILD (default <repo>/build): the strata binary.
@@ -35,6 +37,9 @@ source "${SCRIPT_DIR}/../lib.sh"
 
 # Fixed, documented benchmark password: restic always encrypts; the secret is irrelevant here.
 readonly BENCH_RESTIC_PASSWORD="strata-bench-not-a-secret"
+# The same for strata's encrypted arm (each command unlocks the store with it:
+# one scrypt derivation, part of the timed import as it is for a user).
+readonly BENCH_STRATA_PASSWORD="strata-bench-not-a-secret"
 # How v2 differs from v1 (see mutate_data).
 MUT_MODIFY=300
 readonly MUT_ADD=20
@@ -68,14 +73,14 @@ if [[ -z "${DATA_SRC}" ]]; then
 fi
 [[ -d "${DATA_SRC}" ]] || bench_die "data source ${DATA_SRC} is not a directory"
 DATA_SRC=$(cd "${DATA_SRC}" && pwd -P)
-bench_parse_arms "strata,restic,borg" "${ARMS_CSV}"
+bench_parse_arms "strata,strata-enc,restic,borg" "${ARMS_CSV}"
 
 # --- prerequisites ------------------------------------------------------------
 require_root
 
 if has_arm restic; then bench_install restic:restic; fi
 if has_arm borg; then bench_install borg:borgbackup; fi
-if has_arm strata; then bench_find_bin STRATA_BIN src/cli/strata strata; fi
+if has_arm strata || has_arm strata-enc; then bench_find_bin STRATA_BIN src/cli/strata strata; fi
 
 # --- scratch and results folders ---------------------------------------------
 cleanup_install_trap
@@ -94,12 +99,13 @@ meta arms "${ARMS_CSV}"
 meta data_source "${DATA_SRC}"
 if has_arm restic; then meta restic_version "$(restic version)"; fi
 if has_arm borg; then meta borg_version "$(borg --version)"; fi
-if has_arm strata; then
+if has_arm strata || has_arm strata-enc; then
   meta strata_bin "${STRATA_BIN}"
   meta strata_version "$("${STRATA_BIN}" --version 2>/dev/null | head -n1 || true)"
 fi
 # Exact command lines as run (REPO is the arm's fresh repository, DATA the tree).
 meta cmd_strata "${STRATA_BIN} --store REPO init; XDG_CACHE_HOME=<scratch> ${STRATA_BIN} --store REPO import DATA --branch main -m v1|v2"
+meta cmd_strata_enc "STRATA_PASSWORD=<fixed> ${STRATA_BIN} --store REPO init --encrypt; then as strata, with STRATA_PASSWORD=<fixed> (every command unlocks the store: one scrypt derivation, N = 2^17, timed with the import)"
 meta cmd_restic "RESTIC_PASSWORD=<fixed> RESTIC_CACHE_DIR=<scratch> restic -r REPO init; restic -r REPO backup DATA (twice)"
 meta cmd_borg "BORG_BASE_DIR=<scratch> borg init -e none REPO; borg create --compression zstd,3 REPO::v1|v2 DATA"
 meta cache_state "cold: sync; echo 3 > /proc/sys/vm/drop_caches before every timed import; Cached (kB) from /proc/meminfo right after the drop is recorded per import"
@@ -113,6 +119,7 @@ arm_init() {
   mkdir -p "${dir}"
   case "${arm}" in
     strata) "${STRATA_BIN}" --store "${dir}/repo" init ;;
+    strata-enc) STRATA_PASSWORD=${BENCH_STRATA_PASSWORD} "${STRATA_BIN}" --store "${dir}/repo" init --encrypt ;;
     restic) RESTIC_PASSWORD=${BENCH_RESTIC_PASSWORD} RESTIC_CACHE_DIR=${dir}/cache \
       restic -r "${dir}/repo" init ;;
     borg) BORG_BASE_DIR=${dir}/base BORG_UNKNOWN_UNENCRYPTED_REPO_ACCESS_IS_OK=yes \
@@ -130,6 +137,10 @@ arm_import() {
       # Like restic's and borg's caches, strata's import cache lives outside the
       # repository (and so outside its stored bytes), in the arm's scratch.
       XDG_CACHE_HOME=${dir}/cache "${STRATA_BIN}" --store "${dir}/repo" import "${DATA}" --branch main -m "${phase}" || rc=$?
+      ;;
+    strata-enc)
+      STRATA_PASSWORD=${BENCH_STRATA_PASSWORD} XDG_CACHE_HOME=${dir}/cache \
+        "${STRATA_BIN}" --store "${dir}/repo" import "${DATA}" --branch main -m "${phase}" || rc=$?
       ;;
     restic)
       RESTIC_PASSWORD=${BENCH_RESTIC_PASSWORD} RESTIC_CACHE_DIR=${dir}/cache \
@@ -162,7 +173,8 @@ measure() {
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "${round}" "${pos}" "${arm}" "${phase}" \
     "${secs}" "${stored}" "${BENCH_CACHED_KB}" "${warn}" >>"${RAW}"
   if [[ "${arm}" == strata ]]; then
-    # Not timed; the project's own view of dedup and compression for the report.
+    # Not timed; the project's own view of dedup and compression for the report
+    # (of the plain arm: the encrypted one stores the same objects, sealed).
     "${STRATA_BIN}" --store "${dir}/repo" stats --json \
       >"${OUT}/strata-stats/r${round}-${phase}.json" 2>>"${log}" ||
       bench_log "warning: 'strata stats --json' failed (round ${round}, ${phase}); see ${log}"

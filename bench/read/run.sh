@@ -8,7 +8,8 @@
 #   --rounds N      rounds (default 3, quick 1); arms interleaved, their order rotated each round
 #   --size-mib M    size of the file (default 1024, quick 256): half random bytes, half base64 text
 #   --runtime SECS  length of the random 4 KiB read phase (default 10, quick 3)
-#   --arms LIST     comma-separated subset of native,passthrough_ll,squashfuse,strata
+#   --arms LIST     comma-separated subset of native,passthrough_ll,squashfuse,strata,strata-enc
+#                   (default all but strata-enc)
 #   --phases LIST   comma-separated subset of the phases below (default all)
 #   --out DIR       results folder (default bench/results/read-<timestamp>)
 #
@@ -24,6 +25,9 @@
 #   squashfuse      squashfuse (Debian) over `mksquashfs -comp zstd` of that directory
 #   strata          the directory imported into a store (`strata import`), served by
 #                   `strata mount --read-only bench`
+#   strata-enc      the same in an encrypted store (`strata init --encrypt`), so that
+#                   encryption's cost is a ratio in the same run (the mount unlocks the
+#                   store once, before the timed read)
 # Every measurement mounts its FUSE arm afresh (no daemon-side cache carries over),
 # and a cold one drops the page cache first and records what stayed cached: the
 # kernel's "Cached" figure and `fincore` of the file, the image and the packs.
@@ -46,7 +50,8 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 source "${SCRIPT_DIR}/../lib.sh"
 
-readonly ALL_ARMS="native,passthrough_ll,squashfuse,strata"
+readonly ALL_ARMS="native,passthrough_ll,squashfuse,strata,strata-enc"
+readonly DEFAULT_ARMS="native,passthrough_ll,squashfuse,strata"
 readonly ALL_PHASES="cold-seq-1m-1j,cold-seq-128k-1j,cold-seq-1m-4j,cold-seq-128k-4j,cold-rand-4k-1j,warm-seq-1m-1j"
 PHASES_CSV=${ALL_PHASES}
 
@@ -54,7 +59,7 @@ usage() { bench_usage 2 18; }
 
 SIZE_MIB=''
 RUNTIME=''
-ARMS_CSV=${ALL_ARMS}
+ARMS_CSV=${DEFAULT_ARMS}
 while [[ $# -gt 0 ]]; do
   if bench_common_opt "$@"; then shift "${BENCH_SHIFT}"; continue; fi
   case "$1" in
@@ -83,7 +88,7 @@ require_root
 [[ -e /dev/fuse ]] || bench_die "/dev/fuse is missing: the FUSE arms cannot run"
 bench_install fio:fio fincore:util-linux
 if has_arm squashfuse; then bench_install mksquashfs:squashfs-tools squashfuse:squashfuse; fi
-if has_arm strata; then bench_find_bin STRATA_BIN src/cli/strata strata; fi
+if has_arm strata || has_arm strata-enc; then bench_find_bin STRATA_BIN src/cli/strata strata; fi
 # folio_orders, for the warm phase: FOLIO_ORDERS_BIN, else the build directory's,
 # built there with ninja if missing (as bench/run does for mdbench).
 if [[ " ${PHASES[*]} " == *" warm-seq-1m-1j "* ]]; then
@@ -133,6 +138,15 @@ if has_arm strata; then
     bench_die "strata import failed; see ${OUT}/logs/strata-import.json"
   strata stats --json >"${OUT}/logs/strata-store-stats.json"
 fi
+# Fixed, documented benchmark passphrase: the secret is irrelevant here.
+STORE_ENC=${SCRATCH}/store-enc
+strata_enc() { STRATA_PASSWORD="strata-bench-not-a-secret" "${STRATA_BIN}" --store "${STORE_ENC}" "$@"; }
+if has_arm strata-enc; then
+  bench_log "strata import (encrypted store)"
+  strata_enc init --encrypt >"${OUT}/logs/strata-enc-init.log" 2>&1
+  strata_enc import "${SCRATCH}/data" --branch bench -m data --json >"${OUT}/logs/strata-enc-import.json" 2>&1 ||
+    bench_die "strata import into the encrypted store failed; see ${OUT}/logs/strata-enc-import.json"
+fi
 
 # --- environment record -------------------------------------------------------
 bench_meta_env
@@ -146,6 +160,7 @@ meta squashfs_tools_version "$(dpkg-query -W -f '${Version}' squashfs-tools 2>/d
 meta cmd_passthrough_ll "gcc -O2 ${BENCH_PASSTHROUGH_SRC}; passthrough_ll -f -o source=DATA -o timeout=60 MP"
 meta cmd_squashfuse "mksquashfs DATA image.sqfs -comp zstd -noappend; squashfuse -f image.sqfs MP"
 meta cmd_strata "strata init; strata import DATA --branch bench; strata mount --read-only bench ${STRATA_MOUNT_ARGS:-}MP"
+meta cmd_strata_enc "STRATA_PASSWORD=<fixed> strata init --encrypt; then as strata, with STRATA_PASSWORD=<fixed>"
 meta cmd_fio "fio --name=read --filename=FILE --ioengine=psync --invalidate=0 --readonly --rw=read|randread --bs=1m|128k|4k --numjobs=1|4 --group_reporting [--time_based --runtime=${RUNTIME} --norandommap]"
 meta cache_cold "sync; echo 3 > /proc/sys/vm/drop_caches, then Cached kB and fincore of the backing files recorded"
 meta cache_warm "cat FILE > /dev/null just before"
@@ -179,9 +194,11 @@ arm_up() {
       DAEMON_PID=$!
       bench_track_pid "${DAEMON_PID}"
       ;;
-    strata)
-      strata mount --read-only bench "${STRATA_MOUNT_EXTRA[@]}" "${MP}" >>"${log}" 2>&1 || bench_die "strata mount failed; see ${log}"
-      DAEMON_PID=$(strata stats "${MP}" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["daemon_pid"])')
+    strata | strata-enc)
+      local run=strata
+      [[ "${arm}" == strata-enc ]] && run=strata_enc
+      "${run}" mount --read-only bench "${STRATA_MOUNT_EXTRA[@]}" "${MP}" >>"${log}" 2>&1 || bench_die "${arm} mount failed; see ${log}"
+      DAEMON_PID=$("${run}" stats "${MP}" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["daemon_pid"])')
       bench_track_pid "${DAEMON_PID}"
       ;;
   esac
@@ -194,6 +211,7 @@ arm_down() {
   case "${arm}" in
     native) return ;;
     strata) strata umount "${MP}" >>"${log}" 2>&1 || bench_die "strata umount failed; see ${log}" ;;
+    strata-enc) strata_enc umount "${MP}" >>"${log}" 2>&1 || bench_die "strata-enc umount failed; see ${log}" ;;
     *) fusermount3 -u "${MP}" >>"${log}" 2>&1 || bench_die "fusermount3 -u failed; see ${log}" ;;
   esac
   for ((i = 0; i < 100; i++)); do
@@ -208,6 +226,7 @@ backing_resident() {
   local -a files=("${DATA}")
   [[ -f "${IMAGE}" ]] && files+=("${IMAGE}")
   [[ -d "${STORE}/packs" ]] && files+=("${STORE}"/packs/*)
+  [[ -d "${STORE_ENC}/packs" ]] && files+=("${STORE_ENC}"/packs/*)
   fincore --bytes --noheadings --output RES "${files[@]}" | awk '{ s += $1 } END { print s + 0 }'
 }
 
@@ -269,9 +288,9 @@ measure() {
     resident=$(backing_resident)
   fi
   timeout -k 10 1800 fio "${args[@]}" >"${json}" 2>>"${log}" || bench_die "fio failed for ${name}; see ${log}"
-  if [[ "${arm}" == strata ]]; then
+  if [[ "${arm}" == strata || "${arm}" == strata-enc ]]; then
     stats=logs/${name}-stats.json
-    strata stats "${MP}" --json >"${OUT}/${stats}" 2>>"${log}" || bench_log "warning: strata stats failed for ${name}"
+    "${STRATA_BIN}" stats "${MP}" --json >"${OUT}/${stats}" 2>>"${log}" || bench_log "warning: strata stats failed for ${name}"
   fi
   arm_down "${arm}" "${log}"
   local value unit

@@ -20,7 +20,7 @@ import results  # noqa: E402
 
 # Arms in the order tables show them (strata is always last).
 ARM_ORDER = ["native", "overlayfs", "passthrough_ll", "passthrough_ll-60s", "passthrough_ll-60s-perm", "fuse-overlayfs",
-             "squashfuse", "restic", "borg"]
+             "squashfuse", "restic", "borg", "strata-enc"]
 SUITE_TITLES = {
     "metadata": "metadata (mdbench, mdtest phases; config: dirs-1p = 1 process, dirs-2p = 2 processes with a "
                 "directory each, shared-2p = 2 processes in one directory, dirs-1p-cold = caches dropped before "

@@ -52,7 +52,9 @@ int RunRemoteRemove(const Globals& g, const std::string& name) {
 }
 
 int RunRemoteList(const Globals& g) {
-  auto remotes = ListRemotes(StorePath(g));
+  auto master = LocalStoreKey(g);  // an encrypted store's remotes are sealed
+  if (!master.ok()) return Fail(master.status());
+  auto remotes = ListRemotes(StorePath(g), *master ? &**master : nullptr);
   if (!remotes.ok()) return Fail(remotes.status());
   if (g.json) {
     nlohmann::ordered_json j = nlohmann::ordered_json::array();

@@ -66,7 +66,10 @@ Result<std::optional<crypto::Key256>> LocalStoreKey(const Globals& g) {
 
 Result<std::unique_ptr<Store>> OpenLocalStore(const Globals& g) {
   STRATA_ASSIGN_OR_RETURN(std::optional<crypto::Key256> master, LocalStoreKey(g));
-  return Store::Open(StorePath(g), Env::Default(), master ? &*master : nullptr);
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
+                          Store::Open(StorePath(g), Env::Default(), master ? &*master : nullptr));
+  ClaimSealGenerationsFromRemotes(*store, master ? &*master : nullptr);
+  return store;
 }
 
 Result<std::unique_ptr<Store>> OpenStore(const Globals& g) {

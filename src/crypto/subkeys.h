@@ -21,6 +21,7 @@ inline constexpr std::string_view kSubkeyChunkerGear = "chunker-gear";  // the s
 inline constexpr std::string_view kSubkeyRefs = "refs";                // sealing refs and their names
 inline constexpr std::string_view kSubkeyPackIndex = "pack-index";    // sealing pack footers
 inline constexpr std::string_view kSubkeyKeyCheck = "key-check";      // the store's key check (config.json)
+inline constexpr std::string_view kSubkeyRemoteSpec = "remote-spec";  // sealing remotes' settings (remote.sealed)
 
 // HKDF-SHA256 (extract, then expand to `length` bytes). REQUIRES: length <= 255 * 32.
 Result<std::string> Hkdf(std::string_view key, std::string_view salt, std::string_view info, size_t length);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "remote/gc_protocol.h"
+#include "remote/remote_spec_seal.h"
 #include "remote/s3_backend.h"
 #include "remote/s3_xml.h"
 #include "remote/seal_grants.h"
@@ -16,7 +17,29 @@ namespace {
 
 constexpr const char* kConfigKey = "config.json";
 
+// A plain store keeps a remote's settings in remote.json; an encrypted one
+// sealed in remote.sealed (remote_spec_seal.h). Either file makes the remote.
 std::string SpecPath(const std::string& dir) { return dir + "/remote.json"; }
+std::string SealedSpecPath(const std::string& dir) { return dir + "/remote.sealed"; }
+bool SpecExists(Env* env, const std::string& dir) {
+  return env->Exists(SealedSpecPath(dir)) || env->Exists(SpecPath(dir));
+}
+
+Status WriteSpec(Env* env, const std::string& dir, const RemoteSpec& spec, const crypto::Key256* master) {
+  if (master == nullptr) return env->WriteFileAtomically(SpecPath(dir), RemoteSpecToJson(spec));
+  STRATA_ASSIGN_OR_RETURN(std::string sealed, SealRemoteSpec(*master, spec));
+  return env->WriteFileAtomically(SealedSpecPath(dir), sealed);
+}
+
+// An encrypted store's remote added before its settings were sealed keeps a
+// plaintext remote.json: the first read with the key seals it and removes the
+// plaintext (sealed copy durable first, so a crash leaves one readable copy;
+// a later read removes a plaintext left beside a sealed one).
+Status SealPlainSpec(Env* env, const std::string& dir, const RemoteSpec& spec, const crypto::Key256& master) {
+  if (!env->Exists(SealedSpecPath(dir))) STRATA_RETURN_IF_ERROR(WriteSpec(env, dir, spec, &master));
+  STRATA_RETURN_IF_ERROR(env->RemoveFile(SpecPath(dir)));
+  return env->SyncDir(dir);
+}
 
 }  // namespace
 
@@ -94,7 +117,7 @@ Status AddRemote(Store& local, const RemoteSpec& spec, bool create_bucket, const
     return Status::InvalidArgument("the store at " + local.path() + " is encrypted: its key is needed to add a remote");
   Env* env = local.env();
   const std::string dir = RemoteDir(local.path(), spec.name);
-  if (env->Exists(SpecPath(dir))) return Status::AlreadyExists("remote " + spec.name + " exists already");
+  if (SpecExists(env, dir)) return Status::AlreadyExists("remote " + spec.name + " exists already");
   if (env->Exists(dir))
     return Status::AlreadyExists(dir + " is left over from an interrupted 'remote add'; remove it and try again");
 
@@ -146,8 +169,8 @@ Status AddRemote(Store& local, const RemoteSpec& spec, bool create_bucket, const
     STRATA_ASSIGN_OR_RETURN(SealRange claimed, ClaimBucketGenerations(*client, kStoreClaim));
     STRATA_RETURN_IF_ERROR(side->AdoptSealGenerations(claimed));
   }
-  // remote.json last: until it is there, the remote does not exist.
-  return env->WriteFileAtomically(SpecPath(dir), RemoteSpecToJson(spec));
+  // remote.json (or remote.sealed) last: until it is there, the remote does not exist.
+  return WriteSpec(env, dir, spec, config->encrypted() ? master : nullptr);
 }
 
 Status RemoveRemote(const Store& local, const std::string& name) {
@@ -163,42 +186,73 @@ Status RemoveRemote(const Store& local, const std::string& name) {
                                      " workspace(s) here (e.g. '" + held.front() +
                                      "'); end them first (strata --remote " + name + " workspace list)");
   }
-  // remote.json first: without it the remote no longer exists, whatever a
+  // The settings first: without them the remote no longer exists, whatever a
   // crash leaves of the rest (which a later remove or add then clears).
-  if (env->Exists(SpecPath(dir))) {
-    STRATA_RETURN_IF_ERROR(env->RemoveFile(SpecPath(dir)));
+  for (const std::string& spec : {SpecPath(dir), SealedSpecPath(dir)}) {
+    if (!env->Exists(spec)) continue;
+    STRATA_RETURN_IF_ERROR(env->RemoveFile(spec));
     STRATA_RETURN_IF_ERROR(env->SyncDir(dir));
   }
   STRATA_RETURN_IF_ERROR(env->RemoveTree(dir));
   return env->SyncDir(local.path() + "/remotes");
 }
 
-Result<RemoteSpec> LoadRemote(const std::string& store_path, const std::string& name) {
+Result<RemoteSpec> LoadRemote(const std::string& store_path, const std::string& name,
+                              const crypto::Key256* master) {
   if (!IsValidRemoteName(name)) return Status::InvalidArgument("'" + name + "' is not a valid remote name");
   Env* env = Env::Default();
-  const std::string path = SpecPath(RemoteDir(store_path, name));
-  if (!env->Exists(path))
-    return Status::NotFound("no remote named " + name + " (add one with 'strata remote add')");
-  STRATA_ASSIGN_OR_RETURN(std::string text, env->ReadFile(path));
-  return RemoteSpecFromJson(name, text);
+  const std::string dir = RemoteDir(store_path, name);
+  if (!SpecExists(env, dir)) return Status::NotFound("no remote named " + name + " (add one with 'strata remote add')");
+  if (env->Exists(SealedSpecPath(dir))) {
+    if (master == nullptr)
+      return Status::InvalidArgument("remote " + name + " belongs to an encrypted store: its key is needed to read "
+                                     "where it is");
+    STRATA_ASSIGN_OR_RETURN(std::string sealed, env->ReadFile(SealedSpecPath(dir)));
+    STRATA_ASSIGN_OR_RETURN(RemoteSpec spec, OpenRemoteSpec(*master, name, sealed));
+    if (env->Exists(SpecPath(dir))) STRATA_RETURN_IF_ERROR(SealPlainSpec(env, dir, spec, *master));
+    return spec;
+  }
+  STRATA_ASSIGN_OR_RETURN(std::string text, env->ReadFile(SpecPath(dir)));
+  STRATA_ASSIGN_OR_RETURN(RemoteSpec spec, RemoteSpecFromJson(name, text));
+  if (master != nullptr) {
+    if (Status s = SealPlainSpec(env, dir, spec, *master); !s.ok())
+      return s.WithContext("remote " + name + ": sealing its plaintext remote.json");
+  }
+  return spec;
 }
 
-Result<std::vector<RemoteSpec>> ListRemotes(const std::string& store_path) {
+Result<std::vector<RemoteSpec>> ListRemotes(const std::string& store_path, const crypto::Key256* master) {
   Env* env = Env::Default();
   std::vector<RemoteSpec> remotes;
   if (!env->Exists(store_path + "/remotes")) return remotes;
   STRATA_ASSIGN_OR_RETURN(auto names, env->ListDir(store_path + "/remotes"));
   for (const std::string& name : names) {
-    if (!IsValidRemoteName(name) || !env->Exists(SpecPath(RemoteDir(store_path, name)))) continue;
-    STRATA_ASSIGN_OR_RETURN(RemoteSpec spec, LoadRemote(store_path, name));
+    if (!IsValidRemoteName(name) || !SpecExists(env, RemoteDir(store_path, name))) continue;
+    STRATA_ASSIGN_OR_RETURN(RemoteSpec spec, LoadRemote(store_path, name, master));
     remotes.push_back(std::move(spec));
   }
   return remotes;
 }
 
+void ClaimSealGenerationsFromRemotes(Store& local, const crypto::Key256* master) {
+  if (master == nullptr || !local.config().seal_generations()) return;
+  local.SetSealGenerationSource([path = local.path(), key = *master]() -> Result<SealRange> {
+    STRATA_ASSIGN_OR_RETURN(std::vector<RemoteSpec> remotes, ListRemotes(path, &key));
+    if (remotes.empty()) return Status::NotFound("it has no remote whose bucket could give some");
+    std::string failures;
+    for (const RemoteSpec& spec : remotes) {
+      auto client = Connect(spec);
+      auto claimed = client.ok() ? ClaimBucketGenerations(**client, kStoreClaim) : Result<SealRange>(client.status());
+      if (claimed.ok()) return claimed;
+      failures += (failures.empty() ? "" : "; ") + ("remote " + spec.name + ": " + claimed.status().message());
+    }
+    return Status::Unavailable(failures);
+  });
+}
+
 Result<std::unique_ptr<Store>> OpenRemoteStore(const std::string& store_path, const std::string& name,
                                                const crypto::Key256* master) {
-  STRATA_ASSIGN_OR_RETURN(RemoteSpec spec, LoadRemote(store_path, name));
+  STRATA_ASSIGN_OR_RETURN(RemoteSpec spec, LoadRemote(store_path, name, master));
   STRATA_ASSIGN_OR_RETURN(auto client, Connect(spec));
   const std::string dir = RemoteDir(store_path, name);
   S3Backend* s3 = nullptr;
@@ -216,6 +270,10 @@ Result<std::unique_ptr<Store>> OpenRemoteStore(const std::string& store_path, co
   };
   auto store = Store::Open(dir + "/store", Env::Default(), backend, master);
   if (!store.ok()) return store.status().WithContext("remote " + name + " (" + spec.location.Url() + ")");
+  // The trees and commits it seals (pushes, its workspaces' commits) may use
+  // up its key generations: its bucket gives more.
+  if (master != nullptr && (*store)->config().seal_generations())
+    (*store)->SetSealGenerationSource([client] { return ClaimBucketGenerations(*client, kStoreClaim); });
   // Opening listed packs/: what the index still names but the bucket lost is
   // forgotten now, so that nothing counts as present that is not.
   if (auto vanished = s3->ForgetVanishedPacks(); !vanished.ok())
@@ -263,7 +321,7 @@ class OfflineBackend : public Backend {
 
 Result<std::unique_ptr<Store>> OpenRemoteStoreOffline(const std::string& store_path, const std::string& name,
                                                       const crypto::Key256* master) {
-  STRATA_ASSIGN_OR_RETURN(RemoteSpec spec, LoadRemote(store_path, name));
+  STRATA_ASSIGN_OR_RETURN(RemoteSpec spec, LoadRemote(store_path, name, master));
   auto backend = [&](Env*, const std::string&, Index* index) -> Result<std::unique_ptr<Backend>> {
     return std::unique_ptr<Backend>(std::make_unique<OfflineBackend>(spec.location.Url(), index));
   };
@@ -276,7 +334,7 @@ std::optional<RemoteBranch> SplitRemoteBranch(const std::string& store_path, con
   size_t slash = spec.find('/');
   if (slash == std::string::npos || slash + 1 >= spec.size()) return std::nullopt;
   std::string remote = spec.substr(0, slash);
-  if (!IsValidRemoteName(remote) || !Env::Default()->Exists(SpecPath(RemoteDir(store_path, remote))))
+  if (!IsValidRemoteName(remote) || !SpecExists(Env::Default(), RemoteDir(store_path, remote)))
     return std::nullopt;
   return RemoteBranch{remote, spec.substr(slash + 1)};
 }

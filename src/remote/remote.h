@@ -3,7 +3,9 @@
 // A remote is itself a store (store.h) whose packs and refs live in the
 // bucket (S3Backend). Its local side sits in the local store, under
 // remotes/NAME/ (docs/format/remote.md):
-//   remote.json   where it is: URL, endpoint, region, cache size, timeout
+//   remote.json   where it is: URL, endpoint, region, cache size, timeout;
+//                 remote.sealed in its place, sealed, for an encrypted store
+//                 (remote_spec_seal.h)
 //   store/        its index (which remote pack holds which object, rebuilt
 //                 from pack footers), temp packs being written, and the
 //                 workspaces mounted from it
@@ -52,13 +54,17 @@ std::string RemoteDir(const std::string& store_path, const std::string& name);
 // written otherwise, as is a plain location), and key generations are shared
 // out through it (seal_grants.h).
 Status AddRemote(Store& local, const RemoteSpec& spec, bool create_bucket, const crypto::Key256* master = nullptr);
-Result<RemoteSpec> LoadRemote(const std::string& store_path, const std::string& name);
+// master: the local store's key when it is encrypted, needed to open
+// remote.sealed; a plaintext remote.json of such a store (written before
+// settings were sealed) is read, then sealed and removed.
+Result<RemoteSpec> LoadRemote(const std::string& store_path, const std::string& name,
+                              const crypto::Key256* master = nullptr);
 // Forgets a remote here: its settings and its local side (the cache of its
 // objects and index). The bucket is not touched, nor the local branches a
 // pull made. Refused while the local side holds a workspace (one mounted from
 // the remote, or ended badly), whose changes would go with it.
 Status RemoveRemote(const Store& local, const std::string& name);
-Result<std::vector<RemoteSpec>> ListRemotes(const std::string& store_path);
+Result<std::vector<RemoteSpec>> ListRemotes(const std::string& store_path, const crypto::Key256* master = nullptr);
 
 // Opens the store at a remote, synchronising its index with the packs in the
 // bucket. Each call talks to the bucket; a mount keeps one open.
@@ -72,6 +78,13 @@ Result<std::unique_ptr<Store>> OpenRemoteStore(const std::string& store_path, co
 // packs or refs fails Unavailable.
 Result<std::unique_ptr<Store>> OpenRemoteStoreOffline(const std::string& store_path, const std::string& name,
                                                       const crypto::Key256* master = nullptr);
+
+// For an encrypted store (master given): once it has sealed all it may under
+// the key generations it owns, it claims more from the bucket of one of its
+// remotes (the first that gives some, in the order ListRemotes gives them),
+// transparently (Store::SetSealGenerationSource). A remote's own local side
+// claims from its bucket the same way (OpenRemoteStore).
+void ClaimSealGenerationsFromRemotes(Store& local, const crypto::Key256* master);
 
 // Splits "NAME/BRANCH" when NAME is a remote of the store; nullopt otherwise
 // (a local branch, which may contain '/' too).

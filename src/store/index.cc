@@ -575,6 +575,25 @@ Status SetCounter(sqlite3* db, const std::string& name, uint64_t value) {
     return st.Error("updating counter " + name);
   return Status::Ok();
 }
+// A store's seal counters, read inside a transaction: its current
+// generation, the seals reserved under it, and the end of what it owns (the
+// generations granted away are another store's to seal under).
+struct SealCounters {
+  uint64_t generation = 0, used = 0, end = 0;
+  // Whether ReserveSeals refuses: nothing owned, or the last one used up.
+  bool UsedUp(uint64_t limit, uint32_t max_generation) const {
+    return generation >= end || (used >= limit && generation >= std::min<uint64_t>(max_generation, end - 1));
+  }
+};
+Result<SealCounters> ReadSealCounters(sqlite3* db, const std::string& gen_counter, const std::string& used_counter,
+                                      const std::string& given_counter) {
+  SealCounters c;
+  STRATA_ASSIGN_OR_RETURN(c.generation, ReadCounter(db, gen_counter));
+  STRATA_ASSIGN_OR_RETURN(c.used, ReadCounter(db, used_counter));
+  STRATA_ASSIGN_OR_RETURN(uint64_t given, ReadCounter(db, given_counter));
+  c.end = kGenerationSpace - std::min(given, kGenerationSpace);
+  return c;
+}
 }  // namespace
 
 Result<Index::SealReservation> Index::ReserveSeals(const std::string& gen_counter, const std::string& used_counter,
@@ -583,13 +602,9 @@ Result<Index::SealReservation> Index::ReserveSeals(const std::string& gen_counte
   MutexLock lock(&mu_);
   Transaction txn(db_);
   if (!txn.ok()) return Status::IOError(std::string("index: ") + sqlite3_errmsg(db_), EIO);
-  sqlite3* const db = db_;  // a lambda's body is outside what the lock's analysis sees
-  auto get = [db](const std::string& name) { return ReadCounter(db, name); };
-  STRATA_ASSIGN_OR_RETURN(uint64_t generation, get(gen_counter));
-  STRATA_ASSIGN_OR_RETURN(uint64_t used, get(used_counter));
-  STRATA_ASSIGN_OR_RETURN(uint64_t given, get(given_counter));
-  // The generations granted away are another store's to seal under.
-  const uint64_t end = kGenerationSpace - std::min(given, kGenerationSpace);
+  STRATA_ASSIGN_OR_RETURN(SealCounters c, ReadSealCounters(db_, gen_counter, used_counter, given_counter));
+  uint64_t generation = c.generation, used = c.used;
+  const uint64_t end = c.end;
   if (generation >= end)
     return Status::InvalidArgument("owns no key generation to seal under (it was made with the key of another "
                                    "store: 'strata remote add' of that store's remote gives it some)");
@@ -642,6 +657,25 @@ Status Index::AdoptSeals(const std::string& gen_counter, const std::string& used
   STRATA_RETURN_IF_ERROR(SetCounter(db_, gen_counter, range.first));
   STRATA_RETURN_IF_ERROR(SetCounter(db_, given_counter, kGenerationSpace - range.end));
   return txn.Commit();
+}
+
+Result<bool> Index::ExtendSeals(const std::string& gen_counter, const std::string& used_counter,
+                                const std::string& given_counter, const SealRange& range, uint64_t limit,
+                                uint32_t max_generation) {
+  if (range.first >= range.end || range.end - 1 > max_generation)
+    return Status::InvalidArgument("key generations [" + std::to_string(range.first) + ", " +
+                                   std::to_string(range.end) + ") are no range of generations");
+  MutexLock lock(&mu_);
+  Transaction txn(db_);
+  if (!txn.ok()) return Status::IOError(std::string("index: ") + sqlite3_errmsg(db_), EIO);
+  STRATA_ASSIGN_OR_RETURN(SealCounters c, ReadSealCounters(db_, gen_counter, used_counter, given_counter));
+  // Another process of the store may have extended it first.
+  if (!c.UsedUp(limit, max_generation)) return false;
+  STRATA_RETURN_IF_ERROR(SetCounter(db_, gen_counter, range.first));
+  STRATA_RETURN_IF_ERROR(SetCounter(db_, used_counter, 0));
+  STRATA_RETURN_IF_ERROR(SetCounter(db_, given_counter, kGenerationSpace - range.end));
+  STRATA_RETURN_IF_ERROR(txn.Commit());
+  return true;
 }
 
 Result<SealRange> Index::OwnedSeals(const std::string& gen_counter, const std::string& given_counter) {

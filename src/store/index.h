@@ -183,6 +183,13 @@ class Index {
   // Makes range the store's own; InvalidArgument once it has sealed anything.
   Status AdoptSeals(const std::string& gen_counter, const std::string& used_counter,
                     const std::string& given_counter, const SealRange& range);
+  // For a store that has sealed all it may under the generations it owns
+  // (ReserveSeals refused): makes the new range, claimed from elsewhere, its
+  // own, starting it afresh. If another process already did so (the store
+  // has generations to seal under again), range is left unused: false.
+  Result<bool> ExtendSeals(const std::string& gen_counter, const std::string& used_counter,
+                           const std::string& given_counter, const SealRange& range, uint64_t limit,
+                           uint32_t max_generation);
   // The generations the store still owns: from its current one to the end.
   Result<SealRange> OwnedSeals(const std::string& gen_counter, const std::string& given_counter);
 

@@ -56,19 +56,31 @@ std::vector<Hash> PutChunks(Store& store, const std::string& tag, int n) {
   return ids;
 }
 
-TEST(SealGrantTest, AStoreMadeWithAnotherKeySealsOnlyUnderTheRangeItWasGranted) {
+// Two stores of one master key and the smallest seal limit: `a` made it
+// (and owns every generation), `b` was made with it and owns none.
+struct TwoStores {
   testing::TempDir dir;
-  const std::string first = dir.path() + "/first", second = dir.path() + "/second";
+  std::unique_ptr<Store> a, b;
+};
+void MakeTwoStores(TwoStores* t) {
+  const std::string first = t->dir.path() + "/first", second = t->dir.path() + "/second";
   StoreConfig limited;
   limited.seal_limit = StoreConfig::kMinSealLimit;
   ASSERT_TRUE(Store::InitEncrypted(first, limited, kPassphrase, kFastScrypt).ok());
-  auto a = OpenWith(first);
-  ASSERT_TRUE(a);
+  t->a = OpenWith(first);
+  ASSERT_TRUE(t->a);
   auto master = Store::Unlock(first, kPassphrase);
   ASSERT_TRUE(master.ok());
   ASSERT_TRUE(Store::InitEncryptedWithKey(second, limited, kPassphrase, *master, kFastScrypt).ok());
-  auto b = OpenWith(second);
-  ASSERT_TRUE(b);
+  t->b = OpenWith(second);
+  ASSERT_TRUE(t->b);
+}
+
+TEST(SealGrantTest, AStoreMadeWithAnotherKeySealsOnlyUnderTheRangeItWasGranted) {
+  TwoStores t;
+  ASSERT_NO_FATAL_FAILURE(MakeTwoStores(&t));
+  Store* a = t.a.get();
+  Store* b = t.b.get();
 
   // Before a grant it owns nothing and refuses to seal, saying why.
   auto early = b->Put(ObjectType::kChunk, "too early");
@@ -140,6 +152,73 @@ TEST(SealGrantTest, GrantsNeverOverlapAndStopWhenNothingIsLeft) {
   }
   // The store still seals under what it kept.
   EXPECT_EQ(PutChunks(*a, "kept", 3).size(), 3u);
+}
+
+TEST(SealGrantTest, AStoreThatUsedUpItsRangeTakesMoreFromItsSourceAndStopsWhenItFails) {
+  TwoStores t;
+  ASSERT_NO_FATAL_FAILURE(MakeTwoStores(&t));
+  Store* a = t.a.get();
+  Store* b = t.b.get();
+  auto grant = a->GrantSealGenerations(1);
+  ASSERT_TRUE(grant.ok()) << grant.status().ToString();
+  ASSERT_TRUE(b->AdoptSealGenerations(*grant).ok());
+
+  // The source stands where a bucket's claim would: grants of the first
+  // store, two of one generation each, then a failure.
+  std::vector<SealRange> given;
+  int asked = 0;
+  b->SetSealGenerationSource([&]() -> Result<SealRange> {
+    asked++;
+    if (given.size() == 2) return Status::Unsupported("nothing left to give");
+    auto more = a->GrantSealGenerations(1);
+    if (more.ok()) given.push_back(*more);
+    return more;
+  });
+  // 16 seals under the adopted generation, 16 under each of the two given.
+  auto ids = PutChunks(*b, "b", 48);
+  ASSERT_EQ(given.size(), 2u);
+  EXPECT_EQ(asked, 2);
+  EXPECT_EQ(GenerationsSealed(*b, ids),
+            (std::set<uint32_t>{static_cast<uint32_t>(grant->first), static_cast<uint32_t>(given[0].first),
+                                static_cast<uint32_t>(given[1].first)}));
+  auto owned = b->OwnedSealGenerations();
+  ASSERT_TRUE(owned.ok());
+  EXPECT_EQ(owned->first, given[1].first);
+  EXPECT_EQ(owned->end, given[1].end);
+  // The source fails: the seal is refused, saying both why and what failed.
+  auto past = b->Put(ObjectType::kChunk, "past every range");
+  ASSERT_FALSE(past.ok());
+  EXPECT_NE(past.status().message().find("claiming more key generations failed (nothing left to give)"),
+            std::string::npos)
+      << past.status().message();
+  EXPECT_EQ(asked, 3);
+  ASSERT_TRUE(b->Flush().ok());
+  // What it sealed reads back under every generation it used.
+  for (int i : {0, 20, 47}) {
+    auto read = b->Get(ids[i], ObjectType::kChunk);
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    EXPECT_EQ(*read, "b " + std::to_string(i));
+  }
+}
+
+TEST(SealGrantTest, ExtendingARangeThatIsNotUsedUpChangesNothing) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/store";
+  StoreConfig limited;
+  limited.seal_limit = StoreConfig::kMinSealLimit;
+  ASSERT_TRUE(Store::InitEncrypted(path, limited, kPassphrase, kFastScrypt).ok());
+  auto a = OpenWith(path);
+  ASSERT_TRUE(a);
+  ASSERT_EQ(PutChunks(*a, "a", 3).size(), 3u);
+  // Another process of the store claimed first: this claim is left unused.
+  auto extended = a->index()->ExtendSeals("seal_generation", "sealed_objects", "seal_generations_given",
+                                          SealRange{100, 200}, limited.seal_limit, UINT32_MAX);
+  ASSERT_TRUE(extended.ok()) << extended.status().ToString();
+  EXPECT_FALSE(*extended);
+  auto owned = a->OwnedSealGenerations();
+  ASSERT_TRUE(owned.ok());
+  EXPECT_EQ(owned->first, 0u);
+  EXPECT_EQ(owned->end, uint64_t{1} << 32);
 }
 
 }  // namespace

@@ -604,25 +604,50 @@ Status Store::Flush() {
   return Status::Ok();
 }
 
+void Store::SetSealGenerationSource(SealGenerationSource source) {
+  MutexLock lock(&seal_mu_);
+  seal_source_ = std::move(source);
+}
+
+Status Store::ReserveSeals() {
+  // A format 3 store has generation 0 alone, and its bound as before.
+  const uint32_t max_generation = config_.seal_generations() ? UINT32_MAX : 0;
+  const uint64_t want = std::max<uint64_t>(1, std::min(kSealReservation, config_.seal_limit / 64));
+  auto reserve = [&] {
+    return index_->ReserveSeals(kSealGenerationCounter, kSealedObjectsCounter, kSealGenerationsGivenCounter, want,
+                                config_.seal_limit, max_generation);
+  };
+  auto r = reserve();
+  // InvalidArgument: it owns no generation; Unsupported: it sealed all it may under its last.
+  const bool used_up = !r.ok() && (r.status().IsInvalidArgument() || r.status().code() == Status::Code::kUnsupported);
+  if (used_up && seal_source_ && config_.seal_generations()) {
+    auto more = seal_source_();
+    if (!more.ok())
+      return Status::Unavailable("the store at " + path_ + " " + r.status().message() +
+                                 ", and claiming more key generations failed (" + more.status().message() +
+                                 "); nothing more is sealed until a claim succeeds");
+    STRATA_RETURN_IF_ERROR(index_->ExtendSeals(kSealGenerationCounter, kSealedObjectsCounter,
+                                               kSealGenerationsGivenCounter, *more, config_.seal_limit,
+                                               max_generation)
+                               .status());
+    r = reserve();
+  }
+  if (!r.ok()) {
+    if (r.status().IsInvalidArgument()) return Status::InvalidArgument("the store at " + path_ + " " + r.status().message());
+    if (r.status().code() != Status::Code::kUnsupported) return r.status();
+    return Status::Unsupported("the store at " + path_ + " " + r.status().message() +
+                               ", the most one key may seal safely (docs/format/encryption.md, \"Nonces\"); "
+                               "nothing more is written to it: export its branches and import them into a new "
+                               "encrypted store");
+  }
+  seal_generation_ = r->generation;
+  seals_left_ = r->count;
+  return Status::Ok();
+}
+
 Result<uint32_t> Store::TakeSeal() {
   MutexLock lock(&seal_mu_);
-  if (seals_left_ == 0) {
-    // A format 3 store has generation 0 alone, and its bound as before.
-    const uint32_t max_generation = config_.seal_generations() ? UINT32_MAX : 0;
-    const uint64_t want = std::max<uint64_t>(1, std::min(kSealReservation, config_.seal_limit / 64));
-    auto r = index_->ReserveSeals(kSealGenerationCounter, kSealedObjectsCounter, kSealGenerationsGivenCounter, want,
-                                  config_.seal_limit, max_generation);
-    if (!r.ok()) {
-      if (r.status().IsInvalidArgument()) return Status::InvalidArgument("the store at " + path_ + " " + r.status().message());
-      if (r.status().code() != Status::Code::kUnsupported) return r.status();
-      return Status::Unsupported("the store at " + path_ + " " + r.status().message() +
-                                 ", the most one key may seal safely (docs/format/encryption.md, \"Nonces\"); "
-                                 "nothing more is written to it: export its branches and import them into a new "
-                                 "encrypted store");
-    }
-    seal_generation_ = r->generation;
-    seals_left_ = r->count;
-  }
+  if (seals_left_ == 0) STRATA_RETURN_IF_ERROR(ReserveSeals());
   seals_left_--;
   return seal_generation_;
 }

@@ -268,6 +268,13 @@ class Store {
   Result<SealRange> GrantSealGenerations(uint64_t max_count);
   Status AdoptSealGenerations(const SealRange& range) EXCLUDES(seal_mu_);
   Result<SealRange> OwnedSealGenerations();
+  // Where the store gets more key generations once it has sealed all it may
+  // under those it owns: a claim on the bucket of a remote (seal_grants.h).
+  // Called by the seal that finds them used up, holding the seal lock (other
+  // seals wait for it); its range becomes the store's (Index::ExtendSeals).
+  // Without one, or when it fails, that seal fails, saying why.
+  using SealGenerationSource = std::function<Result<SealRange>()>;
+  void SetSealGenerationSource(SealGenerationSource source) EXCLUDES(seal_mu_);
 
   // ---- write sessions
   // A session spans from a writer's first Put (the moment it may count on an
@@ -334,6 +341,10 @@ class Store {
   // The key generation of the next seal, from a reservation this Store holds
   // or makes in the index (Index::ReserveSeals) before the seal.
   Result<uint32_t> TakeSeal() EXCLUDES(seal_mu_);
+  // The reservation TakeSeal makes (into seals_left_ and seal_generation_),
+  // claiming more generations from seal_source_ once when the store's are
+  // used up.
+  Status ReserveSeals() REQUIRES(seal_mu_);
   // OK if master's key check is config's (root names the store in messages).
   static Status CheckKeyOf(const StoreConfig& config, const crypto::Key256& master, const std::string& root);
   Status Recover();
@@ -410,6 +421,7 @@ class Store {
   Mutex seal_mu_;
   uint64_t seals_left_ GUARDED_BY(seal_mu_) = 0;
   uint32_t seal_generation_ GUARDED_BY(seal_mu_) = 0;
+  SealGenerationSource seal_source_ GUARDED_BY(seal_mu_);
 
   std::atomic<uint64_t> gets_in_flight_{0}, max_gets_in_flight_{0}, lookup_us_{0};
   std::atomic<int64_t> pack_check_ms_{0};     // when DropRemovedPackHandles last looked

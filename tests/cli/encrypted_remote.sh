@@ -144,20 +144,7 @@ assert_same_content "$WORK/src-b" "$WORK/out-a"
 expect_ok strata verify
 
 step "the stores and remote sides sharing the key own disjoint key generations"
-python3 - "$STORE/index.db" "$STORE/remotes/origin/store/index.db" "$STORE_B/index.db" \
-  "$STORE_B/remotes/origin/store/index.db" <<'PY'
-import sqlite3, sys
-ranges = []
-for path in sys.argv[1:]:
-    db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
-    c = dict(db.execute("SELECT name, value FROM counters WHERE name LIKE 'seal_generation%'"))
-    first, end = c.get("seal_generation", 0), 2**32 - c.get("seal_generations_given", 0)
-    if first >= end: sys.exit("FAIL: %s owns no generation [%d, %d)" % (path, first, end))
-    ranges.append((first, end, path))
-ranges.sort()
-for (a0, a1, pa), (b0, b1, pb) in zip(ranges, ranges[1:]):
-    if b0 < a1: sys.exit("FAIL: generations of %s [%d, %d) and %s [%d, %d) overlap" % (pa, a0, a1, pb, b0, b1))
-PY
+assert_disjoint_generations "$STORE" "$STORE/remotes/origin/store" "$STORE_B" "$STORE_B/remotes/origin/store"
 
 step "gc --remote repacks the encrypted remote: the new pack reveals nothing and both stores still read it"
 expect_ok strata gc --remote origin --grace 1 --json

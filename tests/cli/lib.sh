@@ -218,6 +218,40 @@ known_secrets() {
   message="strata-known-message-$RANDOM"
 }
 
+# sealed_generations STORE: "GENERATION COUNT" lines, one per object-seal key
+# generation named in the 4-byte headers of an encrypted store's sealed objects.
+sealed_generations() {
+  python3 - "$1" <<'PY'
+import collections, sqlite3, struct, sys
+store = sys.argv[1]
+db = sqlite3.connect("file:" + store + "/index.db?mode=ro", uri=True)
+count = collections.Counter()
+for name, offset in db.execute("SELECT packs.name, objects.offset FROM objects JOIN packs ON objects.pack = packs.id"):
+    with open(store + "/packs/" + name, "rb") as f:
+        f.seek(offset)
+        count[struct.unpack("<I", f.read(4))[0]] += 1
+for g in sorted(count): print(g, count[g])
+PY
+}
+
+# assert_disjoint_generations STORE...: each store (a store directory, or a
+# remote's local side) owns some key generations, and no two own one alike.
+assert_disjoint_generations() {
+  python3 - "$@" <<'PY' || fail "the stores' key generations are not disjoint"
+import sqlite3, sys
+ranges = []
+for store in sys.argv[1:]:
+    db = sqlite3.connect("file:%s/index.db?mode=ro" % store, uri=True)
+    c = dict(db.execute("SELECT name, value FROM counters WHERE name LIKE 'seal_generation%'"))
+    first, end = c.get("seal_generation", 0), 2**32 - c.get("seal_generations_given", 0)
+    if first >= end: sys.exit("FAIL: %s owns no generation [%d, %d)" % (store, first, end))
+    ranges.append((first, end, store))
+ranges.sort()
+for (a0, a1, pa), (b0, b1, pb) in zip(ranges, ranges[1:]):
+    if b0 < a1: sys.exit("FAIL: generations of %s [%d, %d) and %s [%d, %d) overlap" % (pa, a0, a1, pb, b0, b1))
+PY
+}
+
 # until_true SECONDS COMMAND...: polls COMMAND until it succeeds; fails after SECONDS.
 until_true() {
   local deadline=$((SECONDS + $1))

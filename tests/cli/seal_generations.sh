@@ -29,17 +29,7 @@ done
 expect_ok strata verify
 
 step "the sealed objects' headers name generations 0 and on, none holding more than 16"
-python3 - "$STORE" >"$WORK/generations" <<'PY' || fail "could not read the generations"
-import collections, sqlite3, struct, sys
-store = sys.argv[1]
-db = sqlite3.connect("file:" + store + "/index.db?mode=ro", uri=True)
-count = collections.Counter()
-for name, offset in db.execute("SELECT packs.name, objects.offset FROM objects JOIN packs ON objects.pack = packs.id"):
-    with open(store + "/packs/" + name, "rb") as f:
-        f.seek(offset)
-        count[struct.unpack("<I", f.read(4))[0]] += 1
-for g in sorted(count): print(g, count[g])
-PY
+sealed_generations "$STORE" >"$WORK/generations" || fail "could not read the generations"
 cat "$WORK/generations" >&2
 awk '$2 > 16 { bad = 1 } END { exit bad }' "$WORK/generations" || fail "a generation sealed more than 16 objects"
 max=$(awk 'END { print $1 }' "$WORK/generations")

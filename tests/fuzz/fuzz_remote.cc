@@ -8,6 +8,9 @@
 //   5  a key from an S3 listing (as is, and under packs/ and refs/)
 //   6  an encrypted store's bucket `generations` (seal_grants.h): in range,
 //      and the one encoding of what it decodes to
+//   7  an encrypted store's remote.sealed (remote_spec_seal.h), under a fixed
+//      key: what opens is a valid remote.json, and seals and opens again to
+//      the same settings
 // Ref bodies and remote.json must re-encode to a value that decodes the
 // same; an S3 answer that parses must parse the same once written out again
 // with its text escaped (so entity decoding and element matching agree).
@@ -21,6 +24,7 @@
 #include <string>
 
 #include "remote/remote.h"
+#include "remote/remote_spec_seal.h"
 #include "remote/s3_backend.h"
 #include "remote/s3_request.h"
 #include "remote/s3_xml.h"
@@ -167,19 +171,35 @@ void BucketGenerations(std::string_view in) {
   if (strata::EncodeBucketGenerations(*g) != in) Fail("generations decode from other bytes than they encode to");
 }
 
+void SealedSpec(std::string_view in) {
+  strata::crypto::Key256 key;
+  key.bytes.fill(7);
+  auto spec = strata::OpenRemoteSpec(key, "fuzz", in);
+  if (!spec.ok()) return;
+  auto sealed = strata::SealRemoteSpec(key, *spec);
+  if (!sealed.ok()) Fail("settings that opened do not seal");
+  auto again = strata::OpenRemoteSpec(key, "fuzz", *sealed);
+  if (!again.ok() || again->location.Url() != spec->location.Url() ||
+      again->location.endpoint != spec->location.endpoint || again->location.region != spec->location.region ||
+      again->cache_bytes != spec->cache_bytes || again->timeout_ms != spec->timeout_ms)
+    Fail("sealed settings do not survive sealing again");
+  if (strata::OpenRemoteSpec(key, "other", *sealed).ok()) Fail("settings sealed for one remote open as another's");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 7) {
+  switch (data[0] % 8) {
     case 0: RefBody(in); break;
     case 1: RemoteJson(in); break;
     case 2: ListPage(in); break;
     case 3: ErrorDocument(in); break;
     case 4: HeaderLine(in); break;
     case 5: ListedKey(in); break;
-    default: BucketGenerations(in); break;
+    case 6: BucketGenerations(in); break;
+    default: SealedSpec(in); break;
   }
   return 0;
 }

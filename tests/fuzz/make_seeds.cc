@@ -15,6 +15,7 @@
 #include "fs/kernel/request_encoder.h"
 #include "fuzz_input.h"
 #include "remote/remote.h"
+#include "remote/remote_spec_seal.h"
 #include "remote/s3_backend.h"
 #include "remote/s3_xml.h"
 #include "store/codec.h"
@@ -214,6 +215,12 @@ void RemoteSeeds(const std::string& dir) {
   if (!location.ok()) std::exit(1);
   spec.location = *location;
   Write(dir, "remote-json", FuzzInputWriter(1).Rest(strata::RemoteSpecToJson(spec)).bytes());
+  strata::crypto::Key256 key;  // the fuzz target's fixed key
+  key.bytes.fill(7);
+  spec.name = "fuzz";
+  auto sealed = strata::SealRemoteSpec(key, spec);
+  if (!sealed.ok()) std::exit(1);
+  Write(dir, "remote-sealed", FuzzInputWriter(7).Rest(*sealed).bytes());
   // S3 answers are written by the server, not by strata: these follow RGW's.
   Write(dir, "list-page", FuzzInputWriter(2).Rest(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?><ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
