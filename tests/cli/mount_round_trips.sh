@@ -3,7 +3,9 @@
 #  - a directory's listing is kept by the kernel between opens (a second
 #    listing sends no READDIR), yet every change shows in the next listing,
 #    whether made through the mount, through a bind mount of the directory
-#    (another path to the same inode), or behind the kernel by a reset;
+#    (another path to the same inode), or behind the kernel by a reset; the
+#    past versions' .strata/branches/, which follows the store, is listed
+#    afresh;
 #  - with FUSE_HANDLE_KILLPRIV_V2 the kernel stops asking for
 #    security.capability before each write (a file written in many pieces
 #    costs a GETXATTR or two, not one per write), and the daemon clears the
@@ -68,6 +70,12 @@ rm "$MP/d/b2"
 same "$MP/d" sym through-alias after-commit
 expect_ok strata reset "$MP" --hard main
 same "$MP/d" b2 sym through-alias
+
+step "the past versions' own directories follow the store"
+same "$MP/.strata/branches" main
+same "$MP/.strata/branches" main
+expect_ok strata branch create second main  # through the store, not the mount
+same "$MP/.strata/branches" main second
 
 step "few GETXATTRs for a file written in many pieces (KILLPRIV_V2)"
 before=$(count getxattr)
