@@ -56,6 +56,8 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
     ctx.no_open = true;
     conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
   }
+  // FUSE_HANDLE_KILLPRIV_V2, which libfuse 3.14 has no capability for, is
+  // added to the reply on its way to the kernel (device_io.h).
 }
 
 // One request: its Call, then the handler with the arguments unpacked.
