@@ -34,6 +34,9 @@ struct FileInfo {
   int flags = 0;           // the open(2) flags of the descriptor (OPEN, WRITE)
   bool writepage = false;  // a WRITE that writes back cached pages, not a writer's call
   uint64_t fh = 0;         // what OPEN or OPENDIR answered (a directory's listing state)
+  // WRITE, or OPEN with O_TRUNC: the caller lacks CAP_FSETID, so the change
+  // clears set-id bits (said only with FUSE_HANDLE_KILLPRIV_V2: set_id_bits.h).
+  bool kill_suidgid = false;
 };
 
 // An inode the kernel may cache (LOOKUP, MKNOD, ..., and READDIRPLUS per
@@ -47,6 +50,9 @@ struct EntryOut {
 struct OpenOut {
   uint64_t fh = 0;
   bool keep_cache = false;  // the kernel's cached pages stay valid from the last open
+  // A directory's listing may be kept by the kernel and served from its cache
+  // on the next opens (with keep_cache), until it changes or is invalidated.
+  bool cache_dir = false;
 };
 
 // The fields a SETATTR changes; unset ones stay as they are.
@@ -55,6 +61,9 @@ struct AttrChange {
   std::optional<uint64_t> size;
   std::optional<timespec> atime, mtime;
   bool atime_now = false, mtime_now = false;
+  // A truncation by a caller without CAP_FSETID or a chown of a non-directory:
+  // set-id bits go with it (said only with FUSE_HANDLE_KILLPRIV_V2: set_id_bits.h).
+  bool kill_suidgid = false;
 };
 
 struct Forget {

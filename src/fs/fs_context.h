@@ -21,6 +21,11 @@ struct Context {
   // The kernel opens files without asking (set at INIT by the transport):
   // OPEN answers ENOSYS once, and no OPEN or RELEASE follows.
   bool no_open = false;
+  // FUSE_HANDLE_KILLPRIV_V2 was agreed (set at INIT by the transport): the
+  // handlers clear set-id bits where the kernel marks a request so
+  // (set_id_bits.h), and the kernel sends neither a SETATTR of its own for
+  // that nor a GETXATTR before every write.
+  bool kill_privs = false;
 };
 
 // The errno the kernel should see for a failed workspace call. Errors that

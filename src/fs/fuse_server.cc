@@ -71,7 +71,14 @@ void FuseServer::Invalidate(const StaleCaches& stale) {
   // served may hold while it waits for the workspace. ENOENT only means the
   // kernel had nothing cached.
   for (const auto& [parent, name] : stale.entries) (void)state_->transport->InvalEntry(parent, name);
-  for (InodeId ino : stale.inodes) (void)state_->transport->InvalInode(ino, ino == kRootInode ? 0 : -1, 0);
+  // A directory's cached listing goes with its pages (ops_dir.cc); of other
+  // inodes only the attributes.
+  Workspace& ws = *state_->context.ws;
+  for (InodeId ino : stale.inodes) {
+    auto a = ws.GetAttr(ino);
+    const bool directory = ino == kRootInode || (a.ok() && S_ISDIR(a->mode));
+    (void)state_->transport->InvalInode(ino, directory ? 0 : -1, 0);
+  }
 }
 
 void FuseServer::InvalidateAfterSwap(const StaleCaches& stale) {

@@ -110,6 +110,13 @@ void OpOpendir(Call& call, Ino ino) {
   auto* h = new DirHandle(state->end_offset);  // a listing may also start by seeking
   OpenOut out;
   out.fh = reinterpret_cast<uint64_t>(h);
+  // The kernel keeps the listing and serves the next opens from it: a warm
+  // `find` or `git status` then sends no READDIR at all. It drops the listing
+  // itself when a request of its own changes the directory (create, unlink,
+  // rename, link: the directory's version moves) and at a changed mtime;
+  // what the daemon changes behind it (reset, rebase) is invalidated through
+  // FuseServer::Invalidate. Views that follow the store are listed afresh.
+  if (!state->changes_unseen) out.keep_cache = out.cache_dir = true;
   if (call.ReplyOpen(out) != 0) delete h;  // no RELEASEDIR comes for an open the kernel never saw
 }
 

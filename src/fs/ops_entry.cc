@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "fs/fs_context.h"
+#include "fs/set_id_bits.h"
 #include "util/time_ns.h"
 
 namespace strata::fs {
@@ -154,6 +155,15 @@ void OpSetattr(Call& call, Ino ino, const AttrChange& change) {
   else if (change.atime) r.atime_ns = JoinNs(change.atime->tv_sec, change.atime->tv_nsec);
   if (change.mtime_now) r.mtime_ns = now;
   else if (change.mtime) r.mtime_ns = JoinNs(change.mtime->tv_sec, change.mtime->tv_nsec);
+  // With KILLPRIV_V2 a chown or a truncation clears set-id bits here, in the
+  // same change (set_id_bits.h); without it the kernel has put the new mode
+  // in this request itself.
+  if (call.ctx().kill_privs && change.kill_suidgid && !r.mode) {
+    auto before = call.ctx().ws->GetAttr(ino);
+    if (Failed(call, before)) return;
+    const bool owner = r.uid || r.gid;
+    r.mode = ModeAfter(call, owner ? SetIdChange::kOwner : SetIdChange::kData, before->mode, before->gid);
+  }
   auto a = call.ctx().ws->SetAttr(ino, r);
   if (Failed(call, a)) return;
   struct stat st;

@@ -13,51 +13,21 @@
 #include <optional>
 
 #include "fs/fs_context.h"
+#include "fs/set_id_bits.h"
 
 namespace strata::fs {
 
 namespace {
-
-// Whether the caller belongs to group gid (primary or supplementary).
-bool CallerInGroup(Call& call, gid_t gid) { return call.gid() == gid || call.InSupplementaryGroup(gid); }
-
-// The permission bits a truncation by the caller leaves on a file of mode
-// `mode` and group `gid`, as the kernel's truncate would (should_remove_suid):
-// a caller without CAP_FSETID (root has it) clears setuid, and setgid when
-// group-exec is set or the caller is outside the file's group.
-std::optional<uint32_t> ModeAfterTruncateBy(Call& call, uint32_t mode, gid_t gid) {
-  if (call.uid() == 0 || !S_ISREG(mode) || !(mode & (S_ISUID | S_ISGID))) return std::nullopt;
-  uint32_t bits = mode & 07777 & ~S_ISUID;
-  if ((mode & S_ISGID) && ((mode & S_IXGRP) || !CallerInGroup(call, gid))) bits &= ~S_ISGID;
-  if (bits == (mode & 07777)) return std::nullopt;
-  return bits;
+// Whether a write, truncation or fallocate by the caller clears set-id bits.
+// With KILLPRIV_V2 the kernel says so (fi.kill_suidgid) where it can; without
+// it, or where it does not say, root stands for CAP_FSETID. Without V2 the
+// kernel also clears setuid (and setgid with group-exec) by a SETATTR of its
+// own first, so what is left here is the setgid of a file whose group the
+// caller is outside of, which ext4 clears and the kernel's FUSE code does not.
+bool ChangeKillsSetId(Call& call, std::optional<bool> kernel_says) {
+  if (call.ctx().kill_privs && kernel_says) return *kernel_says;
+  return call.uid() != 0;
 }
-
-// Clears setgid after a write or fallocate by the caller where the kernel
-// does not: it kills set-id bits before such a change (file_remove_privs), but
-// without FUSE_HANDLE_KILLPRIV_V2, which libfuse 3.14 cannot negotiate, its
-// FUSE code turns that into a SETATTR that clears setgid only with group-exec
-// set. ext4 also clears it for a caller outside the file's group (the bit then
-// marks mandatory locking, which such a writer must not keep). Setuid is
-// cleared by the kernel's SETATTR. Root (CAP_FSETID) keeps both. Afterwards
-// the kernel's cached mode is dropped, so that the next stat or exec sees the
-// new one.
-void ClearSetgidAfterChangeBy(Call& call, Ino ino) {
-  Context& ctx = call.ctx();
-  if (call.uid() == 0) return;
-  auto a = ctx.ws->GetAttr(ino);
-  if (!a.ok() || !S_ISREG(a->mode) || !(a->mode & S_ISGID) || CallerInGroup(call, a->gid)) return;
-  SetAttrRequest r;
-  r.mode = a->mode & 07777 & ~S_ISGID;
-  if (Status s = ctx.ws->SetAttr(ino, r).status(); !s.ok()) {
-    // The write itself succeeded and is answered so; the kept bit is logged.
-    std::fprintf(stderr, "strata: inode %llu keeps its setgid bit after a write by a user outside its group: %s\n",
-                 static_cast<unsigned long long>(ino), s.ToString().c_str());
-    return;
-  }
-  if (ctx.notifier != nullptr) (void)ctx.notifier->InvalInode(ino, -1, 0);
-}
-
 }  // namespace
 
 // No open sets direct_io (FOPEN_DIRECT_IO), not even one with O_DIRECT:
@@ -82,7 +52,7 @@ void OpOpen(Call& call, Ino ino, const FileInfo& fi) {
     r.size = 0;
     auto before = ctx.ws->GetAttr(ino);
     if (!before.ok()) return (void)ReplyErr(call, ToErrno(before.status()));
-    r.mode = ModeAfterTruncateBy(call, before->mode, before->gid);
+    if (ChangeKillsSetId(call, fi.kill_suidgid)) r.mode = ModeAfter(call, SetIdChange::kData, before->mode, before->gid);
     auto a = ctx.ws->SetAttr(ino, r);
     if (!a.ok()) return (void)ReplyErr(call, ToErrno(a.status()));
   }
@@ -171,7 +141,8 @@ void OpWrite(Call& call, Ino ino, const char* buf, size_t size, off_t off, const
     DropCachedPages(ctx, ino, off, static_cast<off_t>(*n));
   }
   // A write-back of cached pages comes from the kernel, not the writer.
-  if (!fi.writepage && *n > 0) ClearSetgidAfterChangeBy(call, ino);
+  if (!fi.writepage && *n > 0 && ChangeKillsSetId(call, fi.kill_suidgid))
+    ClearSetIdAfter(call, SetIdChange::kData, ino);
   call.ReplyWrite(*n);
 }
 
@@ -192,7 +163,9 @@ void OpFallocate(Call& call, Ino ino, int mode, off_t offset, off_t length) {
   OpScope scope(call, Op::kFallocate);
   if (offset < 0 || length <= 0) return (void)ReplyErr(call, EINVAL);
   Status s = call.ctx().ws->Allocate(ino, mode, static_cast<uint64_t>(offset), static_cast<uint64_t>(length));
-  if (s.ok()) ClearSetgidAfterChangeBy(call, ino);
+  // The kernel marks no FALLOCATE, even with KILLPRIV_V2 (its file_modified
+  // leaves the bits to the daemon then).
+  if (s.ok() && ChangeKillsSetId(call, std::nullopt)) ClearSetIdAfter(call, SetIdChange::kData, ino);
   ReplyErr(call, ToErrno(s));
 }
 

@@ -274,6 +274,7 @@ Result<DirectoryState> PastVersionsWorkspace::OwnDirState(InodeId which) {
   if (!dir) return NoSuchDir();
   DirectoryState state;
   state.parent = dir->parent;
+  state.changes_unseen = true;  // commits and branches come and go with the store
   switch (dir->kind) {
     case OwnDir::Kind::kTop:
       state.end_offset = 2;

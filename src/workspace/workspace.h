@@ -97,6 +97,10 @@ struct DirEntry {
 struct DirectoryState {
   InodeId parent = 0;       // the directory holding this one (the root's is itself)
   uint64_t end_offset = 0;  // entries created from now on get offsets above this
+  // Its entries may change with no request to this workspace (a view that
+  // follows the store, such as the past versions' own directories): a
+  // listing of it must not be kept between opens.
+  bool changes_unseen = false;
 };
 
 struct WorkspaceInfo {

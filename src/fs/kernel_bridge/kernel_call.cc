@@ -31,6 +31,7 @@ kernel::OpenParams OpenParamsOf(const OpenOut& o) {
   kernel::OpenParams p;
   p.fh = o.fh;
   if (o.keep_cache) p.open_flags |= FOPEN_KEEP_CACHE;
+  if (o.cache_dir) p.open_flags |= FOPEN_CACHE_DIR;
   return p;
 }
 

@@ -30,12 +30,18 @@ AttrChange ChangeOf(const fuse_setattr_in& in) {
     c.mtime = timespec{static_cast<time_t>(in.mtime), static_cast<long>(in.mtimensec)};
   c.atime_now = (in.valid & FATTR_ATIME_NOW) != 0;
   c.mtime_now = (in.valid & FATTR_MTIME_NOW) != 0;
+  c.kill_suidgid = (in.valid & FATTR_KILL_SUIDGID) != 0;
   return c;
 }
 
 void DispatchFile(const kernel::Request& r, Ino node, KernelCall& call) {
   switch (r.header.opcode) {
-    case FUSE_OPEN: return OpOpen(call, node, FileInfo{static_cast<int>(Args<kernel::OpenArgs>(r).in.flags)});
+    case FUSE_OPEN: {
+      const auto& in = Args<kernel::OpenArgs>(r).in;
+      FileInfo fi{static_cast<int>(in.flags)};
+      fi.kill_suidgid = (in.open_flags & FUSE_OPEN_KILL_SUIDGID) != 0;
+      return OpOpen(call, node, fi);
+    }
     case FUSE_CREATE: {
       const auto& a = Args<kernel::CreateArgs>(r);
       return OpCreate(call, node, Str(a.name), a.in.mode, FileInfo{static_cast<int>(a.in.flags)});
@@ -47,6 +53,7 @@ void DispatchFile(const kernel::Request& r, Ino node, KernelCall& call) {
     case FUSE_WRITE: {
       const auto& a = Args<kernel::WriteArgs>(r);
       FileInfo fi{static_cast<int>(a.in.flags), (a.in.write_flags & FUSE_WRITE_CACHE) != 0, a.in.fh};
+      fi.kill_suidgid = (a.in.write_flags & FUSE_WRITE_KILL_SUIDGID) != 0;
       return OpWrite(call, node, reinterpret_cast<const char*>(a.data.data()), a.data.size(),
                      static_cast<off_t>(a.in.offset), fi);
     }

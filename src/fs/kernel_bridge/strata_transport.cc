@@ -44,15 +44,17 @@ void NoteStopSignal(int sig) { stop_signal.store(sig); }
 // What strata asks of the kernel at INIT: what a libfuse 3.14 mount agrees,
 // which the handlers were written against, and strata's own choices (each
 // explained in fs/libfuse/ops_table.cc, where the libfuse transport makes
-// them). Not FUSE_HANDLE_KILLPRIV: with it the kernel leaves clearing the
-// set-id bits on write and chown to the daemon, which the handlers do not do
-// (a libfuse 3.14 mount does not have it either: the conformance suite's
-// Files.ChownAsRoot and Perms.WriteByNonOwnerClearsSetuid tell).
+// them). FUSE_HANDLE_KILLPRIV_V2: the handlers clear set-id bits where the
+// kernel marks a write, truncation or chown (fs/set_id_bits.h), which saves
+// the GETXATTR of security.capability the kernel otherwise sends before
+// nearly every write. Not the first FUSE_HANDLE_KILLPRIV, which marks nothing
+// and leaves the daemon to guess (the conformance suite's Files.ChownAsRoot
+// and Perms.WriteByNonOwnerClearsSetuid tell).
 kernel::InitWants WantsOf(const MountOptions& options) {
   kernel::InitWants w;
   w.flags = FUSE_ASYNC_READ | FUSE_PARALLEL_DIROPS | FUSE_ASYNC_DIO | FUSE_IOCTL_DIR |
             FUSE_BIG_WRITES | FUSE_DO_READDIRPLUS | FUSE_READDIRPLUS_AUTO | FUSE_POSIX_ACL | FUSE_DONT_MASK |
-            FUSE_EXPORT_SUPPORT | FUSE_CACHE_SYMLINKS;
+            FUSE_EXPORT_SUPPORT | FUSE_CACHE_SYMLINKS | FUSE_HANDLE_KILLPRIV_V2;
   // Not FUSE_AUTO_INVAL_DATA (only this daemon changes files) nor
   // FUSE_ATOMIC_O_TRUNC (opens are not asked for: a truncating open comes as
   // a SETATTR of its own).
@@ -99,6 +101,7 @@ class StrataTransport final : public Transport, private kernel::RequestHandler {
     std::call_once(init_seen_, [this] {
       auto agreed = session_->settings();
       parts_.context->no_open = agreed && agreed->may_skip_open;
+      parts_.context->kill_privs = agreed && (agreed->flags & FUSE_HANDLE_KILLPRIV_V2);
     });
     InFlightScope serving(parts_.in_flight);
     KernelCall call(*parts_.context, *session_, request.header, UmaskOf(request));

@@ -20,6 +20,7 @@ fuse_file_info OpenInfoOf(const OpenOut& o) {
   fuse_file_info fi{};
   fi.fh = o.fh;
   fi.keep_cache = o.keep_cache ? 1 : 0;
+  fi.cache_readdir = o.cache_dir ? 1 : 0;
   return fi;
 }
 }  // namespace

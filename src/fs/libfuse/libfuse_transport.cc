@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "fs/fs_context.h"
+#include "fs/libfuse/device_io.h"
 #include "fs/libfuse/libfuse_ops.h"
 #include "fs/libfuse/request_loop.h"
 #include "fs/transport.h"
@@ -67,6 +68,9 @@ class LibfuseTransport final : public Transport {
     if (fuse_session_mount(session_, mountpoint.c_str()) != 0)
       return Status::IOErrorWithMessage("cannot mount on " + mountpoint + ": " + LastFuseMessage(), EIO);
     mounted_ = true;
+    // Before INIT, which the request loop reads: it may amend the reply (device_io.h).
+    if (int rc = UseDeviceIo(session_); rc != 0)
+      return Status::IOErrorWithMessage("cannot set up the FUSE device's I/O", -rc);
     return Status::Ok();
   }
 

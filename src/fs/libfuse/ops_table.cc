@@ -2,8 +2,11 @@
 // negotiation: each entry unpacks libfuse's arguments into the transport's
 // neutral form (fs/call.h) and calls the handler (fs/ops_*.cc).
 #include "fs/fs_context.h"
+#include "fs/libfuse/device_io.h"
 #include "fs/libfuse/libfuse_call.h"
 #include "fs/libfuse/libfuse_ops.h"
+
+#include <linux/fuse.h>
 
 #include <utility>
 #include <vector>
@@ -53,6 +56,8 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
     ctx.no_open = true;
     conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
   }
+  // FUSE_HANDLE_KILLPRIV_V2, which libfuse 3.14 has no capability for, is
+  // added to the reply on its way to the kernel (device_io.h).
 }
 
 // One request: its Call, then the handler with the arguments unpacked.
@@ -83,6 +88,7 @@ void Setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse
   if (to_set & FUSE_SET_ATTR_MTIME) c.mtime = attr->st_mtim;
   c.atime_now = (to_set & FUSE_SET_ATTR_ATIME_NOW) != 0;
   c.mtime_now = (to_set & FUSE_SET_ATTR_MTIME_NOW) != 0;
+  c.kill_suidgid = KillSuidgidMark(FUSE_SETATTR).value_or(false);
   Serve<OpSetattr>(req, ino, c);
 }
 void Readlink(fuse_req_t req, fuse_ino_t ino) { Serve<OpReadlink>(req, ino); }
@@ -102,10 +108,16 @@ void Rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t new_
 void Link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* new_name) {
   Serve<OpLink>(req, ino, new_parent, new_name);
 }
-void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) { Serve<OpOpen>(req, ino, FileInfoOf(fi)); }
+void Open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  FileInfo info = FileInfoOf(fi);
+  info.kill_suidgid = KillSuidgidMark(FUSE_OPEN).value_or(false);
+  Serve<OpOpen>(req, ino, info);
+}
 void Read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info*) { Serve<OpRead>(req, ino, size, off); }
 void Write(fuse_req_t req, fuse_ino_t ino, const char* buf, size_t size, off_t off, fuse_file_info* fi) {
-  Serve<OpWrite>(req, ino, buf, size, off, FileInfoOf(fi));
+  FileInfo info = FileInfoOf(fi);
+  info.kill_suidgid = KillSuidgidMark(FUSE_WRITE).value_or(false);
+  Serve<OpWrite>(req, ino, buf, size, off, info);
 }
 void Release(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) { Serve<OpRelease>(req, ino); }
 void Fsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info*) { Serve<OpFsync>(req, ino); }

@@ -18,6 +18,19 @@
 
 namespace strata::fs {
 
+namespace {
+thread_local std::span<const std::byte> request_being_served;
+
+// Serves one request on this thread, its bytes visible to RequestBeingServed.
+void Process(fuse_session* se, const fuse_buf& buf) {
+  request_being_served = std::span<const std::byte>(static_cast<const std::byte*>(buf.mem), buf.size);
+  fuse_session_process_buf(se, &buf);
+  request_being_served = {};
+}
+}  // namespace
+
+std::span<const std::byte> RequestBeingServed() { return request_being_served; }
+
 bool RunsOnWorker(uint32_t opcode, bool writes_may_wait) {
   switch (opcode) {
     case FUSE_WRITE:
@@ -89,7 +102,7 @@ class WorkerPool {
       lock.Unlock();
       {
         InFlightScope serving(in_flight_);
-        fuse_session_process_buf(se_, &buf);
+        Process(se_, buf);
       }
       lock.Lock();
       if (spare_.size() < kMaxSpare) {
@@ -171,7 +184,7 @@ int RunRequestLoop(fuse_session* se, const RequestLoopOptions& options, RequestL
       } else {
         counters.inline_requests.fetch_add(1, std::memory_order_relaxed);
         InFlightScope serving(options.in_flight);
-        fuse_session_process_buf(se, &buf);
+        Process(se, buf);
       }
     }
     std::free(buf.mem);

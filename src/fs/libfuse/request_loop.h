@@ -37,7 +37,9 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstddef>
 #include <functional>
+#include <span>
 
 struct fuse_session;
 
@@ -67,6 +69,11 @@ struct RequestLoopCounters {
 // libfuse's signal handlers); then waits for the workers to finish what they
 // hold. Returns 0, or the negative errno of a failed read of the device.
 int RunRequestLoop(fuse_session* se, const RequestLoopOptions& options, RequestLoopCounters& counters);
+
+// The bytes of the request this thread is serving inside
+// fuse_session_process_buf, as the kernel sent them; empty outside one. For
+// the fields libfuse does not pass on (device_io.h).
+std::span<const std::byte> RequestBeingServed();
 
 // Whether a request of this FUSE opcode goes to a worker; writes_may_wait as
 // RequestLoopOptions says, for FUSE_WRITE.
