@@ -92,6 +92,26 @@ Status S3Backend::DeletePack(const std::string& name) {
   return Status::Ok();
 }
 
+Result<std::vector<std::pair<std::string, std::string>>> S3Backend::DeletePacks(
+    const std::vector<std::string>& names) {
+  std::vector<std::string> keys;
+  keys.reserve(names.size());
+  for (const std::string& name : names) keys.push_back(kPacks + name);
+  std::vector<std::pair<std::string, std::string>> failed;
+  for (int attempt = 0; attempt < 2 && !keys.empty(); attempt++) {
+    STRATA_ASSIGN_OR_RETURN(S3DeleteOutcome outcome, client_->DeleteMany(keys));
+    {
+      MutexLock lock(&mu_);
+      for (const std::string& key : outcome.deleted) pack_sizes_.erase(key.substr(std::string_view(kPacks).size()));
+    }
+    keys.clear();
+    for (auto& [key, why] : outcome.failed) keys.push_back(key);
+    failed = std::move(outcome.failed);
+  }
+  for (auto& [key, why] : failed) key = key.substr(std::string_view(kPacks).size());
+  return failed;
+}
+
 Result<std::vector<std::string>> S3Backend::ListPacks() {
   // The index first, then the bucket: a pack is published before it is
   // indexed, so one the index held before the listing began and the listing

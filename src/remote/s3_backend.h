@@ -81,6 +81,10 @@ class S3Backend : public Backend {
   Result<std::shared_ptr<RandomAccessFile>> OpenPack(const std::string& name) override;
   Result<std::shared_ptr<RandomAccessFile>> OpenPackUncached(const std::string& name) override;
   Status DeletePack(const std::string& name) override;
+  // Deletes packs with multi-object deletes; those the bucket may still hold
+  // (the server did not say they are gone) get one more try and are then
+  // returned with why: for a later run, never taken as gone.
+  Result<std::vector<std::pair<std::string, std::string>>> DeletePacks(const std::vector<std::string>& names);
   Result<std::vector<std::string>> ListPacks() override;
 
   Result<std::optional<Hash>> GetRef(const std::string& name) override;
