@@ -80,6 +80,11 @@ void PrintRemoteGc(const std::string& remote, const RemoteGcReport& r, bool dry_
 
 }  // namespace
 
+nlohmann::ordered_json RemoteRequestsJson(Store& store) {
+  auto counts = RemoteRequestCounts(store);
+  return counts ? RequestsJson(*counts) : nlohmann::ordered_json();
+}
+
 int RunRemoteGc(const Globals& g, const RemoteGcArgs& args) {
   const bool dry_run = args.dry_run;
   auto store = OpenStore(g);
@@ -100,7 +105,12 @@ int RunRemoteGc(const Globals& g, const RemoteGcArgs& args) {
   auto report = CollectRemoteGarbage(**store, options);
   progress.Finish();
   if (!report.ok()) return Fail(report.status().WithContext("gc of remote " + g.remote));
-  if (g.json) PrintJson(RemoteGcJson(*report, dry_run));
+  if (g.json) {
+    nlohmann::ordered_json j = RemoteGcJson(*report, dry_run);
+    // Opening the remote included.
+    j["requests"]["command"] = RemoteRequestsJson(**store);
+    PrintJson(j);
+  }
   else PrintRemoteGc(g.remote, *report, dry_run);
   return kExitOk;
 }

@@ -354,6 +354,12 @@ Status RecordRemoteForgotten(Store& store, const std::vector<Hash>& commits) {
   return store.index()->AddForgotten(commits, NowNs());
 }
 
+std::optional<S3RequestCounts> RemoteRequestCounts(Store& store) {
+  auto* backend = dynamic_cast<S3Backend*>(store.backend());
+  if (!backend) return std::nullopt;
+  return backend->client().counts();
+}
+
 Result<RemoteGcReport> CollectRemoteGarbage(Store& store, const RemoteGcOptions& options) {
   auto* backend = dynamic_cast<S3Backend*>(store.backend());
   if (!backend) return Status::InvalidArgument("not a remote store");

@@ -33,6 +33,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
@@ -93,6 +94,10 @@ struct RemoteGcReport {
 // gc_protocol.h), and recording more; InvalidArgument unless it is one.
 Result<std::unordered_set<Hash>> RemoteForgottenCommits(Store& store);
 Status RecordRemoteForgotten(Store& store, const std::vector<Hash>& commits);
+
+// The requests a remote store's client has sent so far; nullopt for a
+// store that is not remote.
+std::optional<S3RequestCounts> RemoteRequestCounts(Store& store);
 
 // InvalidArgument unless `store` is a remote store. Corruption, before
 // anything is written, when a reachable object cannot be read.
