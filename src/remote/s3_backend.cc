@@ -4,6 +4,7 @@
 #include "remote/s3_xml.h"
 #include "store/index.h"
 #include "store/pack_format.h"
+#include "store/pack_reader.h"
 #include "store/store.h"
 #include "store/store_cipher.h"
 
@@ -60,7 +61,25 @@ Status S3Backend::PublishPack(const std::string& local_path, const std::string& 
     MutexLock lock(&mu_);
     pack_sizes_[name] = size;
   }
+  if (cache_) KeepIfHistory(local_path, name, size);
   return env_->RemoveFile(local_path);  // the bucket has it now
+}
+
+void S3Backend::KeepIfHistory(const std::string& local_path, const std::string& name, uint64_t size) {
+  auto file = env_->NewRandomAccessFile(local_path);
+  if (!file.ok()) return;
+  auto entries = ReadPackIndex(**file, footer_cipher_.get());
+  if (!entries.ok() || entries->empty()) return;
+  for (const PackEntry& e : *entries)
+    if (e.type == ObjectType::kChunk) return;
+  const RandomAccessFile& local = **file;
+  auto read_local = [&local](uint64_t at, uint64_t length) -> Result<std::string> {
+    std::string bytes;
+    STRATA_RETURN_IF_ERROR(local.Read(at, length, &bytes));
+    return bytes;
+  };
+  std::string ignored;
+  (void)cache_->Read(name, size, 0, size, &ignored, read_local);  // best effort: a miss later is a GET
 }
 
 Result<uint64_t> S3Backend::PackSize(const std::string& name) {
