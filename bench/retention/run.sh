@@ -2,12 +2,16 @@
 # bench/retention/run.sh — retention on a remote (Ceph RGW): strata forget + gc --remote of a year of daily
 # commits, against restic forget --prune of the same days, in the same run.
 #
-# Usage: bench/retention/run.sh [--quick] [--days N] [--files F] [--rounds R] [--out DIR]
+# Usage: bench/retention/run.sh [--quick] [--days N] [--files F] [--rounds R] [--push-meanwhile] [--out DIR]
 #
 #   --days N     daily versions of the tree (default 365; quick 90)
 #   --files F    files of the first day's tree (default 2000; quick 300)
 #   --rounds R   rounds (default 3; quick 1); each builds both histories anew, the arms' order rotated
 #   --out DIR    results folder (default bench/results/retention-<timestamp>)
+#   --push-meanwhile  while strata's forget and gc run, another machine (a store of its own) commits
+#                a new file and pushes it to the branch `other` of the same remote, again and again;
+#                every push must land, and fsck of the remote must be clean after (restic's exclusive
+#                lock forbids a backup during its prune, so its arm runs alone)
 #
 # Environment: STRATA_BIN (default <repo>/build/src/cli/strata); GRACE (default 5): the seconds of
 # gc --remote's grace; the remote's request timeout is set below it (GRACE-1), as the protocol needs.
@@ -33,14 +37,15 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 source "${SCRIPT_DIR}/../lib.sh"
 
-usage() { bench_usage 2 13; }
+usage() { bench_usage 2 17; }
 
-DAYS='' FILES=''
+DAYS='' FILES='' PUSH_MEANWHILE=0
 while [[ $# -gt 0 ]]; do
   if bench_common_opt "$@"; then shift "${BENCH_SHIFT}"; continue; fi
   case "$1" in
     --days) DAYS=$(bench_optarg "$@"); shift ;;
     --files) FILES=$(bench_optarg "$@"); shift ;;
+    --push-meanwhile) PUSH_MEANWHILE=1 ;;
     *) usage >&2; bench_die "unknown argument: $1" ;;
   esac
   shift
@@ -68,7 +73,7 @@ bench_results_dir retention
 bench_scratch retention
 LOGS=${OUT}/logs
 RAW=${OUT}/raw.tsv
-printf 'round\tposition\tarm\tseconds\tbusy_seconds\tforget_seconds\trequests\tgets\tputs\tother_requests\tbytes_before\tbytes_after\tbytes_deleted\tkept\n' >"${RAW}"
+printf 'round\tposition\tarm\tseconds\tbusy_seconds\tforget_seconds\trequests\tgets\tputs\tother_requests\tbytes_before\tbytes_after\tbytes_deleted\tkept\tpushes_meanwhile\n' >"${RAW}"
 
 CEPH_DIR=${SCRATCH}/ceph
 stop_ceph() {
@@ -95,6 +100,7 @@ meta grace_s "${GRACE}"
 meta restic_version "$(restic version | head -n 1)"
 meta ceph_version "$(ceph --version 2>/dev/null | head -n 1)"
 meta policy "${POLICY[*]}"
+meta push_meanwhile "${PUSH_MEANWHILE}"
 meta cmd_strata "strata --remote origin forget --branch main ${POLICY[*]} --utc --json; strata gc --remote origin --grace ${GRACE} --json"
 meta cmd_restic "restic -r s3:${ENDPOINT}/${BUCKET}/PID/rN/restic forget ${POLICY[*]} --prune --json"
 
@@ -156,12 +162,43 @@ build_history() {
   done
 }
 
+# pusher ROUND STOP: the other machine's loop (a store of its own on the same remote), until the file STOP
+# exists: a new file committed, pushed to `other`. Prints the pushes that landed; any failure ends it non-zero.
+pusher() {
+  local store=${SCRATCH}/pusher-r$1 tree=${SCRATCH}/pusher-tree-r$1 n=0 log=${LOGS}/r$1-pusher.log
+  while [[ ! -e $2 ]]; do
+    n=$((n + 1))
+    head -c 65536 /dev/urandom >"${tree}/push-${n}.bin"
+    "${STRATA_BIN}" --store "${store}" import "${tree}" --branch other -m "push ${n}" >>"${log}" 2>&1 || return 1
+    "${STRATA_BIN}" --store "${store}" push origin other >>"${log}" 2>&1 || return 1
+  done
+  echo "$((n))"
+}
+
+# pusher_ready ROUND: the other machine's store, with a first push (not timed).
+pusher_ready() {
+  local store=${SCRATCH}/pusher-r$1 tree=${SCRATCH}/pusher-tree-r$1 log=${LOGS}/r$1-pusher.log
+  mkdir -p "${tree}"
+  head -c 65536 /dev/urandom >"${tree}/push-0.bin"
+  { "${STRATA_BIN}" --store "${store}" init &&
+    "${STRATA_BIN}" --store "${store}" remote add origin "s3://${BUCKET}/$$/r$1/strata" --endpoint "${ENDPOINT}" \
+      --timeout $((GRACE - 1)) &&
+    "${STRATA_BIN}" --store "${store}" import "${tree}" --branch other -m "push 0" &&
+    "${STRATA_BIN}" --store "${store}" push origin other; } >"${log}" 2>&1 ||
+    bench_die "the other machine's first push failed; see ${log}"
+}
+
 # measure ROUND POSITION ARM: one timed retention run.
 measure() {
   local round=$1 pos=$2 arm=$3 store=${SCRATCH}/store-r$1 prefix=$$/r$1/$3 json=${LOGS}/r$1-$3
-  local before after start mid end b_before b_after busy kept forget_secs
+  local before after start mid end b_before b_after busy kept forget_secs pushes=- pusher_pid='' stop
   b_before=$(prefix_bytes "${prefix}")
   before=$(rgw_counters)
+  if ((PUSH_MEANWHILE)) && [[ ${arm} == strata ]]; then
+    stop=${SCRATCH}/pusher-stop-r${round}
+    pusher "${round}" "${stop}" >"${SCRATCH}/pushes-r${round}" &
+    pusher_pid=$!
+  fi
   start=$(now)
   case ${arm} in
     strata)
@@ -177,8 +214,17 @@ measure() {
       ;;
   esac
   end=$(now)
+  if [[ -n ${pusher_pid} ]]; then
+    touch "${stop}"
+    wait "${pusher_pid}" || bench_die "a push of the other machine failed during gc; see ${LOGS}/r${round}-pusher.log"
+    pushes=$(cat "${SCRATCH}/pushes-r${round}")
+  fi
   after=$(rgw_counters)
   b_after=$(prefix_bytes "${prefix}")
+  if [[ -n ${pusher_pid} ]]; then
+    "${STRATA_BIN}" --store "${SCRATCH}/pusher-r${round}" --remote origin fsck >>"${LOGS}/r${round}-pusher.log" 2>&1 ||
+      bench_die "fsck of the remote after gc with pushes failed; see ${LOGS}/r${round}-pusher.log"
+  fi
   case ${arm} in
     strata)
       kept=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["branches"][0]["kept"]))' \
@@ -197,7 +243,7 @@ measure() {
   read -r r0 g0 p0 <<<"${before}"
   read -r r1 g1 p1 <<<"${after}"
   local IFS=$'\t'
-  printf '%s\n' "${round} ${pos} ${arm} $(echo "${end} - ${start}" | bc) ${busy} ${forget_secs} $((r1 - r0)) $((g1 - g0)) $((p1 - p0)) $((r1 - r0 - (g1 - g0) - (p1 - p0))) ${b_before} ${b_after} $((b_before - b_after)) ${kept}" |
+  printf '%s\n' "${round} ${pos} ${arm} $(echo "${end} - ${start}" | bc) ${busy} ${forget_secs} $((r1 - r0)) $((g1 - g0)) $((p1 - p0)) $((r1 - r0 - (g1 - g0) - (p1 - p0))) ${b_before} ${b_after} $((b_before - b_after)) ${kept} ${pushes}" |
     tr ' ' '\t' >>"${RAW}"
   bench_log "round ${round} ${arm}: $(tail -n 1 "${RAW}" | cut -f4) s, $((r1 - r0)) requests, $((b_before - b_after)) B deleted, ${kept} kept"
 }
@@ -205,6 +251,7 @@ measure() {
 for ((round = 1; round <= ROUNDS; round++)); do
   bench_log "round ${round}: building ${DAYS} days of ${FILES} files for strata and restic"
   build_history "${round}"
+  if ((PUSH_MEANWHILE)); then pusher_ready "${round}"; fi
   mapfile -t order < <(bench_rotate "${round}" "${ARMS[@]}")
   pos=0
   for arm in "${order[@]}"; do
@@ -224,7 +271,8 @@ extra, missing = strata - restic, restic - strata
 sys.exit(0 if not missing and extra <= {oldest} else f"only strata kept {sorted(extra)}, only restic {sorted(missing)}")
 PY
     bench_die "round ${round}: strata and restic kept different versions"
-  rm -rf -- "${SCRATCH}/src-r${round}" "${SCRATCH}/store-r${round}"
+  rm -rf -- "${SCRATCH}/src-r${round}" "${SCRATCH}/store-r${round}" "${SCRATCH}/pusher-r${round}" \
+    "${SCRATCH}/pusher-tree-r${round}"
 done
 meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -242,6 +290,11 @@ for arm in ("strata", "restic"):
         arm, med(arm, "seconds"), rng(arm, "seconds"), med(arm, "busy_seconds"), forget, med(arm, "requests"),
         med(arm, "gets"), med(arm, "puts"), med(arm, "other_requests"), med(arm, "bytes_before") / 2**20,
         med(arm, "bytes_deleted") / 2**20, med(arm, "kept")))
+pushes = [r["pushes_meanwhile"] for r in rows if r["arm"] == "strata" and r.get("pushes_meanwhile", "-") != "-"]
+if pushes:
+    print()
+    print("Another machine pushed to the same remote during strata's runs: %s pushes landed (per round), fsck of "
+          "the remote clean after each; strata's requests and bytes above include that machine's." % ", ".join(pushes))
 print()
 print("restic / strata: wall %.2fx, busy %.2fx" % (med("restic", "seconds") / med("strata", "seconds"),
                                                    med("restic", "busy_seconds") / med("strata", "busy_seconds")))

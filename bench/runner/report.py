@@ -33,6 +33,8 @@ SUITE_TITLES = {
     "workload": "real workload (untar, git status, clone and checkout, a build, find/du, snapshots, copies, dd, rm)",
     "exec": "sandboxes (strata exec against bubblewrap on an overlayfs or a copy of the tree; median of each arm's "
             "interleaved runs; strata-mounted = a workspace already mounted)",
+    "retention": "retention on a remote (Ceph RGW): strata forget + gc --remote against restic forget --prune of "
+                 "the same daily history; busy = wall less gc's grace wait, during which other machines may push",
 }
 
 

@@ -129,6 +129,18 @@ def parse_exec(rows, suite, runner_round):
             for (rnd, phase, arm), values in runs.items()]
 
 
+def parse_retention(rows, suite, runner_round):
+    """bench/retention/run.sh raw.tsv: per arm, wall and busy seconds, requests made and MiB deleted."""
+    out = []
+    for r in rows:
+        rnd = _round_key(runner_round, r["round"])
+        out.append(record(suite, rnd, r["arm"], "wall", r["seconds"], "s", LOWER))
+        out.append(record(suite, rnd, r["arm"], "busy", r["busy_seconds"], "s", LOWER))
+        out.append(record(suite, rnd, r["arm"], "requests", r["requests"], "requests", LOWER))
+        out.append(record(suite, rnd, r["arm"], "deleted", float(r["bytes_deleted"]) / 1048576, "MiB", HIGHER))
+    return out
+
+
 def parse_generic(rows, suite, runner_round):
     """Any suite whose raw.tsv has the columns round, arm, phase, value, unit, better."""
     return [record(suite, _round_key(runner_round, r.get("round")), r["arm"], r["phase"], r["value"], r["unit"],
@@ -144,12 +156,17 @@ PARSERS = {
     "import": lambda rows, rnd: parse_import(rows, "import", rnd),
     "workload": lambda rows, rnd: parse_workload(rows, "workload", rnd),
     "exec": lambda rows, rnd: parse_exec(rows, "exec", rnd),
+    "retention": lambda rows, rnd: parse_retention(rows, "retention", rnd),
 }
 
 
 def parse_suite_dir(suite, path, runner_round):
     """Records from one suite's results folder (PATH/raw.tsv) of one round of bench/run."""
-    rows = read_tsv(Path(path) / "raw.tsv")
+    return parse_suite_dir_rows(suite, read_tsv(Path(path) / "raw.tsv"), runner_round)
+
+
+def parse_suite_dir_rows(suite, rows, runner_round):
+    """Records from the rows of one suite's raw.tsv."""
     parser = PARSERS.get(suite)
     if parser is None:
         return parse_generic(rows, suite, runner_round)

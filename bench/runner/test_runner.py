@@ -102,6 +102,24 @@ class ParseTest(unittest.TestCase):
         # bwrap-overlay's 30 ms / strata's 40 ms: strata's start-up is 1.33x the reference's.
         self.assertAlmostEqual(start["ratios"]["bwrap-overlay"]["median"], 0.75)
 
+    def test_retention_gives_wall_busy_requests_and_bytes_deleted_per_arm(self):
+        rows = [{"round": "1", "arm": "strata", "seconds": "8.5", "busy_seconds": "3.5", "requests": "300",
+                 "bytes_deleted": str(3 * 1048576)},
+                {"round": "1", "arm": "restic", "seconds": "7", "busy_seconds": "7", "requests": "450",
+                 "bytes_deleted": str(4 * 1048576)}]
+        got = sorted((r["arm"], r["phase"], r["value"], r["unit"], r["better"], r["round"])
+                     for r in results.parse_suite_dir_rows("retention", rows, 2))
+        self.assertEqual(got, [("restic", "busy", 7.0, "s", "lower", "2"), ("restic", "deleted", 4.0, "MiB", "higher", "2"),
+                               ("restic", "requests", 450.0, "requests", "lower", "2"),
+                               ("restic", "wall", 7.0, "s", "lower", "2"),
+                               ("strata", "busy", 3.5, "s", "lower", "2"), ("strata", "deleted", 3.0, "MiB", "higher", "2"),
+                               ("strata", "requests", 300.0, "requests", "lower", "2"),
+                               ("strata", "wall", 8.5, "s", "lower", "2")])
+        (busy,) = [s for s in results.summarise(results.parse_suite_dir_rows("retention", rows, 2))
+                   if s["phase"] == "busy"]
+        # restic's 7 s busy against strata's 3.5 s: strata is twice as fast.
+        self.assertAlmostEqual(busy["ratios"]["restic"]["median"], 2.0)
+
     def test_unknown_suite_uses_the_generic_columns(self):
         with tempfile.TemporaryDirectory() as d:
             write_tsv(Path(d) / "raw.tsv", ["round", "arm", "phase", "value", "unit", "better"],

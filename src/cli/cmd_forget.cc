@@ -152,6 +152,7 @@ int RunForget(Globals& g, ForgetArgs& a) {
     j["dry_run"] = a.dry_run;
     j["commits_forgotten"] = forgotten;
     if (gc) j["gc"] = GcReportJson(*gc, a.dry_run);
+    if (remote) j["requests"] = RemoteRequestsJson(**store);
     PrintJson(j);
   } else if (gc) {
     PrintGcReport(*gc, a.dry_run);

@@ -14,6 +14,13 @@
 namespace strata::cli {
 namespace {
 
+nlohmann::ordered_json RequestsJson(const S3RequestCounts& c) {
+  return {{"total", c.total()},   {"get", c.get},       {"get_range", c.get_range},
+          {"head", c.head},       {"list", c.list},     {"put", c.put},
+          {"put_if", c.put_if},   {"delete", c.delete_one}, {"delete_many", c.delete_many},
+          {"keys_deleted", c.keys_deleted}, {"other", c.other}};
+}
+
 nlohmann::ordered_json RemoteGcJson(const RemoteGcReport& r, bool dry_run) {
   nlohmann::ordered_json j;
   j["dry_run"] = dry_run;
@@ -31,11 +38,17 @@ nlohmann::ordered_json RemoteGcJson(const RemoteGcReport& r, bool dry_run) {
   j["repack_bytes_read"] = r.repack_bytes_read;
   j["pack_bytes_before"] = r.pack_bytes_before;
   j["pack_bytes_deleted"] = r.pack_bytes_deleted;
+  j["packs_not_deleted"] = r.packs_not_deleted;
+  if (r.packs_not_deleted) j["not_deleted_reason"] = r.not_deleted_reason;
   j["leases_waited"] = r.leases_waited;
   j["leases_expired"] = r.leases_expired;
   j["lists_removed"] = r.lists_removed;
   j["trees_read"] = r.trees_read;
   j["ms"] = {{"mark", r.mark_ms}, {"repack", r.repack_ms}, {"wait", r.wait_ms}, {"delete", r.delete_ms}};
+  j["requests"] = {{"mark", RequestsJson(r.requests_mark)},
+                   {"repack", RequestsJson(r.requests_repack)},
+                   {"wait", RequestsJson(r.requests_wait)},
+                   {"delete", RequestsJson(r.requests_delete)}};
   return j;
 }
 
@@ -49,6 +62,9 @@ void PrintRemoteGc(const std::string& remote, const RemoteGcReport& r, bool dry_
   else if (r.packs_rewritten)
     fmt::print("rewrote {} small or mostly-dead packs: their live objects were copied into {} new packs ({})\n",
                r.packs_rewritten, r.packs_written, HumanBytes(r.pack_bytes_written));
+  if (r.packs_not_deleted)
+    fmt::print("{} packs could not be deleted ({}); the next gc deletes them\n", r.packs_not_deleted,
+               r.not_deleted_reason);
   if (r.packs_kept_partly_live)
     fmt::print("{} packs hold unreachable objects beside live ones and stay whole\n", r.packs_kept_partly_live);
   if (dry_run) return;
@@ -56,9 +72,18 @@ void PrintRemoteGc(const std::string& remote, const RemoteGcReport& r, bool dry_
              "repacking {:.1f} s, deleting {:.1f} s\n",
              r.wait_ms / 1000, r.leases_waited, r.leases_expired, r.mark_ms / 1000, r.repack_ms / 1000,
              r.delete_ms / 1000);
+  const uint64_t requests = r.requests_mark.total() + r.requests_repack.total() + r.requests_wait.total() +
+                            r.requests_delete.total();
+  fmt::print("{} requests to the bucket: marking {}, repacking {}, waiting {}, deleting {}\n", requests,
+             r.requests_mark.total(), r.requests_repack.total(), r.requests_wait.total(), r.requests_delete.total());
 }
 
 }  // namespace
+
+nlohmann::ordered_json RemoteRequestsJson(Store& store) {
+  auto counts = RemoteRequestCounts(store);
+  return counts ? RequestsJson(*counts) : nlohmann::ordered_json();
+}
 
 int RunRemoteGc(const Globals& g, const RemoteGcArgs& args) {
   const bool dry_run = args.dry_run;
@@ -80,7 +105,12 @@ int RunRemoteGc(const Globals& g, const RemoteGcArgs& args) {
   auto report = CollectRemoteGarbage(**store, options);
   progress.Finish();
   if (!report.ok()) return Fail(report.status().WithContext("gc of remote " + g.remote));
-  if (g.json) PrintJson(RemoteGcJson(*report, dry_run));
+  if (g.json) {
+    nlohmann::ordered_json j = RemoteGcJson(*report, dry_run);
+    // Opening the remote included.
+    j["requests"]["command"] = RemoteRequestsJson(**store);
+    PrintJson(j);
+  }
   else PrintRemoteGc(g.remote, *report, dry_run);
   return kExitOk;
 }

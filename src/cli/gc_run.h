@@ -37,5 +37,8 @@ struct RemoteGcArgs {
   uint64_t max_repack_mib = kDefaultMaxRepackMib;
 };
 int RunRemoteGc(const Globals& g, const RemoteGcArgs& args);
+// The requests a remote store's client has sent since it was opened, by
+// kind, for --json; null for a local store.
+nlohmann::ordered_json RemoteRequestsJson(Store& store);
 
 }  // namespace strata::cli

@@ -96,8 +96,9 @@ Result<std::unordered_set<Hash>> ReadForgotten(S3Client& client) {
 Status WriteForgotten(S3Client& client, const std::vector<Hash>& commits) {
   if (commits.empty()) return Status::Ok();
   // One object a commit, a round trip each: a year of daily commits is
-  // hundreds of them, so several go at once (the client is thread-safe).
-  constexpr size_t kWriters = 8;
+  // hundreds of them, so many go at once (the client is thread-safe; each
+  // request is a few hundred bytes, so the round trip is all it costs).
+  constexpr size_t kWriters = 32;
   std::mutex mu;
   Status first = Status::Ok();
   ThreadPool pool(std::min(kWriters, commits.size()));

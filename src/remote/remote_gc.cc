@@ -37,6 +37,14 @@ class RemoteCollector {
 
   Result<RemoteGcReport> Run() {
     auto start = Clock::now();
+    S3RequestCounts sent = client_.counts();
+    // The requests since the last phase ended.
+    auto phase_requests = [&] {
+      const S3RequestCounts now = client_.counts();
+      const S3RequestCounts phase = now - sent;
+      sent = now;
+      return phase;
+    };
     Note("listing packs");
     STRATA_RETURN_IF_ERROR(ListPacks());
     Note("marking reachable objects");
@@ -47,16 +55,19 @@ class RemoteCollector {
         if (!walk_.Marked(e.id) && condemned_.insert(e.id).second) condemned.push_back(e.id);
     report_.objects_condemned = condemned.size();
     report_.mark_ms = MsSince(start);
+    report_.requests_mark = phase_requests();
 
     start = Clock::now();
     STRATA_RETURN_IF_ERROR(Repack());
     report_.repack_ms = MsSince(start);
+    report_.requests_repack = phase_requests();
     // Without garbage or copies there is nothing to delete, and no list to
     // wait for. With copies alone a list (naming no object) is still written
     // and waited for: the old packs go after the same wait as garbage.
     if (options_.dry_run || (condemned.empty() && copied_.empty())) {
-      ChooseDeletions();
+      ChooseDeletions({});
       if (!options_.dry_run) STRATA_RETURN_IF_ERROR(RemoveRunOut(std::nullopt));
+      report_.requests_delete = phase_requests();
       return report_;
     }
 
@@ -64,13 +75,15 @@ class RemoteCollector {
     STRATA_RETURN_IF_ERROR(Announce(condemned));
     STRATA_RETURN_IF_ERROR(WaitForWriters());
     report_.wait_ms = MsSince(start);
+    report_.requests_wait = phase_requests();
 
     start = Clock::now();
     Note("marking what became reachable meanwhile");
     STRATA_RETURN_IF_ERROR(MarkRoots());
-    STRATA_RETURN_IF_ERROR(Delete(ChooseDeletions()));
+    STRATA_RETURN_IF_ERROR(Delete(ChooseDeletions({})));
     STRATA_RETURN_IF_ERROR(RemoveRunOut(list_time_));
     report_.delete_ms = MsSince(start);
+    report_.requests_delete = phase_requests();
     return report_;
   }
 
@@ -155,11 +168,12 @@ class RemoteCollector {
     return options_.dry_run || condemned_.count(e.id);
   }
 
-  // Packs whose every object may go; counts them.
-  std::vector<std::string> ChooseDeletions() {
+  // Packs whose every object may go, but for those in `not_deleted` (the
+  // bucket may still hold them); counts them.
+  std::vector<std::string> ChooseDeletions(const std::map<std::string, std::string>& not_deleted) {
     std::vector<std::string> dead;
     report_.packs_deleted = report_.pack_bytes_deleted = report_.objects_deleted = report_.bytes_deleted = 0;
-    report_.packs_kept_partly_live = report_.packs_rewritten = 0;
+    report_.packs_kept_partly_live = report_.packs_rewritten = report_.packs_not_deleted = 0;
     for (const auto& [name, pack] : packs_) {
       size_t going = 0, moved = 0;
       for (const PackEntry& e : pack.objects) {
@@ -170,6 +184,10 @@ class RemoteCollector {
       if (going == 0) continue;
       if (going < pack.objects.size()) {
         report_.packs_kept_partly_live++;
+        continue;
+      }
+      if (not_deleted.count(name)) {
+        report_.packs_not_deleted++;
         continue;
       }
       dead.push_back(name);
@@ -261,7 +279,15 @@ class RemoteCollector {
     // Forgotten here first: an interrupted run leaves this index naming
     // nothing that may be gone (the next opening indexes what stayed).
     STRATA_RETURN_IF_ERROR(backend_.ForgetPacks(dead));
-    for (const std::string& name : dead) STRATA_RETURN_IF_ERROR(backend_.DeletePack(name));
+    STRATA_ASSIGN_OR_RETURN(auto failed, backend_.DeletePacks(dead));
+    if (failed.empty()) return Status::Ok();
+    // Still in the bucket as far as anyone knows: counted as kept. This
+    // index has forgotten them; the next opening of the remote indexes them
+    // again from the listing, and the next gc deletes them.
+    report_.not_deleted_reason = failed.front().second;
+    ChooseDeletions(std::map<std::string, std::string>(failed.begin(), failed.end()));
+    Note(std::to_string(failed.size()) + " packs were not deleted (" + report_.not_deleted_reason +
+         "); the next gc deletes them");
     return Status::Ok();
   }
 
@@ -326,6 +352,12 @@ Status RecordRemoteForgotten(Store& store, const std::vector<Hash>& commits) {
   if (!backend) return Status::InvalidArgument("not a remote store");
   STRATA_RETURN_IF_ERROR(WriteForgotten(backend->client(), commits));
   return store.index()->AddForgotten(commits, NowNs());
+}
+
+std::optional<S3RequestCounts> RemoteRequestCounts(Store& store) {
+  auto* backend = dynamic_cast<S3Backend*>(store.backend());
+  if (!backend) return std::nullopt;
+  return backend->client().counts();
 }
 
 Result<RemoteGcReport> CollectRemoteGarbage(Store& store, const RemoteGcOptions& options) {

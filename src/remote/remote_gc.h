@@ -33,10 +33,12 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
 
+#include "remote/s3_client.h"
 #include "store/reachability.h"
 #include "store/store.h"
 #include "util/progress.h"
@@ -78,13 +80,24 @@ struct RemoteGcReport {
   uint64_t leases_expired = 0;          // of which ran out (their writers died): removed
   uint64_t lists_removed = 0;           // run-out lists of earlier gcs
   uint64_t trees_read = 0;
+  // Chosen for deletion, but the bucket did not say they went (a failed
+  // multi-object delete, twice): not counted as deleted; the next gc finds
+  // them again. The first reason the server gave.
+  uint64_t packs_not_deleted = 0;
+  std::string not_deleted_reason;
   double mark_ms = 0, repack_ms = 0, wait_ms = 0, delete_ms = 0;
+  // The requests of each phase (the listing and the first marking are "mark").
+  S3RequestCounts requests_mark, requests_repack, requests_wait, requests_delete;
 };
 
 // The commits `strata forget` let go of on the remote store (in its bucket,
 // gc_protocol.h), and recording more; InvalidArgument unless it is one.
 Result<std::unordered_set<Hash>> RemoteForgottenCommits(Store& store);
 Status RecordRemoteForgotten(Store& store, const std::vector<Hash>& commits);
+
+// The requests a remote store's client has sent so far; nullopt for a
+// store that is not remote.
+std::optional<S3RequestCounts> RemoteRequestCounts(Store& store);
 
 // InvalidArgument unless `store` is a remote store. Corruption, before
 // anything is written, when a reachable object cannot be read.

@@ -43,6 +43,20 @@ std::vector<std::string> PickPacksToRewrite(const std::vector<RepackCandidate>& 
   return chosen;
 }
 
+std::vector<ByteRange> CoalesceRanges(std::vector<PackEntry> entries, uint64_t max_gap) {
+  std::sort(entries.begin(), entries.end(), [](const PackEntry& a, const PackEntry& b) { return a.offset < b.offset; });
+  std::vector<ByteRange> ranges;
+  for (const PackEntry& e : entries) {
+    const uint64_t end = e.offset + e.stored_len;
+    if (!ranges.empty() && e.offset <= ranges.back().end + max_gap) {
+      ranges.back().end = std::max(ranges.back().end, end);
+    } else {
+      ranges.push_back(ByteRange{e.offset, end});
+    }
+  }
+  return ranges;
+}
+
 namespace {
 
 class Rewriter {
@@ -51,21 +65,33 @@ class Rewriter {
       : store_(store), backend_(backend), progress_(progress) {}
 
   Result<RewriteResult> Run(const std::vector<std::pair<std::string, std::vector<PackEntry>>>& live) {
-    // Each GET is a round trip: a batch of packs is fetched in parallel (as
-    // Store::Open reads footers), then copied in order; a batch at a time
-    // keeps what is held in memory to a few packs.
-    constexpr size_t kParallel = 8;
-    for (size_t first = 0; first < live.size(); first += kParallel) {
-      const size_t n = std::min(kParallel, live.size() - first);
+    // Each GET is a round trip: the ranges of a batch of packs are fetched
+    // in parallel (as Store::Open reads footers), then copied in order; a
+    // batch at a time keeps what is held in memory to a few packs' live bytes.
+    constexpr size_t kPacksPerBatch = 16;
+    for (size_t first = 0; first < live.size(); first += kPacksPerBatch) {
+      const size_t n = std::min(kPacksPerBatch, live.size() - first);
       std::vector<Fetched> fetched(n);
+      struct Task {
+        size_t pack, range;
+      };
+      std::vector<Task> tasks;
+      for (size_t i = 0; i < n; i++) {
+        Open(live[first + i].first, live[first + i].second, fetched[i]);
+        for (size_t r = 0; r < fetched[i].ranges.size(); r++) tasks.push_back({i, r});
+      }
       {
-        ThreadPool pool(n);
-        for (size_t i = 0; i < n; i++)
-          pool.Submit([&, i] { fetched[i] = Fetch(live[first + i].first, live[first + i].second); });
+        ThreadPool pool(std::min(tasks.size(), kPacksPerBatch));
+        for (const Task& t : tasks) pool.Submit([&, t] { Read(live[first + t.pack].first, fetched[t.pack], t.range); });
       }
       for (size_t i = 0; i < n; i++) {
-        STRATA_RETURN_IF_ERROR(fetched[i].status);
-        STRATA_RETURN_IF_ERROR(CopyPack(live[first + i].first, live[first + i].second, fetched[i]));
+        Fetched& f = fetched[i];
+        for (const Status& read : f.reads) {
+          if (read.IsNotFound()) f.gone = true;
+          else if (!read.ok() && f.status.ok()) f.status = read;
+        }
+        STRATA_RETURN_IF_ERROR(f.status);
+        STRATA_RETURN_IF_ERROR(CopyPack(live[first + i].first, live[first + i].second, f));
       }
     }
     STRATA_RETURN_IF_ERROR(Seal());
@@ -75,49 +101,55 @@ class Rewriter {
  private:
   struct Fetched {
     Status status;
-    bool gone = false;   // the pack went meanwhile
-    uint64_t begin = 0;  // offset of span in the pack
-    std::string span;
+    bool gone = false;  // the pack went meanwhile
+    std::shared_ptr<RandomAccessFile> file;
+    std::vector<ByteRange> ranges;  // of the live objects, sorted
+    std::vector<std::string> data;  // data[i]: the bytes of ranges[i]
+    std::vector<Status> reads;      // reads[i]: how reading ranges[i] went
   };
 
-  // One GET for the span of a pack's live objects: packs chosen are small or
-  // mostly dead, and reading them through the block cache would fill it with
-  // packs about to go. Safe to call from several threads.
-  Fetched Fetch(const std::string& name, const std::vector<PackEntry>& entries) {
-    Fetched f;
-    if (entries.empty()) return f;
-    uint64_t end = 0;
-    f.begin = UINT64_MAX;
-    for (const PackEntry& e : entries) {
-      f.begin = std::min(f.begin, e.offset);
-      end = std::max(end, e.offset + e.stored_len);
-    }
+  // Only the ranges of a pack's live objects are read: packs chosen are
+  // small or mostly dead, and the dead bytes between live objects are most
+  // of a mostly-dead pack. Not through the block cache either: it would
+  // fill with packs about to go.
+  void Open(const std::string& name, const std::vector<PackEntry>& entries, Fetched& f) {
+    if (entries.empty()) return;
     auto file = backend_.OpenPackUncached(name);
     if (!file.ok()) {
       f.gone = file.status().IsNotFound();
       if (!f.gone) f.status = file.status();
-      return f;
+      return;
     }
-    if (end > (*file)->Size()) {
+    f.file = std::move(file).value();
+    f.ranges = CoalesceRanges(entries, kRepackMaxGap);
+    if (f.ranges.back().end > f.file->Size()) {
       f.status = Status::Corruption("repacking: pack " + name + " is shorter than its footer says");
-      return f;
+      f.ranges.clear();
     }
-    Status read = (*file)->Read(f.begin, end - f.begin, &f.span);
-    f.gone = read.IsNotFound();
-    if (!read.ok() && !f.gone) f.status = read.WithContext("repacking pack " + name);
-    return f;
+    f.data.resize(f.ranges.size());
+    f.reads.resize(f.ranges.size());
+  }
+
+  // Safe to call from several threads, for different ranges.
+  void Read(const std::string& name, Fetched& f, size_t i) {
+    const ByteRange& r = f.ranges[i];
+    Status read = f.file->Read(r.begin, r.end - r.begin, &f.data[i]);
+    f.reads[i] = read.ok() || read.IsNotFound() ? read : read.WithContext("repacking pack " + name);
   }
 
   Status CopyPack(const std::string& name, const std::vector<PackEntry>& entries, const Fetched& fetched) {
     // Gone meanwhile (another gc deleted or repacked it): nothing of it is
     // copied, and this gc does not delete it.
     if (entries.empty() || fetched.gone) return Status::Ok();
-    const uint64_t begin = fetched.begin;
-    const std::string& span = fetched.span;
-    result_.bytes_read += span.size();
+    for (const std::string& span : fetched.data) result_.bytes_read += span.size();
     for (const PackEntry& e : entries) {
       if (!added_.insert(e.id).second) continue;  // held by two packs being rewritten
-      const std::string_view stored = std::string_view(span).substr(e.offset - begin, e.stored_len);
+      // The range that holds it: the last one starting at or before it.
+      const auto after = std::upper_bound(fetched.ranges.begin(), fetched.ranges.end(), e.offset,
+                                          [](uint64_t at, const ByteRange& r) { return at < r.begin; });
+      const size_t i = static_cast<size_t>(after - fetched.ranges.begin()) - 1;
+      const std::string_view stored =
+          std::string_view(fetched.data[i]).substr(e.offset - fetched.ranges[i].begin, e.stored_len);
       // A damaged object is never copied on as if it were sound.
       if (auto raw = DecodeObject(e, stored, store_.cipher()); !raw.ok())
         return Status::Corruption("repacking: object " + e.id.ToHex() + " in pack " + name +

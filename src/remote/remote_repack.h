@@ -47,6 +47,18 @@ struct RepackCandidate {
 std::vector<std::string> PickPacksToRewrite(const std::vector<RepackCandidate>& packs, uint64_t pack_size,
                                             double threshold, uint64_t max_bytes);
 
+// The byte ranges of a pack that hold `entries`, one range GET each: the
+// entries' spans sorted, and two joined when at most `max_gap` bytes lie
+// between them (a GET more costs a round trip, a byte more costs little up
+// to a point). Dead objects longer than that are not read.
+struct ByteRange {
+  uint64_t begin = 0, end = 0;
+  bool operator==(const ByteRange&) const = default;
+};
+std::vector<ByteRange> CoalesceRanges(std::vector<PackEntry> entries, uint64_t max_gap);
+// The gap joined in repacking: about what a round trip to the server costs.
+constexpr uint64_t kRepackMaxGap = 64 << 10;
+
 struct RewriteResult {
   std::unordered_set<Hash> copied;  // objects that are in a new pack now
   uint64_t packs_written = 0, bytes_written = 0;

@@ -52,3 +52,30 @@ TEST(PickPacksToRewrite, OneSmallPackAloneStays) {
 
 }  // namespace
 }  // namespace strata
+
+namespace strata {
+namespace {
+
+PackEntry At(uint64_t offset, uint64_t len) {
+  PackEntry e;
+  e.offset = offset;
+  e.stored_len = len;
+  return e;
+}
+
+TEST(CoalesceRanges, JoinsNearObjectsAndSkipsLongDeadRuns) {
+  // Out of order, adjacent, a short gap, a long one (a dead object), an
+  // object inside another's range.
+  const std::vector<PackEntry> entries = {At(500, 100), At(0, 100), At(100, 50), At(150 + 10, 40), At(520, 10),
+                                          At(10'000, 1)};
+  EXPECT_EQ(CoalesceRanges(entries, 16),
+            (std::vector<ByteRange>{{0, 200}, {500, 600}, {10'000, 10'001}}));
+  // A gap as long as the bound is joined; one longer is not.
+  EXPECT_EQ(CoalesceRanges({At(0, 10), At(20, 10)}, 10), (std::vector<ByteRange>{{0, 30}}));
+  EXPECT_EQ(CoalesceRanges({At(0, 10), At(21, 10)}, 10), (std::vector<ByteRange>{{0, 10}, {21, 31}}));
+  EXPECT_EQ(CoalesceRanges({At(0, 10), At(30, 10)}, 0), (std::vector<ByteRange>{{0, 10}, {30, 40}}));
+  EXPECT_TRUE(CoalesceRanges({}, 10).empty());
+}
+
+}  // namespace
+}  // namespace strata

@@ -4,6 +4,7 @@
 #include "remote/s3_xml.h"
 #include "store/index.h"
 #include "store/pack_format.h"
+#include "store/pack_reader.h"
 #include "store/store.h"
 #include "store/store_cipher.h"
 
@@ -60,7 +61,25 @@ Status S3Backend::PublishPack(const std::string& local_path, const std::string& 
     MutexLock lock(&mu_);
     pack_sizes_[name] = size;
   }
+  if (cache_) KeepIfHistory(local_path, name, size);
   return env_->RemoveFile(local_path);  // the bucket has it now
+}
+
+void S3Backend::KeepIfHistory(const std::string& local_path, const std::string& name, uint64_t size) {
+  auto file = env_->NewRandomAccessFile(local_path);
+  if (!file.ok()) return;
+  auto entries = ReadPackIndex(**file, footer_cipher_.get());
+  if (!entries.ok() || entries->empty()) return;
+  for (const PackEntry& e : *entries)
+    if (e.type == ObjectType::kChunk) return;
+  const RandomAccessFile& local = **file;
+  auto read_local = [&local](uint64_t at, uint64_t length) -> Result<std::string> {
+    std::string bytes;
+    STRATA_RETURN_IF_ERROR(local.Read(at, length, &bytes));
+    return bytes;
+  };
+  std::string ignored;
+  (void)cache_->Read(name, size, 0, size, &ignored, read_local);  // best effort: a miss later is a GET
 }
 
 Result<uint64_t> S3Backend::PackSize(const std::string& name) {
@@ -90,6 +109,26 @@ Status S3Backend::DeletePack(const std::string& name) {
   MutexLock lock(&mu_);
   pack_sizes_.erase(name);
   return Status::Ok();
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> S3Backend::DeletePacks(
+    const std::vector<std::string>& names) {
+  std::vector<std::string> keys;
+  keys.reserve(names.size());
+  for (const std::string& name : names) keys.push_back(kPacks + name);
+  std::vector<std::pair<std::string, std::string>> failed;
+  for (int attempt = 0; attempt < 2 && !keys.empty(); attempt++) {
+    STRATA_ASSIGN_OR_RETURN(S3DeleteOutcome outcome, client_->DeleteMany(keys));
+    {
+      MutexLock lock(&mu_);
+      for (const std::string& key : outcome.deleted) pack_sizes_.erase(key.substr(std::string_view(kPacks).size()));
+    }
+    keys.clear();
+    for (auto& [key, why] : outcome.failed) keys.push_back(key);
+    failed = std::move(outcome.failed);
+  }
+  for (auto& [key, why] : failed) key = key.substr(std::string_view(kPacks).size());
+  return failed;
 }
 
 Result<std::vector<std::string>> S3Backend::ListPacks() {

@@ -81,6 +81,10 @@ class S3Backend : public Backend {
   Result<std::shared_ptr<RandomAccessFile>> OpenPack(const std::string& name) override;
   Result<std::shared_ptr<RandomAccessFile>> OpenPackUncached(const std::string& name) override;
   Status DeletePack(const std::string& name) override;
+  // Deletes packs with multi-object deletes; those the bucket may still hold
+  // (the server did not say they are gone) get one more try and are then
+  // returned with why: for a later run, never taken as gone.
+  Result<std::vector<std::pair<std::string, std::string>>> DeletePacks(const std::vector<std::string>& names);
   Result<std::vector<std::string>> ListPacks() override;
 
   Result<std::optional<Hash>> GetRef(const std::string& name) override;
@@ -120,6 +124,12 @@ class S3Backend : public Backend {
     std::optional<std::string> etag;  // nullopt: the object does not exist
   };
   Result<RefState> ReadRef(const std::string& name);
+  // Puts a pack just published into the block cache, read from its local
+  // file, when it holds trees and commits only: this machine walks them
+  // again soon (forget and gc walk history, a mount reads trees), and each
+  // block read back from the bucket would be a GET. Packs of file data are
+  // not kept twice. Best effort.
+  void KeepIfHistory(const std::string& local_path, const std::string& name, uint64_t size);
   Result<uint64_t> PackSize(const std::string& name);
   // Lists packs/ and forgets vanished packs; the names of those that held
   // an object not condemned (a loss this store did not expect).

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -34,6 +36,11 @@ using s3::HttpResponse;
 using s3::Transport;
 
 constexpr const char* kProbeFolder = ".probe/";
+// S3's bound on the keys of one multi-object delete.
+constexpr size_t kMaxKeysPerDelete = 1000;
+
+// What a request is, for S3RequestCounts.
+enum class Kind { kGet, kGetRange, kHead, kList, kPut, kPutIf, kDeleteOne, kDeleteMany, kOther, kCount };
 constexpr int64_t kAbandonedProbeAge = 24 * 3600;  // seconds
 
 std::string RandomHex(size_t bytes) {
@@ -67,7 +74,7 @@ class CurlS3Client final : public S3Client {
   const S3Location& location() const override { return location_; }
 
   Result<std::optional<S3Body>> Get(const std::string& key) override {
-    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(Request("GET", key), true, key));
+    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(Request("GET", key), true, key, Kind::kGet));
     if (r.status == 404) {
       STRATA_RETURN_IF_ERROR(MissingBucket("GET", key, r));
       return std::optional<S3Body>();
@@ -85,7 +92,7 @@ class CurlS3Client final : public S3Client {
     HttpRequest request = Request("GET", key);
     request.headers.push_back("Range: bytes=" + std::to_string(offset) + "-" +
                               std::to_string(offset + length - 1));
-    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), true, key));
+    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), true, key, Kind::kGetRange));
     std::string what = Describe(key) + " bytes [" + std::to_string(offset) + ", " +
                        std::to_string(offset + length) + ")";
     if (r.status == 404) return Status::NotFound("S3 GET " + what + ": no such object");
@@ -103,7 +110,7 @@ class CurlS3Client final : public S3Client {
   }
 
   Result<std::optional<uint64_t>> Head(const std::string& key) override {
-    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(Request("HEAD", key), true, key));
+    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(Request("HEAD", key), true, key, Kind::kHead));
     if (r.status == 404) return std::optional<uint64_t>();
     if (r.status != 200) return HttpError("HEAD", key, r);
     if (!r.content_length) return Status::IOErrorWithMessage("S3 HEAD " + Describe(key) + ": no Content-Length", EIO);
@@ -113,7 +120,7 @@ class CurlS3Client final : public S3Client {
   Status Put(const std::string& key, std::string_view body) override {
     HttpRequest request = Request("PUT", key);
     request.body = body;
-    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), true, key));
+    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), true, key, Kind::kPut));
     return r.status == 200 ? Status::Ok() : HttpError("PUT", key, r);
   }
 
@@ -125,7 +132,7 @@ class CurlS3Client final : public S3Client {
     HttpRequest request = Request("PUT", key);
     request.body_fd = fd.get();
     request.body_size = static_cast<uint64_t>(st.st_size);
-    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), true, key));
+    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), true, key, Kind::kPut));
     return r.status == 200 ? Status::Ok() : HttpError("PUT", key, r);
   }
 
@@ -137,7 +144,7 @@ class CurlS3Client final : public S3Client {
   }
 
   Status Delete(const std::string& key) override {
-    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(Request("DELETE", key), true, key));
+    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(Request("DELETE", key), true, key, Kind::kDeleteOne));
     if (r.status == 404) return MissingBucket("DELETE", key, r);
     return r.status == 204 || r.status == 200 ? Status::Ok() : HttpError("DELETE", key, r);
   }
@@ -168,7 +175,7 @@ class CurlS3Client final : public S3Client {
         sep = '&';
       }
       HttpRequest request{.method = "GET", .url = std::move(url)};
-      STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), true, key_prefix + "*"));
+      STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), true, key_prefix + "*", Kind::kList));
       if (r.status != 200) return HttpError("LIST", key_prefix + "*", r);
       std::optional<s3::ListPage> page = s3::ParseListPage(r.body);
       if (!page) {
@@ -195,10 +202,42 @@ class CurlS3Client final : public S3Client {
     return out;
   }
 
+  Result<S3DeleteOutcome> DeleteMany(const std::vector<std::string>& keys) override {
+    S3DeleteOutcome outcome;
+    for (size_t first = 0; first < keys.size(); first += kMaxKeysPerDelete) {
+      const size_t n = std::min(kMaxKeysPerDelete, keys.size() - first);
+      const std::vector<std::string> batch(keys.begin() + first, keys.begin() + first + n);
+      Status sent = DeleteBatch(batch, outcome);
+      if (sent.IsInvalidArgument()) return sent;
+      if (!sent.ok()) {
+        // No answer to go by: this batch and the ones not sent stay as they are.
+        for (size_t i = first; i < keys.size(); i++) outcome.failed.emplace_back(keys[i], sent.message());
+        break;
+      }
+    }
+    return outcome;
+  }
+
+  S3RequestCounts counts() const override {
+    auto n = [&](Kind k) { return sent_[static_cast<size_t>(k)].load(std::memory_order_relaxed); };
+    S3RequestCounts c;
+    c.get = n(Kind::kGet);
+    c.get_range = n(Kind::kGetRange);
+    c.head = n(Kind::kHead);
+    c.list = n(Kind::kList);
+    c.put = n(Kind::kPut);
+    c.put_if = n(Kind::kPutIf);
+    c.delete_one = n(Kind::kDeleteOne);
+    c.delete_many = n(Kind::kDeleteMany);
+    c.keys_deleted = keys_deleted_.load(std::memory_order_relaxed);
+    c.other = n(Kind::kOther);
+    return c;
+  }
+
   Status CreateBucket() override {
     // Asked first because RGW (and AWS in us-east-1) answer 200 to creating a
     // bucket its owner already has.
-    STRATA_ASSIGN_OR_RETURN(HttpResponse head, Send(HttpRequest{.method = "HEAD", .url = BucketUrl()}, true, ""));
+    STRATA_ASSIGN_OR_RETURN(HttpResponse head, Send(HttpRequest{.method = "HEAD", .url = BucketUrl()}, true, "", Kind::kOther));
     if (head.status == 200) {
       return Status::AlreadyExists("S3 bucket " + location_.bucket + " at " + location_.endpoint + " already exists");
     }
@@ -210,7 +249,7 @@ class CurlS3Client final : public S3Client {
              "</LocationConstraint></CreateBucketConfiguration>";
       request.body = body;
     }
-    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), true, ""));
+    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), true, "", Kind::kOther));
     if (r.status == 409) {
       return Status::AlreadyExists("S3 bucket " + location_.bucket + " at " + location_.endpoint +
                                    " already exists (" + s3::ParseError(r.body).code + ")");
@@ -236,7 +275,7 @@ class CurlS3Client final : public S3Client {
   // `idempotent`. Non-idempotent requests get lost answers and 5xx back as
   // responses for the caller to call "unknown". Unavailable when the retries
   // run out; IOError for local failures.
-  Result<HttpResponse> Send(HttpRequest request, bool idempotent, const std::string& key) {
+  Result<HttpResponse> Send(HttpRequest request, bool idempotent, const std::string& key, Kind kind) {
     std::string last_error;
     using Clock = std::chrono::steady_clock;
     // total_timeout_ms counts from the last time a byte moved: a call that
@@ -253,6 +292,7 @@ class CurlS3Client final : public S3Client {
       // An attempt may stall for request_timeout_ms, but not past the call's time.
       request.stall_ms = static_cast<int>(
           std::clamp<int64_t>(left_ms(), 100, std::max(100, options_.request_timeout_ms)));
+      sent_[static_cast<size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
       HttpResponse r = s3::Perform(http_, request);
       if (r.progressed) last_progress = std::max(last_progress, r.last_progress);
       bool server_busy = r.transport == Transport::kAnswered && (r.status >= 500 || r.status == 429);
@@ -291,12 +331,56 @@ class CurlS3Client final : public S3Client {
                             " does not exist at " + location_.endpoint);
   }
 
+  // One multi-object delete of at most kMaxKeysPerDelete keys; what the
+  // answer says goes into `outcome`. An error when there is no answer to go by.
+  Status DeleteBatch(const std::vector<std::string>& batch, S3DeleteOutcome& outcome) {
+    std::vector<std::string> full;
+    full.reserve(batch.size());
+    for (const std::string& key : batch) full.push_back(FullKey(key));
+    std::optional<std::string> body = s3::EncodeDeleteRequest(full);
+    if (!body) return Status::InvalidArgument("S3 multi-object delete: a key holds a control character");
+    // The query is "delete=" (an empty value), as SigV4 signs it.
+    HttpRequest request{.method = "POST", .url = BucketUrl() + "?delete="};
+    request.body = *body;
+    request.headers.push_back("Content-MD5: " + s3::ContentMd5(*body));
+    request.headers.push_back("Content-Type: application/xml");
+    keys_deleted_.fetch_add(batch.size(), std::memory_order_relaxed);
+    const std::string what = batch.front() + " and " + std::to_string(batch.size() - 1) + " more";
+    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), true, what, Kind::kDeleteMany));
+    if (r.status == 404) STRATA_RETURN_IF_ERROR(MissingBucket("POST ?delete", what, r));
+    if (r.status != 200) return HttpError("POST ?delete", what, r);
+    std::optional<s3::DeleteResult> result = s3::ParseDeleteResult(r.body);
+    if (!result) return Status::IOErrorWithMessage("S3 POST ?delete " + Describe(what) + ": unreadable answer", EIO);
+    // Only keys asked for count, each once; a key the answer does not name
+    // was not deleted as far as anyone can tell.
+    std::map<std::string, size_t> asked;
+    for (size_t i = 0; i < full.size(); i++) asked.emplace(full[i], i);
+    std::vector<bool> settled(batch.size(), false);
+    auto settle = [&](const std::string& key) -> std::optional<size_t> {
+      auto it = asked.find(key);
+      if (it == asked.end() || settled[it->second]) return std::nullopt;
+      settled[it->second] = true;
+      return it->second;
+    };
+    for (const std::string& key : result->deleted)
+      if (auto i = settle(key)) outcome.deleted.push_back(batch[*i]);
+    for (const s3::DeleteFailure& f : result->failed) {
+      auto i = settle(f.key);
+      if (!i) continue;
+      if (f.code == "NoSuchKey") outcome.deleted.push_back(batch[*i]);  // gone already
+      else outcome.failed.emplace_back(batch[*i], f.code + (f.message.empty() ? "" : ": " + f.message));
+    }
+    for (size_t i = 0; i < batch.size(); i++)
+      if (!settled[i]) outcome.failed.emplace_back(batch[i], "not named in the server's answer");
+    return Status::Ok();
+  }
+
   Result<S3PutOutcome> PutIfOnce(const std::string& key, std::string_view body, std::string condition) {
     HttpRequest request = Request("PUT", key);
     request.body = body;
     request.headers.push_back(std::move(condition));
     request.fresh_connection = true;
-    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), false, key));
+    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), false, key, Kind::kPutIf));
     if (r.transport != Transport::kAnswered || r.status >= 500) return S3PutOutcome::kUnknown;
     if (r.status == 200) return S3PutOutcome::kWritten;
     if (r.status == 412) return S3PutOutcome::kPreconditionFailed;
@@ -365,7 +449,7 @@ class CurlS3Client final : public S3Client {
   Result<bool> ProbeIfMatch(const std::string& key) {
     HttpRequest request = Request("PUT", key);
     request.body = "probe";
-    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), true, key));
+    STRATA_ASSIGN_OR_RETURN(HttpResponse r, Send(std::move(request), true, key, Kind::kPut));
     if (r.status != 200) return HttpError("PUT", key, r);
     if (r.etag.empty()) return Status::Unsupported("S3 PUT " + Describe(key) + ": the answer has no ETag");
     std::string etag = r.etag;
@@ -396,9 +480,26 @@ class CurlS3Client final : public S3Client {
   s3::HttpConfig http_;
   std::mutex probe_mu_;
   std::optional<bool> quote_if_match_;  // guarded by probe_mu_
+  std::array<std::atomic<uint64_t>, static_cast<size_t>(Kind::kCount)> sent_{};
+  std::atomic<uint64_t> keys_deleted_{0};
 };
 
 }  // namespace
+
+S3RequestCounts S3RequestCounts::operator-(const S3RequestCounts& e) const {
+  S3RequestCounts d;
+  d.get = get - e.get;
+  d.get_range = get_range - e.get_range;
+  d.head = head - e.head;
+  d.list = list - e.list;
+  d.put = put - e.put;
+  d.put_if = put_if - e.put_if;
+  d.delete_one = delete_one - e.delete_one;
+  d.delete_many = delete_many - e.delete_many;
+  d.keys_deleted = keys_deleted - e.keys_deleted;
+  d.other = other - e.other;
+  return d;
+}
 
 Result<std::unique_ptr<S3Client>> S3Client::Create(S3Location location, S3Credentials credentials,
                                                    S3Options options) {

@@ -89,6 +89,26 @@ struct S3Body {
   std::string etag;  // without quotes
 };
 
+// What a multi-object delete did. A key is in `deleted` only when the
+// server's answer says it is gone (or was never there); every other key asked
+// for is in `failed`, with why, and may still exist.
+struct S3DeleteOutcome {
+  std::vector<std::string> deleted;
+  std::vector<std::pair<std::string, std::string>> failed;  // key, why
+};
+
+// Requests sent, by kind: every attempt counts, retries included.
+struct S3RequestCounts {
+  uint64_t get = 0, get_range = 0, head = 0, list = 0;
+  uint64_t put = 0, put_if = 0;
+  uint64_t delete_one = 0;   // DELETE of one object
+  uint64_t delete_many = 0;  // multi-object deletes (POST ?delete)
+  uint64_t keys_deleted = 0;  // keys asked for in them
+  uint64_t other = 0;         // bucket HEAD and PUT
+  uint64_t total() const { return get + get_range + head + list + put + put_if + delete_one + delete_many + other; }
+  S3RequestCounts operator-(const S3RequestCounts& earlier) const;
+};
+
 // Outcome of a conditional PUT.
 enum class S3PutOutcome {
   kWritten,             // the condition held and the object was written
@@ -124,10 +144,19 @@ class S3Client {
                                      const std::optional<std::string>& if_match) = 0;
   // DELETE; deleting an absent object is not an error.
   virtual Status Delete(const std::string& key) = 0;
+  // Deletes `keys` with multi-object deletes (POST ?delete, up to 1000 keys
+  // a request, with its Content-MD5), retried as a whole when the server is
+  // busy or the answer was lost (deleting twice is harmless). A request that
+  // fails for good leaves its keys and those after it in `failed` and is the
+  // last one sent; the call itself fails only for keys it cannot send.
+  virtual Result<S3DeleteOutcome> DeleteMany(const std::vector<std::string>& keys) = 0;
   // Every object whose key starts with key_prefix (all pages of ListObjectsV2).
   virtual Result<std::vector<S3ObjectInfo>> List(const std::string& key_prefix) = 0;
   // Creates the bucket; AlreadyExists when it is there.
   virtual Status CreateBucket() = 0;
+
+  // The requests this client has sent so far.
+  virtual S3RequestCounts counts() const = 0;
 };
 
 }  // namespace strata

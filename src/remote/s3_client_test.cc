@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -152,6 +153,52 @@ TEST_F(S3ClientTest, PutGetHeadRangeDelete) {
   ASSERT_TRUE(client_->Delete("a/b").ok());
   EXPECT_FALSE(client_->Get("a/b")->has_value());
   EXPECT_TRUE(client_->Delete("a/b").ok()) << "deleting an absent object is no error";
+}
+
+TEST_F(S3ClientTest, DeleteManyDeletesInBatchesAndSaysWhatWent) {
+  // Under a prefix, with a key that needs escaping, past one request's 1000
+  // keys: the objects asked for go, the others stay.
+  auto client = Connect(bucket_, "team/store");
+  std::vector<std::string> keys;
+  for (int i = 0; i < 1003; i++) keys.push_back("packs/" + std::to_string(i));
+  keys[5] = "odd & <key> 'x'";
+  for (size_t i : {size_t{0}, size_t{5}, size_t{999}, size_t{1000}, size_t{1002}})
+    ASSERT_TRUE(client->Put(keys[i], "x").ok());
+  ASSERT_TRUE(client->Put("packs/kept", "y").ok());
+  const S3RequestCounts before = client->counts();
+  auto outcome = client->DeleteMany(keys);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  const S3RequestCounts sent = client->counts() - before;
+  EXPECT_EQ(sent.delete_many, 2u) << "1003 keys are two requests";
+  EXPECT_EQ(sent.keys_deleted, 1003u);
+  EXPECT_EQ(sent.delete_one, 0u);
+  EXPECT_TRUE(outcome->failed.empty()) << outcome->failed.front().first << ": " << outcome->failed.front().second;
+  // Absent keys count as gone: deleting twice is harmless.
+  std::vector<std::string> deleted = outcome->deleted;
+  std::sort(deleted.begin(), deleted.end());
+  std::vector<std::string> asked = keys;
+  std::sort(asked.begin(), asked.end());
+  EXPECT_EQ(deleted, asked);
+  auto left = client->List("packs/");
+  ASSERT_TRUE(left.ok()) << left.status().ToString();
+  ASSERT_EQ(left->size(), 1u);
+  EXPECT_EQ((*left)[0].key, "packs/kept");
+  EXPECT_FALSE(client->Get(keys[5])->has_value());
+  EXPECT_EQ(client->DeleteMany({std::string("bad\x01key")}).status().code(), Status::Code::kInvalidArgument);
+}
+
+TEST_F(S3ClientTest, DeleteManyWithoutTheRightToDeleteFailsEveryKey) {
+  // Another bucket's objects, asked for with credentials the server refuses:
+  // nothing is taken as gone.
+  ASSERT_TRUE(client_->Put("p/a", "x").ok());
+  auto refused = Connect(bucket_, "", {.retries = 0}, S3Credentials{"wrong", "credentials"});
+  auto outcome = refused->DeleteMany({"p/a", "p/b"});
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_TRUE(outcome->deleted.empty());
+  ASSERT_EQ(outcome->failed.size(), 2u);
+  EXPECT_EQ(outcome->failed[0].first, "p/a");
+  EXPECT_NE(outcome->failed[0].second.find("403"), std::string::npos) << outcome->failed[0].second;
+  EXPECT_EQ(GetOrDie("p/a"), "x");
 }
 
 TEST_F(S3ClientTest, PutFileStreamsAndRangesReadBack) {

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <memory>
 
+#include <openssl/evp.h>
+
 #include "remote/curl_library.h"
 #include "util/hex.h"
 
@@ -228,6 +230,10 @@ HttpResponse Perform(const HttpConfig& config, const HttpRequest& request) {
     api.easy_setopt(curl, CURLOPT_READDATA, &upload);
     api.easy_setopt(curl, CURLOPT_SEEKFUNCTION, SeekBody);
     api.easy_setopt(curl, CURLOPT_SEEKDATA, &upload);
+  } else if (request.method == "POST") {
+    api.easy_setopt(curl, CURLOPT_POST, 1L);
+    api.easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+    api.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
   } else if (request.method != "GET") {
     api.easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   }
@@ -268,6 +274,17 @@ std::string PercentEncode(std::string_view s, bool keep_slash) {
       AppendHexByte(&out, c, HexCase::kUpper);
     }
   }
+  return out;
+}
+
+std::string ContentMd5(std::string_view body) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int digest_len = 0;
+  if (EVP_Digest(body.data(), body.size(), digest, &digest_len, EVP_md5(), nullptr) != 1) return std::string();
+  // Base64 takes 4 bytes for every 3, and EVP_EncodeBlock ends it with a NUL.
+  std::string out(4 * ((digest_len + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), digest, static_cast<int>(digest_len));
+  out.resize(n > 0 ? static_cast<size_t>(n) : 0);
   return out;
 }
 

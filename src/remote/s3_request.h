@@ -29,10 +29,10 @@ struct HttpConfig {
 };
 
 struct HttpRequest {
-  std::string method;  // GET, HEAD, PUT, DELETE
+  std::string method;  // GET, HEAD, PUT, POST, DELETE
   std::string url;     // already percent-encoded, query sorted
   std::vector<std::string> headers;  // "Name: value"
-  // Upload body of a PUT: `body`, or when body_fd >= 0, body_size bytes of
+  // Upload body of a PUT (a POST sends `body`): `body`, or when body_fd >= 0, body_size bytes of
   // that file from offset 0 (read with pread, so the fd's offset is untouched).
   std::string_view body;
   int body_fd = -1;
@@ -76,6 +76,10 @@ HttpResponse Perform(const HttpConfig& config, const HttpRequest& request);
 // RFC 3986 percent-encoding as SigV4 wants it: every byte except A-Z a-z 0-9
 // - . _ ~ (and '/' when keep_slash) becomes %XX with upper-case hex.
 std::string PercentEncode(std::string_view s, bool keep_slash);
+
+// The Content-MD5 header's value for `body`: the base64 of its MD5 digest
+// (RFC 1864). S3 wants it on a multi-object delete.
+std::string ContentMd5(std::string_view body);
 
 // "\"abc\"" -> "abc"; anything else unchanged.
 std::string StripQuotes(std::string_view etag);

@@ -163,6 +163,53 @@ std::optional<ListPage> ParseListPage(std::string_view xml) {
   return page;
 }
 
+std::optional<std::string> EncodeDeleteRequest(const std::vector<std::string>& keys) {
+  if (keys.empty()) return std::nullopt;
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Delete><Quiet>false</Quiet>";
+  for (const std::string& key : keys) {
+    xml += "<Object><Key>";
+    for (char c : key) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (byte < 0x20 && c != '\t' && c != '\n' && c != '\r') return std::nullopt;
+      switch (c) {
+        case '&': xml += "&amp;"; break;
+        case '<': xml += "&lt;"; break;
+        case '>': xml += "&gt;"; break;
+        case '"': xml += "&quot;"; break;
+        case '\'': xml += "&apos;"; break;
+        // Kept as references: an XML reader turns a literal CR (or CR LF)
+        // into LF, which would name another key.
+        case '\r': xml += "&#13;"; break;
+        case '\n': xml += "&#10;"; break;
+        case '\t': xml += "&#9;"; break;
+        default: xml.push_back(c);
+      }
+    }
+    xml += "</Key></Object>";
+  }
+  xml += "</Delete>";
+  return xml;
+}
+
+std::optional<DeleteResult> ParseDeleteResult(std::string_view xml) {
+  auto root = FindElement(xml, "DeleteResult");
+  if (!root) return std::nullopt;
+  std::string_view body = root->content;
+  DeleteResult result;
+  for (auto e = FindElement(body, "Deleted"); e; e = FindElement(body, "Deleted", e->end)) {
+    auto key = ElementText(e->content, "Key");
+    if (!key) return std::nullopt;
+    result.deleted.push_back(std::move(*key));
+  }
+  for (auto e = FindElement(body, "Error"); e; e = FindElement(body, "Error", e->end)) {
+    auto key = ElementText(e->content, "Key");
+    if (!key) return std::nullopt;
+    result.failed.push_back(DeleteFailure{std::move(*key), ElementText(e->content, "Code").value_or(""),
+                                          ElementText(e->content, "Message").value_or("")});
+  }
+  return result;
+}
+
 ErrorDocument ParseError(std::string_view xml) {
   ErrorDocument error;
   auto root = FindElement(xml, "Error");

@@ -1,5 +1,6 @@
-// Reading the few XML answers S3 gives strata: a ListObjectsV2 page and an
-// error document. Not a general XML parser: S3 answers are flat, machine-made
+// Reading the few XML answers S3 gives strata: a ListObjectsV2 page, the
+// answer to a multi-object delete and an error document; and writing the one
+// XML request strata sends, a multi-object delete. Not a general XML parser: S3 answers are flat, machine-made
 // and have no attributes strata needs, so elements are found by name.
 // Also turning the keys a listing names back into pack and branch names.
 #pragma once
@@ -31,6 +32,27 @@ struct ListPage {
 
 // nullopt when `xml` is not a ListBucketResult (or a number in it is not one).
 std::optional<ListPage> ParseListPage(std::string_view xml);
+
+// The body of a multi-object delete (POST /BUCKET?delete) of `keys` (full
+// keys, location prefix included), not in quiet mode: the answer names every
+// key, deleted or not. Keys are escaped as XML text. nullopt when a key holds
+// a byte XML 1.0 cannot carry (a control character other than tab, newline
+// and carriage return; S3 keys never need them) or there are no keys.
+std::optional<std::string> EncodeDeleteRequest(const std::vector<std::string>& keys);
+
+struct DeleteFailure {
+  std::string key;  // full key, as sent
+  std::string code;  // "AccessDenied", "InternalError", ...
+  std::string message;
+};
+
+struct DeleteResult {
+  std::vector<std::string> deleted;  // full keys the server says are gone
+  std::vector<DeleteFailure> failed;
+};
+
+// nullopt when `xml` is not a DeleteResult, or an entry in it names no key.
+std::optional<DeleteResult> ParseDeleteResult(std::string_view xml);
 
 struct ErrorDocument {
   std::string code;     // "NoSuchKey", "AccessDenied", ...

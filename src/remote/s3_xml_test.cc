@@ -72,6 +72,63 @@ TEST(S3Xml, ErrorDocument) {
   EXPECT_EQ(s3::ElementText("<y>1</y>", "x"), std::nullopt);
 }
 
+TEST(S3Xml, DeleteRequestRoundTripsEveryKey) {
+  const std::vector<std::string> keys = {"p/packs/ab.pack", "p/a&b <c> \"d\" 'e'", "p/line\nfeed\r\tx",
+                                         "p/\xc3\xbc"};
+  auto xml = s3::EncodeDeleteRequest(keys);
+  ASSERT_TRUE(xml.has_value());
+  EXPECT_TRUE(xml->starts_with("<?xml")) << *xml;
+  EXPECT_NE(xml->find("<Delete><Quiet>false</Quiet><Object><Key>p/packs/ab.pack</Key></Object>"), std::string::npos)
+      << *xml;
+  // No byte an XML reader would change: markup characters and line ends are references.
+  EXPECT_EQ(xml->find('\n'), std::string::npos);
+  EXPECT_EQ(xml->find('\r'), std::string::npos);
+  EXPECT_EQ(xml->find("<c>"), std::string::npos);
+  // What a server reads back from it is the keys again, in order.
+  std::vector<std::string> read;
+  for (size_t at = xml->find("<Key>"); at != std::string::npos; at = xml->find("<Key>", at + 1))
+    read.push_back(*s3::ElementText(xml->substr(at), "Key"));
+  EXPECT_EQ(read, keys);
+  EXPECT_FALSE(s3::EncodeDeleteRequest({}).has_value());
+  EXPECT_FALSE(s3::EncodeDeleteRequest({"p/ok", std::string("p/nul\0x", 7)}).has_value());
+  EXPECT_FALSE(s3::EncodeDeleteRequest({"p/bell\x07"}).has_value());
+}
+
+TEST(S3Xml, DeleteResultNamesWhatWentAndWhatDidNot) {
+  auto r = s3::ParseDeleteResult(
+      R"(<?xml version="1.0" encoding="UTF-8"?><DeleteResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">)"
+      R"(<Deleted><Key>p/a</Key></Deleted>)"
+      R"(<Error><Key>p/b&amp;c</Key><Code>AccessDenied</Code><Message>no &lt;way&gt;</Message></Error>)"
+      R"(<Deleted><Key>p/d</Key><DeleteMarker>true</DeleteMarker><DeleteMarkerVersionId>v1</DeleteMarkerVersionId></Deleted>)"
+      R"(<Error><Key>p/e</Key><Code>InternalError</Code></Error></DeleteResult>)");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->deleted, (std::vector<std::string>{"p/a", "p/d"}));
+  ASSERT_EQ(r->failed.size(), 2u);
+  EXPECT_EQ(r->failed[0].key, "p/b&c");
+  EXPECT_EQ(r->failed[0].code, "AccessDenied");
+  EXPECT_EQ(r->failed[0].message, "no <way>");
+  EXPECT_EQ(r->failed[1].key, "p/e");
+  EXPECT_EQ(r->failed[1].code, "InternalError");
+  EXPECT_EQ(r->failed[1].message, "");
+  // Quiet mode (or nothing to say) is an empty result, not an unreadable one.
+  auto quiet = s3::ParseDeleteResult("<DeleteResult></DeleteResult>");
+  ASSERT_TRUE(quiet.has_value());
+  EXPECT_TRUE(quiet->deleted.empty());
+  EXPECT_TRUE(quiet->failed.empty());
+  // Not an answer to go by: an error document, an entry without its key, a cut-off answer.
+  EXPECT_FALSE(s3::ParseDeleteResult("<Error><Code>MalformedXML</Code></Error>").has_value());
+  EXPECT_FALSE(s3::ParseDeleteResult("<DeleteResult><Deleted><VersionId>1</VersionId></Deleted></DeleteResult>"));
+  EXPECT_FALSE(s3::ParseDeleteResult("<DeleteResult><Error><Code>x</Code></Error></DeleteResult>"));
+  EXPECT_FALSE(s3::ParseDeleteResult("<DeleteResult><Deleted><Key>p/a</Key></Deleted>"));
+}
+
+TEST(S3Request, ContentMd5IsTheBase64OfTheDigest) {
+  // RFC 1321's test values, in base64 as Content-MD5 carries them.
+  EXPECT_EQ(s3::ContentMd5(""), "1B2M2Y8AsgTpgAmY7PhCfg==");  // d41d8cd98f00b204e9800998ecf8427e
+  EXPECT_EQ(s3::ContentMd5("abc"), "kAFQmDzST7DWlj99KOF/cg==");  // 900150983cd24fb0d6963f7d28e17f72
+  EXPECT_NE(s3::ContentMd5("abd"), s3::ContentMd5("abc"));
+}
+
 TEST(S3Request, PercentEncode) {
   EXPECT_EQ(s3::PercentEncode("a/b c+d%e~f_g.h-i", true), "a/b%20c%2Bd%25e~f_g.h-i");
   EXPECT_EQ(s3::PercentEncode("a/b=", false), "a%2Fb%3D");

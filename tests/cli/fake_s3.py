@@ -3,7 +3,8 @@
 will not produce on demand: listings that never end, answers that stall,
 writes answered with an error. It keeps objects in memory, checks no
 signature, and understands what strata sends: GET (with Range), HEAD, PUT
-(with If-Match / If-None-Match: *), DELETE, ListObjectsV2, bucket HEAD/PUT.
+(with If-Match / If-None-Match: *), DELETE, multi-object delete (POST
+?delete, Content-MD5 checked), ListObjectsV2, bucket HEAD/PUT.
 
     fake_s3.py PORT_FILE LOG_FILE CONTROL_FILE
 
@@ -19,7 +20,10 @@ every request, so a test changes the faults while it runs:
   stall: true              every request waits, never answering
   backdate: {"REGEX": S}   listings show matching keys as written S seconds
                            before they were
+  delete_fail: {"REGEX": CODE}  a multi-object delete keeps matching keys and
+                           answers an <Error> with CODE for each
 """
+import base64
 import hashlib
 import http.server
 import json
@@ -28,6 +32,7 @@ import sys
 import threading
 import time
 import urllib.parse
+import xml.etree.ElementTree as ET
 from xml.sax.saxutils import escape
 
 PORT_FILE, LOG_FILE, CONTROL_FILE = sys.argv[1:4]
@@ -71,7 +76,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         parts = urllib.parse.unquote(url.path).lstrip("/").split("/", 1)
         bucket = parts[0]
         key = parts[1] if len(parts) > 1 else ""
-        return bucket, key, urllib.parse.parse_qs(url.query)
+        return bucket, key, urllib.parse.parse_qs(url.query, keep_blank_values=True)
 
     def record(self, key):
         with lock, open(LOG_FILE, "a") as f:
@@ -217,6 +222,32 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             objects.pop(bucket + "/" + key, None)
         return self.reply(204)
+
+    def do_POST(self):
+        bucket, key, query = self.split()
+        self.record("?delete" if "delete" in query else key)
+        self.stall_if_asked()
+        body = self.read_body()
+        if key or "delete" not in query:
+            return self.reply(400, b"<Error><Code>InvalidRequest</Code></Error>")
+        if self.headers.get("Content-MD5") != base64.b64encode(hashlib.md5(body).digest()).decode():
+            return self.reply(400, b"<Error><Code>InvalidDigest</Code></Error>")
+        try:
+            asked = [k.text or "" for k in ET.fromstring(body).iter("Key")]
+        except ET.ParseError:
+            return self.reply(400, b"<Error><Code>MalformedXML</Code></Error>")
+        failing = control().get("delete_fail", {})
+        out = ["<?xml version=\"1.0\"?><DeleteResult>"]
+        for k in asked:
+            code = next((c for p, c in failing.items() if re.search(p, k)), None)
+            if code is not None:
+                out.append(f"<Error><Key>{escape(k)}</Key><Code>{code}</Code><Message>injected</Message></Error>")
+                continue
+            with lock:
+                objects.pop(bucket + "/" + k, None)
+            out.append(f"<Deleted><Key>{escape(k)}</Key></Deleted>")
+        out.append("</DeleteResult>")
+        return self.reply(200, "".join(out).encode())
 
 
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -5,7 +5,9 @@
 # or FIFOs, fail at once instead of hanging; a listing of 200 000 pack names
 # costs a bounded number of GETs; remote add fails when config.json was not
 # stored; a pack upload that moves and then stalls is retried; a server that
-# stops answering fails a command within its --timeout.
+# stops answering fails a command within its --timeout; packs that a
+# multi-object delete of gc fails for are kept, counted as not deleted, and
+# the next gc deletes them.
 source "$(dirname "$0")/lib.sh"
 
 FAKE_DIR="$WORK/fake"
@@ -176,3 +178,24 @@ for cmd in "--remote slow log main" "push slow main"; do
   expect_stderr_matches "no answer|nothing moved"
 done
 faults '{}'
+
+step "a multi-object delete that fails for a pack: gc counts it not deleted, it stays, the next gc deletes it"
+expect_ok strata remote add gcd s3://bkt-gcd/p --endpoint "$EP" --create-bucket
+import_dir "$WORK/src" junk >/dev/null
+expect_ok strata push gcd junk
+expect_ok strata --remote gcd branch delete junk
+pack_keys() { curl -sS "$EP/bkt-gcd?list-type=2&prefix=p/packs/" | grep -o '<Key>[^<]*</Key>' | sed 's/<[^>]*>//g'; }
+mapfile -t before < <(pack_keys)
+(( ${#before[@]} >= 2 )) || fail "the junk branch left ${#before[@]} packs; the step needs two"
+stuck=${before[0]##*/}
+faults '{"delete_fail": {"'"$stuck"'": "InternalError"}}'
+: >"$LOG"
+expect_ok strata gc --remote gcd --grace 0 --max-repack-mib 0 --json
+json_true 'd["packs_not_deleted"] == 1 and d["packs_deleted"] == '"$(( ${#before[@]} - 1 ))"' and "InternalError" in d["not_deleted_reason"]'
+json_true 'd["requests"]["delete"]["delete_many"] == 2 and d["requests"]["delete"]["delete"] == 0'
+(( $(requests '^POST ?delete') == 2 )) || fail "$(requests '^POST ?delete') multi-object deletes (one, and one retry of the failed key)"
+[[ $(pack_keys) == "p/packs/$stuck" ]] || fail "after the failed delete the bucket holds: $(pack_keys)"
+faults '{}'
+expect_ok strata gc --remote gcd --grace 0 --max-repack-mib 0 --json
+json_true 'd["packs_deleted"] == 1 and d["packs_not_deleted"] == 0'
+[[ -z $(pack_keys) ]] || fail "the second gc left: $(pack_keys)"

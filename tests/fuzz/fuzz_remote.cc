@@ -11,9 +11,15 @@
 //   7  an encrypted store's remote.sealed (remote_spec_seal.h), under a fixed
 //      key: what opens is a valid remote.json, and seals and opens again to
 //      the same settings
+//   8  the answer to a multi-object delete; and the rest as a list of keys
+//      for the request (one per line)
+// Other selector values are ignored rather than folded onto these, so that
+// adding a case later does not change what the stored corpus exercises.
 // Ref bodies and remote.json must re-encode to a value that decodes the
 // same; an S3 answer that parses must parse the same once written out again
 // with its text escaped (so entity decoding and element matching agree).
+// A delete answer that parses must parse the same once written out again,
+// and a delete request must give back the keys it was made of.
 // An ETag must come out fit to send back in If-Match (no quotes, blanks or
 // control bytes) and a Content-Length as the number written; what it reserves
 // stays under the bound. A key turned into a name must give a valid name that
@@ -22,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "remote/remote.h"
 #include "remote/remote_spec_seal.h"
@@ -186,12 +193,45 @@ void SealedSpec(std::string_view in) {
   if (strata::OpenRemoteSpec(key, "other", *sealed).ok()) Fail("settings sealed for one remote open as another's");
 }
 
+void DeleteAnswer(std::string_view in) {
+  if (auto result = strata::s3::ParseDeleteResult(in)) {
+    std::string xml = "<?xml version=\"1.0\"?><DeleteResult>";
+    for (const auto& key : result->deleted) xml += "<Deleted><Key>" + Escape(key) + "</Key></Deleted>";
+    for (const auto& f : result->failed)
+      xml += "<Error><Key>" + Escape(f.key) + "</Key><Code>" + Escape(f.code) + "</Code><Message>" +
+             Escape(f.message) + "</Message></Error>";
+    xml += "</DeleteResult>";
+    auto again = strata::s3::ParseDeleteResult(xml);
+    if (!again || again->deleted != result->deleted || again->failed.size() != result->failed.size())
+      Fail("a delete answer does not survive writing out");
+    for (size_t i = 0; i < result->failed.size(); i++) {
+      const auto &x = result->failed[i], &y = again->failed[i];
+      if (x.key != y.key || x.code != y.code || x.message != y.message) Fail("a failed delete does not survive writing out");
+    }
+  }
+  std::vector<std::string> keys;
+  for (size_t start = 0; start <= in.size();) {
+    size_t end = std::min(in.find('\n', start), in.size());
+    keys.emplace_back(in.substr(start, end - start));
+    start = end + 1;
+  }
+  auto request = strata::s3::EncodeDeleteRequest(keys);
+  if (!request) return;
+  std::vector<std::string> read;
+  for (size_t at = request->find("<Key>"); at != std::string::npos; at = request->find("<Key>", at + 1)) {
+    auto key = strata::s3::ElementText(std::string_view(*request).substr(at), "Key");
+    if (!key) Fail("a delete request holds a key it cannot give back");
+    read.push_back(*key);
+  }
+  if (read != keys) Fail("a delete request names other keys than it was made of");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 8) {
+  switch (data[0]) {
     case 0: RefBody(in); break;
     case 1: RemoteJson(in); break;
     case 2: ListPage(in); break;
@@ -199,7 +239,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 4: HeaderLine(in); break;
     case 5: ListedKey(in); break;
     case 6: BucketGenerations(in); break;
-    default: SealedSpec(in); break;
+    case 7: SealedSpec(in); break;
+    case 8: DeleteAnswer(in); break;
+    default: break;
   }
   return 0;
 }

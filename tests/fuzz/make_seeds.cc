@@ -233,6 +233,10 @@ void RemoteSeeds(const std::string& dir) {
   Write(dir, "error", FuzzInputWriter(3).Rest(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>NoSuchKey</Code><Message>no &lt;key&gt; &#x263A;"
       "</Message><BucketName>bucket</BucketName><RequestId>tx0</RequestId></Error>").bytes());
+  Write(dir, "delete-result", FuzzInputWriter(8).Rest(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?><DeleteResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+      "<Deleted><Key>team/store/packs/a.pack</Key></Deleted><Error><Key>team/store/packs/b&amp;c.pack</Key>"
+      "<Code>AccessDenied</Code><Message>Access Denied</Message></Error></DeleteResult>").bytes());
   // Header lines as libcurl hands them over, CRLF included.
   Write(dir, "header-status", FuzzInputWriter(4).Rest("HTTP/1.1 200 OK\r\n").bytes());
   Write(dir, "header-etag", FuzzInputWriter(4).Rest("ETag: \"9b2cf535f27731c974343645a3985328-2\"\r\n").bytes());
