@@ -322,6 +322,7 @@ Status DevFuseSession::RunUring(RequestHandler& handler, size_t index) {
       std::fprintf(stderr, "strata: refused a FUSE request: %s\n", next.status().message().c_str());
       entry.Stage(ErrorReply(entry.unique(), EIO));
     } else {
+      uring_requests_.fetch_add(1, std::memory_order_relaxed);
       auto request = DecodeRequest(*next, decode_options);
       if (!request.ok()) {
         std::fprintf(stderr, "strata: refused a FUSE request: %s\n", request.status().message().c_str());

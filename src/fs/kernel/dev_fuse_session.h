@@ -93,6 +93,8 @@ class DevFuseSession {
   // Whether requests travel over io_uring: agreed at INIT, and no entry's
   // registration was refused (the kernel then falls back to /dev/fuse).
   bool serving_over_uring() const;
+  // How many requests the ring entries have served.
+  uint64_t requests_over_uring() const { return uring_requests_.load(std::memory_order_relaxed); }
 
   // Detaches the mount; Run then returns.
   Status Unmount();
@@ -151,6 +153,7 @@ class DevFuseSession {
   InterruptTracker interrupts_;
   std::vector<std::unique_ptr<UringEntry>> uring_entries_;  // made by Mount, before any thread runs
   std::atomic<bool> uring_refused_{false};
+  std::atomic<uint64_t> uring_requests_{0};
   bool via_fusermount_;
   std::atomic<bool> mounted_{true};
 };
