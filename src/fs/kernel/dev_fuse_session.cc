@@ -29,6 +29,16 @@ thread_local UringEntry* serving_entry = nullptr;
 bool Answers(const UringEntry* entry, uint64_t unique) {
   return entry != nullptr && !entry->staged() && entry->unique() == unique;
 }
+// An option value as fusermount3 reads it: ',' and '\\' escaped with '\\'.
+std::string EscapedOption(const std::string& value) {
+  std::string out;
+  for (char c : value) {
+    if (c == ',' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 uint64_t UniqueOf(const Message& reply) {
   fuse_out_header header{};
   if (reply.size() >= sizeof(header)) std::memcpy(&header, reply.data(), sizeof(header));
@@ -85,11 +95,12 @@ Result<std::unique_ptr<DevFuseSession>> DevFuseSession::Mount(const std::string&
   struct stat st {};
   if (::stat(mountpoint.c_str(), &st) != 0) return Status::IOError(mountpoint, errno);
   if (!S_ISDIR(st.st_mode)) return Status::InvalidArgument(mountpoint + ": not a directory to mount on");
-  for (const std::string* name : {&options.fs_name, &options.subtype}) {
-    // Both end up in a comma-separated option list.
-    if (name->empty() || name->find_first_of(",\\") != std::string::npos)
-      return Status::InvalidArgument("'" + *name + "' cannot name a FUSE mount (empty, or a ',' or '\\' in it)");
-  }
+  // The subtype ends up in fusermount3's comma-separated option list as it
+  // is; the source name goes there escaped (and to mount(2) apart from the
+  // options), so any non-empty one will do, commas and all.
+  if (options.fs_name.empty()) return Status::InvalidArgument("a FUSE mount needs a source name");
+  if (options.subtype.empty() || options.subtype.find_first_of(",\\") != std::string::npos)
+    return Status::InvalidArgument("'" + options.subtype + "' cannot name a FUSE mount type (empty, or a ',' or '\\' in it)");
   std::string flags;
   if (options.default_permissions) flags += ",default_permissions";
   if (options.allow_other) flags += ",allow_other";
@@ -109,10 +120,11 @@ Result<std::unique_ptr<DevFuseSession>> DevFuseSession::Mount(const std::string&
     std::string type = "fuse." + options.subtype;
     if (::mount(options.fs_name.c_str(), mountpoint.c_str(), type.c_str(), mount_flags, data.c_str()) == 0)
       return std::unique_ptr<DevFuseSession>(new DevFuseSession(std::move(fd), mountpoint, options, false));
-    if (errno != EPERM) return Status::IOError("mount " + mountpoint, errno);
+    if (errno != EPERM) return Status::IOError("cannot mount on " + mountpoint, errno);
   }
   STRATA_ASSIGN_OR_RETURN(UniqueFd fd,
-                          FusermountMount(mountpoint, "fsname=" + options.fs_name + ",subtype=" + options.subtype + fusermount_flags));
+                          FusermountMount(mountpoint, "fsname=" + EscapedOption(options.fs_name) + ",subtype=" +
+                                                          options.subtype + fusermount_flags));
   return std::unique_ptr<DevFuseSession>(new DevFuseSession(std::move(fd), mountpoint, options, true));
 }
 

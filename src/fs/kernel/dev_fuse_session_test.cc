@@ -392,15 +392,34 @@ TEST_F(DevFuseSessionTest, WithoutTheKernelsOfferTheClassicLoopServes) {
   ExpectMountedThenUnmount();
 }
 
-TEST(DevFuseSessionMount, RefusesNamesThatWouldSplitTheOptions) {
+TEST(DevFuseSessionMount, RefusesTypesThatWouldSplitTheOptions) {
   SessionOptions options;
-  options.fs_name = "a,allow_other";
+  options.subtype = "a,allow_other";
   auto s = DevFuseSession::Mount("/tmp", options);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), Status::Code::kInvalidArgument);
-  options.fs_name = "strata";
   options.subtype = "";
   EXPECT_FALSE(DevFuseSession::Mount("/tmp", options).ok());
+  options.subtype = "strata";
+  options.fs_name = "";
+  EXPECT_FALSE(DevFuseSession::Mount("/tmp", options).ok());
+}
+
+// A source name with commas (a store path may have them) cannot add mount
+// options, through mount(2) or fusermount3: it is the source, nothing more.
+TEST_F(DevFuseSessionTest, ACommaInTheSourceNameAddsNoOption) {
+  for (bool fusermount : {false, true}) {
+    SessionOptions options;
+    options.fs_name = "a,allow_other";
+    options.use_fusermount = fusermount;
+    Start(options);
+    EXPECT_EQ(Shell("cat " + dir_ + "/hello.txt"), kContent);
+    EXPECT_EQ(Shell("grep -c '^a,allow_other " + dir_ + " fuse.strata ' /proc/mounts"), "1\n") << fusermount;
+    EXPECT_EQ(Shell("awk '$2 == \"" + dir_ + "\" {print $4}' /proc/mounts | grep -c allow_other"), "0\n[exit 256]")
+        << fusermount;
+    ExpectMountedThenUnmount();
+    session_.reset();
+  }
 }
 
 TEST(DevFuseSessionMount, RefusesWhatIsNotADirectory) {
