@@ -8,10 +8,7 @@
 # be set (not root).
 # Usage: with_fuse_uring.sh SECONDS COMMAND [ARGS...]
 set -uo pipefail
-if [[ $# -lt 2 ]]; then
-  echo "usage: $0 SECONDS COMMAND [ARGS...]" >&2
-  exit 2
-fi
+(( $# >= 2 )) || { echo "usage: $0 SECONDS COMMAND [ARGS...]" >&2; exit 2; }
 seconds=$1
 shift
 switch=/sys/module/fuse/parameters/enable_uring

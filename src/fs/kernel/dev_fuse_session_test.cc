@@ -210,7 +210,13 @@ class DevFuseSessionTest : public ::testing::Test {
     second_ = std::thread([this] { second_status_ = session_->Run(fs_); });
   }
 
-  // A thread for each io_uring entry the session made.
+  // Mounts with io_uring wanted, and starts a thread for each entry made.
+  void StartWithUringWanted() {
+    SessionOptions options;
+    options.wants.io_uring = true;
+    Start(options);
+    StartUringEntries();
+  }
   void StartUringEntries() {
     uring_status_.resize(session_->uring_entries());
     for (size_t i = 0; i < session_->uring_entries(); i++)
@@ -346,11 +352,8 @@ class EnableUring {
 TEST_F(DevFuseSessionTest, IoUringEntriesServeTheRequests) {
   EnableUring uring(true);
   if (!uring.set()) GTEST_SKIP() << "this kernel has no FUSE over io_uring (" << EnableUring::kPath << ")";
-  SessionOptions options;
-  options.wants.io_uring = true;
-  Start(options);
+  StartWithUringWanted();
   ASSERT_GT(session_->uring_entries(), 0u) << "no io_uring entries could be made";
-  StartUringEntries();
   EXPECT_EQ(Shell("ls -a " + dir_), ".\n..\nhello.txt\n");
   auto settings = session_->settings();
   ASSERT_TRUE(settings.has_value());
@@ -380,10 +383,7 @@ TEST_F(DevFuseSessionTest, IoUringEntriesServeTheRequests) {
 TEST_F(DevFuseSessionTest, WithoutTheKernelsOfferTheClassicLoopServes) {
   EnableUring uring(false);
   if (!uring.set()) GTEST_SKIP() << "this kernel has no FUSE over io_uring (" << EnableUring::kPath << ")";
-  SessionOptions options;
-  options.wants.io_uring = true;
-  Start(options);
-  StartUringEntries();
+  StartWithUringWanted();
   EXPECT_EQ(Shell("cat " + dir_ + "/hello.txt"), kContent);
   ASSERT_TRUE(session_->settings().has_value());
   EXPECT_FALSE(session_->settings()->io_uring);
