@@ -21,9 +21,9 @@ bool ConnectionEnded(int err) { return err == ENOTCONN || err == ECONNABORTED ||
 }  // namespace
 
 UringEntry::UringEntry(int dev_fd, uint16_t qid, size_t payload_bytes)
-    : dev_fd_(dev_fd), qid_(qid), buffer_(kLeadBytes + payload_bytes) {
+    : dev_fd_(dev_fd), qid_(qid), buffer_(new uint8_t[kLeadBytes + payload_bytes]) {
   iov_[0] = {&header_, sizeof(header_)};
-  iov_[1] = {buffer_.data() + kLeadBytes, payload_bytes};
+  iov_[1] = {buffer_.get() + kLeadBytes, payload_bytes};
 }
 
 UringEntry::~UringEntry() {
@@ -95,7 +95,7 @@ Result<std::span<const uint8_t>> UringEntry::Submit(uint32_t command) {
     return Status::InvalidArgument("an io_uring request claims " + std::to_string(in_out.payload_sz) +
                                    " payload bytes, more than its buffer");
   STRATA_ASSIGN_OR_RETURN(size_t fixed, FixedStructBytes(in, in_out.payload_sz));
-  uint8_t* start = buffer_.data() + kLeadBytes - sizeof(in) - fixed;
+  uint8_t* start = buffer_.get() + kLeadBytes - sizeof(in) - fixed;
   std::memcpy(start, &in, sizeof(in));
   std::memcpy(start + sizeof(in), header_.op_in, fixed);
   return std::span<const uint8_t>(start, in.len);

@@ -30,7 +30,6 @@
 #include <memory>
 #include <span>
 #include <sys/uio.h>
-#include <vector>
 
 #include "fs/kernel/fuse_abi.h"
 #include "fs/kernel/reply.h"
@@ -87,7 +86,10 @@ class UringEntry {
   io_uring ring_{};
   bool ring_ready_ = false;
   UringReqHeader header_{};
-  std::vector<uint8_t> buffer_;  // kLeadBytes, then the payload the kernel sees
+  // kLeadBytes, then the payload the kernel sees. Left uninitialised, so
+  // that only the pages requests and answers have used take memory: most
+  // are a few hundred bytes, and a mount has an entry per slot per CPU.
+  std::unique_ptr<uint8_t[]> buffer_;
   iovec iov_[2]{};
   uint64_t unique_ = 0;
   uint64_t commit_id_ = 0;

@@ -80,9 +80,12 @@ kernel::SessionOptions SessionOptionsOf(const MountOptions& options) {
   s.dev = options.dev;
   s.noatime = options.atime == AtimeMode::kNoatime;
   s.wants = WantsOf(options);
-  // Enough entries per queue that requests waiting on each other (a flush
-  // and the writes it waits for) do not run out, as the readers do.
-  s.uring_entries_per_queue = std::max(2u, options.max_threads / 2);
+  // About max_threads entries in all, as the classic loop has readers, but
+  // at least two per queue (one per possible CPU), so that requests waiting
+  // on each other there (a flush and the writes it waits for) do not run out.
+  const auto cpus = kernel::PossibleCpus();
+  const unsigned queues = cpus.ok() ? std::max(1u, *cpus) : 1u;
+  s.uring_entries_per_queue = std::max(2u, options.max_threads / queues);
   return s;
 }
 
