@@ -9,6 +9,8 @@ packages=(
   # libraries
   libsqlite3-dev libzstd-dev libxxhash-dev libssl-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libfuse3-dev libcurl4-openssl-dev
+  # FUSE over io_uring on strata's own transport
+  liburing-dev
   # the fuzz targets (libFuzzer comes with clang)
   clang
   # used by the tests (xattrs, POSIX ACLs, fifos, sockets, devices)

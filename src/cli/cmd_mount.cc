@@ -71,7 +71,7 @@ std::string TransportName(const MountArgs& a) {
 
 std::optional<FuseTransport> TransportOf(const MountArgs& a) {
   const std::string name = TransportName(a);
-  for (FuseTransport t : {FuseTransport::kLibfuse, FuseTransport::kStrata})
+  for (FuseTransport t : {FuseTransport::kLibfuse, FuseTransport::kStrata, FuseTransport::kStrataUring})
     if (name == FuseTransportName(t)) return t;
   return std::nullopt;
 }
@@ -161,7 +161,7 @@ int MountIn(Globals& g, const MountArgs& a, int* daemon_pid = nullptr) {
     if (*ms == 0) return UsageError("--poll-interval must be longer than 0");
   }
   if (!TransportOf(a))
-    return UsageError("--transport (or $STRATA_FUSE_TRANSPORT) must be libfuse or strata, not '" + TransportName(a) + "'");
+    return UsageError("--transport (or $STRATA_FUSE_TRANSPORT) must be libfuse, strata or strata-uring, not '" + TransportName(a) + "'");
   if (a.metrics) {  // "" too: an address that was given is checked
     if (auto address = metrics::ParseListenAddress(*a.metrics); !address.ok())
       return UsageError(address.status().message());
@@ -456,9 +456,10 @@ void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
                     "(default 50; 0: never, which saves CPU and costs latency)")
       ->check(CLI::Range(uint32_t{0}, uint32_t{1000}));
   mount->add_option("--transport", m.transport,
-                    "how the kernel's requests reach the daemon: libfuse (default; libfuse 3.14) or strata "
-                    "(strata's own codec of the FUSE protocol on /dev/fuse); default $STRATA_FUSE_TRANSPORT if set")
-      ->check(CLI::IsMember({"libfuse", "strata"}));
+                    "how the kernel's requests reach the daemon: libfuse (default; libfuse 3.14), strata "
+                    "(strata's own codec of the FUSE protocol on /dev/fuse) or strata-uring (the same over FUSE over "
+                    "io_uring when the kernel offers it, else as strata); default $STRATA_FUSE_TRANSPORT if set")
+      ->check(CLI::IsMember({"libfuse", "strata", "strata-uring"}));
   mount->add_option("--atime", m.atime,
                     "what reads do to atime: noatime (default: nothing), relatime (moved when older than "
                     "mtime/ctime or a day), strictatime (every read that reaches the daemon)")

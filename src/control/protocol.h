@@ -78,7 +78,7 @@ struct StatsReply {
   std::vector<OperationCounters> operations;  // the operations served at least once
   WorkspaceCounters workspace;
   RequestLoopCounters request_loop;
-  std::string transport;  // how the kernel's requests reach the daemon: "libfuse" or "strata"
+  std::string transport;  // how the kernel's requests reach the daemon: "libfuse", "strata", "strata (io_uring)", ... (fs/transport.h)
 };
 using CommitReply = CommitOutcome;
 using SnapshotReply = WorkspaceSnapshot;

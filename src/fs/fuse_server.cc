@@ -9,7 +9,14 @@
 
 namespace strata {
 
-const char* FuseTransportName(FuseTransport t) { return t == FuseTransport::kStrata ? "strata" : "libfuse"; }
+const char* FuseTransportName(FuseTransport t) {
+  switch (t) {
+    case FuseTransport::kStrata: return "strata";
+    case FuseTransport::kStrataUring: return "strata-uring";
+    case FuseTransport::kLibfuse: break;
+  }
+  return "libfuse";
+}
 
 struct FuseServer::State {
   fs::Context context;
@@ -27,8 +34,8 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(Workspace* ws, const std::
   State& state = *server->state_;
   state.context = fs::Context{ws, options, &state.stats};
   const fs::TransportParts parts{&state.context, &state.in_flight, &state.loop};
-  auto transport = options.transport == FuseTransport::kStrata ? fs::MountWithStrataCodec(mountpoint, parts)
-                                                               : fs::MountWithLibfuse(mountpoint, parts);
+  auto transport = options.transport == FuseTransport::kLibfuse ? fs::MountWithLibfuse(mountpoint, parts)
+                                                                : fs::MountWithStrataCodec(mountpoint, parts);
   if (!transport.ok()) return transport.status();
   state.transport = std::move(*transport);
   // Best effort: without it sequential reads still work, in 128 KiB steps.
@@ -42,7 +49,7 @@ FuseServer::~FuseServer() = default;  // the transport unmounts if still mounted
 ServedCounters FuseServer::Counters() const {
   ServedCounters c;
   c.operations = state_->stats.Counts();
-  c.transport = FuseTransportName(state_->context.options.transport);
+  c.transport = state_->transport->Name();
   const fs::RequestLoopCounters& loop = state_->loop;
   c.inline_requests = loop.inline_requests.load(std::memory_order_relaxed);
   c.worker_requests = loop.worker_requests.load(std::memory_order_relaxed);

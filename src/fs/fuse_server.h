@@ -36,8 +36,11 @@ enum class AtimeMode {
 enum class FuseTransport {
   kLibfuse,  // libfuse 3.14's session, read by strata's request loop
   kStrata,   // strata's own codec of the kernel's protocol, on the classic /dev/fuse loop
+  // The same codec over FUSE over io_uring where the kernel offers it
+  // (enable_uring), else on the classic loop; stats tell which.
+  kStrataUring,
 };
-// "libfuse" or "strata": the name `strata mount --transport` takes and stats show.
+// "libfuse", "strata" or "strata-uring": the names `strata mount --transport` takes.
 const char* FuseTransportName(FuseTransport t);
 
 struct MountOptions {

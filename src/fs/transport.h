@@ -4,7 +4,8 @@
 //  - libfuse (fs/libfuse/): libfuse 3.14's session, read by strata's request
 //    loop (a dispatcher and workers);
 //  - strata (fs/kernel_bridge/): strata's own codec of the kernel's protocol
-//    (fs/kernel/) on the classic /dev/fuse loop, with reader threads.
+//    (fs/kernel/) on the classic /dev/fuse loop, with reader threads, or
+//    (strata-uring) over FUSE over io_uring when the kernel offers it.
 // Both fill the same Context and call the same handlers.
 //
 // Thread-safety: Run on one thread; the KernelNotifier calls from any thread
@@ -29,6 +30,10 @@ class Transport : public KernelNotifier {
   // Serves requests until the file system is unmounted or SIGINT, SIGTERM or
   // SIGHUP arrives; then calls before_unmount (if any) and unmounts.
   virtual Status Run(const std::function<void()>& before_unmount) = 0;
+  // How requests travel now, for stats: "libfuse", "strata", or "strata
+  // (io_uring)" and "strata (classic; io_uring not offered)" for a mount
+  // that asked for io_uring.
+  virtual std::string Name() const = 0;
 };
 
 // What a transport serves with. REQUIRES: all outlive the transport.

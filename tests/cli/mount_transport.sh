@@ -2,8 +2,10 @@
 # `strata mount --transport`: a workspace served through strata's own codec
 # of the FUSE protocol works like one served through libfuse (files, a
 # listing, a rename, xattrs, a commit and a read-only mount of it), and stats,
-# JSON and text, name the transport each mount uses. An unknown transport,
-# given or in $STRATA_FUSE_TRANSPORT, is refused before anything is mounted.
+# JSON and text, name the transport each mount uses. strata-uring falls back
+# to the classic loop when the kernel does not offer FUSE over io_uring, and
+# stats say so. An unknown transport, given or in $STRATA_FUSE_TRANSPORT, is
+# refused before anything is mounted.
 source "$(dirname "$0")/lib.sh"
 use_mountpoint
 unset STRATA_FUSE_TRANSPORT
@@ -13,7 +15,7 @@ expect_ok "$STRATA_BIN" init "$STORE"
 step "an unknown transport is refused"
 expect_fail strata mount --transport carrier-pigeon --new --name w "$MP"
 STRATA_FUSE_TRANSPORT=carrier-pigeon expect_fail strata mount --new --name w "$MP"
-expect_stderr_matches "must be libfuse or strata, not 'carrier-pigeon'"
+expect_stderr_matches "must be libfuse, strata or strata-uring, not 'carrier-pigeon'"
 grep -q " $MP " /proc/mounts && fail "a refused mount left something mounted"
 
 step "a workspace on the strata transport"
@@ -55,4 +57,18 @@ json_true 'd["transport"] == "strata"'
 grep " $MP " /proc/mounts | grep -q '[ ,]ro[ ,]' || fail "the read-only mount is not ro: $(grep " $MP " /proc/mounts)"
 cmp -s "$WORK/big" "$MP/d/e/big" || fail "the committed file reads differently on the read-only mount"
 touch "$MP/new" 2>/dev/null && fail "a read-only mount on the strata transport took a new file"
+expect_ok strata umount "$MP"
+
+step "strata-uring: over io_uring where the kernel offers it, else the classic loop"
+switch=/sys/module/fuse/parameters/enable_uring
+expected="strata (classic; io_uring not offered)"
+[[ -f $switch && $(cat "$switch") == Y ]] && expected="strata (io_uring)"
+expect_ok strata mount --transport strata-uring --workspace w "$MP"
+expect_ok strata stats --json "$MP"
+json_true "d['transport'] == '$expected'"
+expect_ok strata stats "$MP"
+expect_output_matches "^transport +${expected//[()]/.}\$"
+cmp -s "$WORK/big" "$MP/d/e/big" || fail "the file reads differently on strata-uring"
+printf 'again\n' > "$MP/d/c.txt"
+[[ $(cat "$MP/d/c.txt") == again ]] || fail "read back wrong bytes on strata-uring"
 expect_ok strata umount "$MP"

@@ -2,6 +2,7 @@
 #include "fs/kernel/dev_fuse_session.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -20,6 +21,30 @@ namespace strata::fs::kernel {
 
 namespace {
 
+// The entry a RunUring thread serves, so that a handler's Answer on that
+// thread goes into it rather than to /dev/fuse.
+thread_local UringEntry* serving_entry = nullptr;
+
+// Whether the reply (a whole message) answers the request the entry holds.
+bool Answers(const UringEntry* entry, uint64_t unique) {
+  return entry != nullptr && !entry->staged() && entry->unique() == unique;
+}
+// An option value as fusermount3 reads it: ',' and '\\' escaped with '\\'.
+std::string EscapedOption(const std::string& value) {
+  std::string out;
+  for (char c : value) {
+    if (c == ',' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+uint64_t UniqueOf(const Message& reply) {
+  fuse_out_header header{};
+  if (reply.size() >= sizeof(header)) std::memcpy(&header, reply.data(), sizeof(header));
+  return header.unique;
+}
+
 // A buffer for any request the wants allow, before INIT says what was agreed
 // (the agreement can only be smaller: max_write and max_pages are ours).
 size_t BufferBytes(const InitWants& w) {
@@ -33,7 +58,32 @@ DevFuseSession::DevFuseSession(UniqueFd fd, std::string mountpoint, SessionOptio
     : fd_(std::move(fd)),
       mountpoint_(std::move(mountpoint)),
       options_(std::move(options)),
-      via_fusermount_(via_fusermount) {}
+      via_fusermount_(via_fusermount) {
+  if (options_.wants.io_uring) MakeUringEntries();
+}
+
+void DevFuseSession::MakeUringEntries() {
+  auto queues = PossibleCpus();
+  Status failed = queues.status();
+  if (queues.ok()) {
+    const size_t per_queue = std::max(1u, options_.uring_entries_per_queue);
+    for (unsigned q = 0; q < *queues && failed.ok(); q++) {
+      for (size_t i = 0; i < per_queue; i++) {
+        auto entry = UringEntry::Create(fd_.get(), static_cast<uint16_t>(q), BufferBytes(options_.wants));
+        if (!entry.ok()) {
+          failed = entry.status();
+          break;
+        }
+        uring_entries_.push_back(std::move(*entry));
+      }
+    }
+  }
+  if (failed.ok()) return;
+  // INIT then does not offer io_uring: a connection that agreed it would
+  // wait for every queue to register, which these entries could not.
+  std::fprintf(stderr, "strata: FUSE over io_uring not used: %s\n", failed.message().c_str());
+  uring_entries_.clear();
+}
 
 DevFuseSession::~DevFuseSession() {
   // Nothing to report to from a destructor; a mount still there is detached.
@@ -45,11 +95,12 @@ Result<std::unique_ptr<DevFuseSession>> DevFuseSession::Mount(const std::string&
   struct stat st {};
   if (::stat(mountpoint.c_str(), &st) != 0) return Status::IOError(mountpoint, errno);
   if (!S_ISDIR(st.st_mode)) return Status::InvalidArgument(mountpoint + ": not a directory to mount on");
-  for (const std::string* name : {&options.fs_name, &options.subtype}) {
-    // Both end up in a comma-separated option list.
-    if (name->empty() || name->find_first_of(",\\") != std::string::npos)
-      return Status::InvalidArgument("'" + *name + "' cannot name a FUSE mount (empty, or a ',' or '\\' in it)");
-  }
+  // The subtype ends up in fusermount3's comma-separated option list as it
+  // is; the source name goes there escaped (and to mount(2) apart from the
+  // options), so any non-empty one will do, commas and all.
+  if (options.fs_name.empty()) return Status::InvalidArgument("a FUSE mount needs a source name");
+  if (options.subtype.empty() || options.subtype.find_first_of(",\\") != std::string::npos)
+    return Status::InvalidArgument("'" + options.subtype + "' cannot name a FUSE mount type (empty, or a ',' or '\\' in it)");
   std::string flags;
   if (options.default_permissions) flags += ",default_permissions";
   if (options.allow_other) flags += ",allow_other";
@@ -69,14 +120,20 @@ Result<std::unique_ptr<DevFuseSession>> DevFuseSession::Mount(const std::string&
     std::string type = "fuse." + options.subtype;
     if (::mount(options.fs_name.c_str(), mountpoint.c_str(), type.c_str(), mount_flags, data.c_str()) == 0)
       return std::unique_ptr<DevFuseSession>(new DevFuseSession(std::move(fd), mountpoint, options, false));
-    if (errno != EPERM) return Status::IOError("mount " + mountpoint, errno);
+    if (errno != EPERM) return Status::IOError("cannot mount on " + mountpoint, errno);
   }
   STRATA_ASSIGN_OR_RETURN(UniqueFd fd,
-                          FusermountMount(mountpoint, "fsname=" + options.fs_name + ",subtype=" + options.subtype + fusermount_flags));
+                          FusermountMount(mountpoint, "fsname=" + EscapedOption(options.fs_name) + ",subtype=" +
+                                                          options.subtype + fusermount_flags));
   return std::unique_ptr<DevFuseSession>(new DevFuseSession(std::move(fd), mountpoint, options, true));
 }
 
 Status DevFuseSession::Unmount() {
+  {
+    MutexLock lock(&mu_);
+    ended_ = true;
+  }
+  init_answered_.NotifyAll();
   if (!mounted_.exchange(false)) return Status::Ok();
   // Detached: the connection ends when the last open file on it closes, and
   // then the kernel ends Run's read with ENODEV.
@@ -113,10 +170,12 @@ Result<bool> Delivered(ssize_t n, size_t expected) {
 }  // namespace
 
 Result<bool> DevFuseSession::Answer(const Message& reply) {
+  if (Answers(serving_entry, UniqueOf(reply))) return serving_entry->Stage(reply);
   return Delivered(::write(fd_.get(), reply.data(), reply.size()), reply.size());
 }
 
 Result<bool> DevFuseSession::AnswerGathered(uint64_t unique, std::span<const iovec> body) {
+  if (Answers(serving_entry, unique)) return serving_entry->StageGathered(body);
   std::vector<iovec> pieces;
   pieces.reserve(body.size() + 1);
   fuse_out_header header{static_cast<uint32_t>(sizeof(fuse_out_header)), 0, unique};
@@ -145,7 +204,9 @@ Status DevFuseSession::CloseBacking(int32_t backing_id) {
 }
 
 Status DevFuseSession::HandleInit(const Request& request) {
-  auto outcome = NegotiateInit(request.header.unique, std::get<InitArgs>(request.args), options_.wants);
+  InitWants wants = options_.wants;
+  wants.io_uring = wants.io_uring && !uring_entries_.empty();  // only with entries to register
+  auto outcome = NegotiateInit(request.header.unique, std::get<InitArgs>(request.args), wants);
   if (!outcome.ok()) {
     // Tell the kernel (its mount fails) and the caller (why).
     Write(ErrorReply(request.header.unique, EPROTO)).IgnoreError();
@@ -155,7 +216,22 @@ Status DevFuseSession::HandleInit(const Request& request) {
     MutexLock lock(&mu_);
     settings_ = outcome->settings;
   }
-  return Write(outcome->reply);
+  Status written = Write(outcome->reply);
+  // The kernel has taken the reply when the write returns: ring entries may
+  // register from now on (before, it refuses them with EAGAIN).
+  if (outcome->settings) init_answered_.NotifyAll();
+  return written;
+}
+
+std::optional<SessionSettings> DevFuseSession::WaitForInit() const {
+  MutexLock lock(&mu_);
+  while (!settings_ && !ended_) init_answered_.Wait(&mu_);
+  return settings_;
+}
+
+bool DevFuseSession::serving_over_uring() const {
+  auto agreed = settings();
+  return agreed && agreed->io_uring && !uring_refused_.load();
 }
 
 std::optional<SessionSettings> DevFuseSession::settings() const {
@@ -212,23 +288,69 @@ Status DevFuseSession::Run(RequestHandler& handler) {
         if (auto agreed = settings()) decode_options = agreed->decode_options();
         continue;
       case FUSE_INTERRUPT: HandleInterrupt(*request); continue;
-      case FUSE_DESTROY:
-        STRATA_RETURN_IF_ERROR(Write(EmptyReply(header.unique)));
-        continue;
       default: break;
     }
-    if (std::holds_alternative<UnsupportedArgs>(request->args)) {
-      STRATA_RETURN_IF_ERROR(Write(ErrorReply(header.unique, ENOSYS)));
-      continue;
+    Message reply = Serve(*request, handler);
+    if (!reply.empty()) STRATA_RETURN_IF_ERROR(Write(reply));
+  }
+}
+
+Message DevFuseSession::Serve(const Request& request, RequestHandler& handler) {
+  const RequestHeader& header = request.header;
+  if (header.opcode == FUSE_DESTROY) return EmptyReply(header.unique);
+  if (std::holds_alternative<UnsupportedArgs>(request.args)) return ErrorReply(header.unique, ENOSYS);
+  if (!interrupts_.Begin(header.unique)) return ErrorReply(header.unique, EINVAL);
+  Message reply = handler.Handle(request, interrupts_);
+  // Finished before the reply is sent: an INTERRUPT read meanwhile finds the
+  // id among the answered ones and is dropped, as it should be.
+  interrupts_.Finish(header.unique);
+  return reply;
+}
+
+Status DevFuseSession::RunUring(RequestHandler& handler, size_t index) {
+  UringEntry& entry = *uring_entries_.at(index);
+  std::optional<SessionSettings> agreed = WaitForInit();
+  if (!agreed || !agreed->io_uring) return Status::Ok();  // the classic loop serves everything
+  cpu_set_t cpu;
+  CPU_ZERO(&cpu);
+  CPU_SET(entry.qid(), &cpu);
+  // Best effort: the CPU may be offline; the entry serves from any.
+  (void)::sched_setaffinity(0, sizeof(cpu), &cpu);
+  const DecodeOptions decode_options = agreed->decode_options();
+  Result<std::span<const uint8_t>> next = entry.Register();
+  if (!next.ok() && !next.status().IsInvalidArgument()) {
+    // Registration refused: the kernel turns io_uring off for this
+    // connection, and /dev/fuse carries the requests.
+    uring_refused_.store(true);
+    std::fprintf(stderr, "strata: FUSE over io_uring refused (%s); serving /dev/fuse\n", next.status().message().c_str());
+    return Status::Ok();
+  }
+  for (;;) {
+    if (next.ok() && next->empty()) return Status::Ok();  // the connection ended
+    // A failed command ends the session, as a failed read of /dev/fuse does.
+    if (!next.ok() && !next.status().IsInvalidArgument()) return next.status();
+    if (!next.ok()) {
+      // A request that does not lay out: answer it, so the entry comes back.
+      std::fprintf(stderr, "strata: refused a FUSE request: %s\n", next.status().message().c_str());
+      entry.Stage(ErrorReply(entry.unique(), EIO));
+    } else {
+      uring_requests_.fetch_add(1, std::memory_order_relaxed);
+      auto request = DecodeRequest(*next, decode_options);
+      if (!request.ok()) {
+        std::fprintf(stderr, "strata: refused a FUSE request: %s\n", request.status().message().c_str());
+      } else if (request->header.opcode == FUSE_INIT || request->header.opcode == FUSE_INTERRUPT) {
+        std::fprintf(stderr, "strata: %s came over io_uring, where the kernel never sends it\n",
+                     OpcodeName(request->header.opcode).c_str());
+      } else {
+        serving_entry = &entry;
+        Message reply = Serve(*request, handler);
+        serving_entry = nullptr;
+        if (!reply.empty()) entry.Stage(reply);
+      }
+      // Every ring request is committed, or its entry is lost to the kernel.
+      if (!entry.staged()) entry.Stage(ErrorReply(entry.unique(), EIO));
     }
-    if (!interrupts_.Begin(header.unique)) {
-      STRATA_RETURN_IF_ERROR(Write(ErrorReply(header.unique, EINVAL)));
-      continue;
-    }
-    Message reply = handler.Handle(*request, interrupts_);
-    Status written = reply.empty() ? Status::Ok() : Write(reply);
-    interrupts_.Finish(header.unique);
-    STRATA_RETURN_IF_ERROR(written);
+    next = entry.CommitAndFetch();
   }
 }
 

@@ -1,16 +1,19 @@
-// The classic /dev/fuse transport, without libfuse: open /dev/fuse and mount
-// it (mount(2) as root, fusermount3 otherwise), then read one request at a time, answer INIT, INTERRUPT and
-// DESTROY here, and hand every other request to a RequestHandler, writing
-// the reply it returns.
-//
-// This is the first transport of strata's own FUSE codec and is not used by
-// strata's mounts yet (README.md says what comes next: strata's handlers
-// behind it, the dispatcher and workers, the io_uring queues).
+// A FUSE connection without libfuse: open /dev/fuse and mount it (mount(2)
+// as root, fusermount3 otherwise), then serve it. The classic loop (Run)
+// reads one request at a time, answers INIT, INTERRUPT and DESTROY itself,
+// and hands every other request to a RequestHandler, writing the reply it
+// returns. When the wants ask for FUSE over io_uring, Mount also makes one
+// ring entry per (queue, slot) (uring_entry.h), INIT offers it when the
+// kernel does, and RunUring serves one entry each; the classic loop then
+// carries only INIT, INTERRUPT and FORGET, which the kernel never sends over
+// the ring. Without the kernel's offer the entries stay unused and the
+// classic loop serves everything.
 //
 // Thread-safety: Run may be called from several threads at once, each
 // reading and answering requests in turn (so a slow request does not hold up
-// the others, and an INTERRUPT can reach one that is running); Unmount,
-// Notify, OpenBacking, CloseBacking and settings from any thread.
+// the others, and an INTERRUPT can reach one that is running); RunUring once
+// for each entry, each on its own thread; Unmount, Notify, OpenBacking,
+// CloseBacking and the accessors from any thread.
 #pragma once
 
 #include <atomic>
@@ -20,11 +23,13 @@
 #include <span>
 #include <sys/uio.h>
 #include <string>
+#include <vector>
 
 #include "fs/kernel/init_negotiation.h"
 #include "fs/kernel/interrupt_tracker.h"
 #include "fs/kernel/reply.h"
 #include "fs/kernel/request.h"
+#include "fs/kernel/uring_entry.h"
 #include "util/mutex.h"
 #include "util/status.h"
 #include "util/thread_annotations.h"
@@ -56,6 +61,10 @@ struct SessionOptions {
   // Mount through fusermount3 even when mount(2) would do (it is used
   // anyway when mount(2) is not allowed, as for a user without root).
   bool use_fusermount = false;
+  // With wants.io_uring: entries per queue (one queue per possible CPU).
+  // More than one, so that a request that waits for the kernel (a flush
+  // waiting on written-back pages) leaves an entry to serve what it waits for.
+  unsigned uring_entries_per_queue = 2;
   InitWants wants;
 };
 
@@ -74,6 +83,19 @@ class DevFuseSession {
   // failed read or write of /dev/fuse.
   Status Run(RequestHandler& handler);
 
+  // How many io_uring entries Mount made (0 unless the wants asked for
+  // io_uring and the rings could be set up; the reason is on stderr).
+  size_t uring_entries() const { return uring_entries_.size(); }
+  // Serves requests through entry `index` (< uring_entries()) until the
+  // connection ends: waits for INIT, and returns at once if INIT did not
+  // agree io_uring. Pins its thread to the entry's CPU (best effort).
+  Status RunUring(RequestHandler& handler, size_t index);
+  // Whether requests travel over io_uring: agreed at INIT, and no entry's
+  // registration was refused (the kernel then falls back to /dev/fuse).
+  bool serving_over_uring() const;
+  // How many requests the ring entries have served.
+  uint64_t requests_over_uring() const { return uring_requests_.load(std::memory_order_relaxed); }
+
   // Detaches the mount; Run then returns.
   Status Unmount();
 
@@ -84,6 +106,10 @@ class DevFuseSession {
   // Writes a handler's reply itself, for a handler that must know whether it
   // arrived (it then returns an empty message from Handle): false when the
   // kernel no longer waits for it (the request was interrupted and is gone).
+  // On a RunUring thread, the answer to the request it serves goes into
+  // that entry instead, to be sent with the entry's next COMMIT_AND_FETCH
+  // (true: the kernel holds a ring request until it is committed). So a
+  // handler answers the same way on either loop, from the thread serving it.
   Result<bool> Answer(const Message& reply);
   // The same for a successful reply whose body is gathered from pieces (a
   // READ from cached chunks), in one writev without copying them.
@@ -102,6 +128,13 @@ class DevFuseSession {
 
  private:
   DevFuseSession(UniqueFd fd, std::string mountpoint, SessionOptions options, bool via_fusermount);
+  // Makes the io_uring entries; on failure none (the classic loop serves).
+  void MakeUringEntries();
+  // What INIT agreed, once it has been answered; empty if the session ended first.
+  std::optional<SessionSettings> WaitForInit() const;
+  // A decoded request other than INIT and INTERRUPT, served: the reply to
+  // send, or an empty message (none is due, or the handler answered itself).
+  Message Serve(const Request& request, RequestHandler& handler);
   Status Write(const Message& message);
   Status HandleInit(const Request& request);
   void HandleInterrupt(const Request& request);
@@ -115,7 +148,12 @@ class DevFuseSession {
   // Set by Run's thread before the INIT reply is written, so whatever the
   // kernel let through after INIT sees it.
   std::optional<SessionSettings> settings_ GUARDED_BY(mu_);
+  bool ended_ GUARDED_BY(mu_) = false;  // unmounted: nobody waits for INIT any more
+  mutable CondVar init_answered_;
   InterruptTracker interrupts_;
+  std::vector<std::unique_ptr<UringEntry>> uring_entries_;  // made by Mount, before any thread runs
+  std::atomic<bool> uring_refused_{false};
+  std::atomic<uint64_t> uring_requests_{0};
   bool via_fusermount_;
   std::atomic<bool> mounted_{true};
 };

@@ -86,6 +86,49 @@ static_assert(sizeof(BackingMap) == 16);
 inline constexpr unsigned long kDevIocBackingOpen = _IOW(FUSE_DEV_IOC_MAGIC, 1, BackingMap);
 inline constexpr unsigned long kDevIocBackingClose = _IOW(FUSE_DEV_IOC_MAGIC, 2, uint32_t);
 
+// FUSE over io_uring (7.42). After INIT agreed kInitOverIoUring, the daemon
+// submits IORING_OP_URING_CMD on the /dev/fuse fd, from a ring set up with
+// IORING_SETUP_SQE128; sqe->cmd_op is one of these commands, and the SQE's
+// command area holds a UringCmdReq.
+inline constexpr uint32_t kUringCmdRegister = 1;        // give the kernel an entry (header and payload buffers)
+inline constexpr uint32_t kUringCmdCommitAndFetch = 2;  // answer the entry's request and wait for the next
+
+// The command area of a ring SQE: which queue (one per possible CPU) and,
+// for COMMIT_AND_FETCH, the commit id the kernel gave with the request.
+struct UringCmdReq {
+  uint64_t flags;
+  uint64_t commit_id;
+  uint16_t qid;
+  uint8_t padding[6];
+};
+static_assert(sizeof(UringCmdReq) == 24);
+
+// Kept by the kernel in the entry's header buffer beside each request: the
+// id to commit the answer under, and how many payload bytes came (or, in an
+// answer, go back).
+struct UringEntInOut {
+  uint64_t flags;
+  uint64_t commit_id;
+  uint32_t payload_sz;
+  uint32_t padding;
+  uint64_t reserved;
+};
+static_assert(sizeof(UringEntInOut) == 32);
+
+// The header buffer of one ring entry (the first of the two iovecs at
+// sqe->addr; the second is the payload). A request comes as its
+// fuse_in_header in in_out, the opcode's fixed struct in op_in and the rest
+// (names, write data) in the payload; an answer goes as its fuse_out_header
+// in in_out and its whole body in the payload.
+inline constexpr size_t kUringInOutHeaderBytes = 128;
+inline constexpr size_t kUringOpInBytes = 128;
+struct UringReqHeader {
+  uint8_t in_out[kUringInOutHeaderBytes];
+  uint8_t op_in[kUringOpInBytes];
+  UringEntInOut ring_ent_in_out;
+};
+static_assert(sizeof(UringReqHeader) == 288);
+
 // Sizes the kernel and strata agree on for the structs used unchanged.
 static_assert(sizeof(fuse_in_header) == 40);
 static_assert(sizeof(fuse_out_header) == 16);

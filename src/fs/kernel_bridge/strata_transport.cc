@@ -9,6 +9,13 @@
 // and worker split of the libfuse transport's request loop is not built on
 // this loop yet.
 //
+// With --transport strata-uring the session also has io_uring entries, a
+// few per CPU, each served by a thread of its own (DevFuseSession::RunUring)
+// that answers a request and fetches the next in one system call. When INIT
+// agrees io_uring the readers are left with INIT, INTERRUPT and FORGET; when
+// the kernel does not offer it (enable_uring off) those threads end at once
+// and the readers serve everything.
+//
 // Signals: SIGINT, SIGTERM and SIGHUP end the mount, as on the libfuse
 // transport: a handler notes the signal, whichever thread of the daemon it
 // reaches (the readers block them), and Run's thread then unmounts and ends
@@ -59,6 +66,7 @@ kernel::InitWants WantsOf(const MountOptions& options) {
   // FUSE_ATOMIC_O_TRUNC (opens are not asked for: a truncating open comes as
   // a SETATTR of its own).
   if (options.writeback_cache) w.flags |= FUSE_WRITEBACK_CACHE;
+  w.io_uring = options.transport == FuseTransport::kStrataUring;
   w.max_write = 1u << 20;
   w.max_pages = 256;
   w.max_readahead = options.readahead_kib << 10;
@@ -74,6 +82,12 @@ kernel::SessionOptions SessionOptionsOf(const MountOptions& options) {
   s.dev = options.dev;
   s.noatime = options.atime == AtimeMode::kNoatime;
   s.wants = WantsOf(options);
+  // About max_threads entries in all, as the classic loop has readers, but
+  // at least two per queue (one per possible CPU), so that requests waiting
+  // on each other there (a flush and the writes it waits for) do not run out.
+  const auto cpus = kernel::PossibleCpus();
+  const unsigned queues = cpus.ok() ? std::max(1u, *cpus) : 1u;
+  s.uring_entries_per_queue = std::max(2u, options.max_threads / queues);
   return s;
 }
 
@@ -83,6 +97,11 @@ class StrataTransport final : public Transport, private kernel::RequestHandler {
       : session_(std::move(session)), mountpoint_(std::move(mountpoint)), parts_(parts) {}
 
   Status Run(const std::function<void()>& before_unmount) override;
+
+  std::string Name() const override {
+    if (parts_.context->options.transport != FuseTransport::kStrataUring) return "strata";
+    return session_->serving_over_uring() ? "strata (io_uring)" : "strata (classic; io_uring not offered)";
+  }
 
   int InvalInode(uint64_t ino, int64_t off, int64_t len) override {
     return ErrnoOf(session_->Notify(kernel::NotifyInvalInode(ino, off, len)));
@@ -145,14 +164,24 @@ Status StrataTransport::Run(const std::function<void()>& before_unmount) {
   }
   // Blocked before the readers start, so that they inherit the mask.
   pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
-  const unsigned readers = std::max(2u, parts_.context->options.max_threads);
+  // With io_uring entries, the readers carry only what the kernel never
+  // sends over the ring unless INIT turns it down; two are plenty then.
+  const size_t entries = session_->uring_entries();
+  const unsigned readers = entries > 0 ? 2u : std::max(2u, parts_.context->options.max_threads);
   std::atomic<unsigned> running{readers};
-  std::vector<Status> ended(readers);
+  std::atomic<size_t> serving_entries{entries};
+  std::vector<Status> ended(readers + entries);
   std::vector<std::thread> threads;
   for (unsigned i = 0; i < readers; i++) {
     threads.emplace_back([this, i, &ended, &running] {
       ended[i] = session_->Run(*this);
       running.fetch_sub(1);
+    });
+  }
+  for (size_t e = 0; e < entries; e++) {
+    threads.emplace_back([this, e, readers, &ended, &serving_entries] {
+      ended[readers + e] = session_->RunUring(*this, e);
+      serving_entries.fetch_sub(1);
     });
   }
   // The kernel names the connection by the mount's device minor. Only now:
@@ -171,10 +200,11 @@ Status StrataTransport::Run(const std::function<void()>& before_unmount) {
   // readers; a connection that outlives its mount this long is ended. Only
   // while a reader still waits in it is the number surely this connection's:
   // once it has ended, the kernel may give the number to another mount.
-  for (int i = 0; i < 200 && running.load() > 0; i++) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  if (running.load() > 0) {
-    std::fprintf(stderr, "strata: %u FUSE readers still served %s after the unmount; ending the connection\n",
-                 running.load(), mountpoint_.c_str());
+  auto still_serving = [&] { return running.load() + serving_entries.load(); };
+  for (int i = 0; i < 200 && still_serving() > 0; i++) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (still_serving() > 0) {
+    std::fprintf(stderr, "strata: %zu FUSE readers and ring entries still served %s after the unmount; ending the connection\n",
+                 still_serving(), mountpoint_.c_str());
     AbortConnection();
   }
   for (std::thread& t : threads) t.join();

@@ -74,6 +74,8 @@ class LibfuseTransport final : public Transport {
     return Status::Ok();
   }
 
+  std::string Name() const override { return "libfuse"; }
+
   Status Run(const std::function<void()>& before_unmount) override {
     if (fuse_set_signal_handlers(session_) != 0) return Status::IOError("cannot install signal handlers", EIO);
     const MountOptions& options = parts_.context->options;
