@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "store/object.h"
+#include "workspace/chunk_layout.h"
 #include "workspace/file_space.h"
 #include "workspace/rechunk.h"
 #include "workspace/sqlite_workspace.h"
@@ -28,15 +29,19 @@ Status CheckRegular(const InodeRow& row) {
   return Status::Ok();
 }
 
-// The zero chunk of a store's chunker parameters and key, hashed once per
-// process (a store's parameters never change, and a process opens few
+// The zero chunks of a store's chunker parameters and key (content-defined
+// and fixed, chunk_layout.h), hashed once per process (a store's parameters never change, and a process opens few
 // stores). The id of the empty chunk tells the keys apart: an encrypted
 // store's zero chunk is cut by its own gear table and has a keyed id.
-ChunkRef ZeroChunkOf(const Store& store) {
+struct ZeroChunks {
+  ChunkRef content_defined, fixed;
+};
+
+ZeroChunks ZeroChunksOf(const Store& store) {
   struct Known {
     ChunkerParams params;
     Hash key_mark;
-    ChunkRef chunk;
+    ZeroChunks chunks;
   };
   static Mutex mu;
   static std::vector<Known> known;
@@ -46,12 +51,12 @@ ChunkRef ZeroChunkOf(const Store& store) {
   for (const Known& k : known) {
     if (k.params.min_size == params.min_size && k.params.avg_size == params.avg_size &&
         k.params.max_size == params.max_size && k.key_mark == key_mark)
-      return k.chunk;
+      return k.chunks;
   }
   const Chunker chunker = store.NewChunker();
   ZeroChunk zero(chunker, [&store](std::string_view data) { return store.ObjectId(ObjectType::kChunk, data); });
-  known.push_back(Known{params, key_mark, ChunkRef{zero.id(), zero.length()}});
-  return known.back().chunk;
+  known.push_back(Known{params, key_mark, ZeroChunks{ChunkRef{zero.id(), zero.length()}, zero.fixed()}});
+  return known.back().chunks;
 }
 
 }  // namespace
@@ -149,15 +154,15 @@ uint64_t HeldBytes(NamespaceDb& db, const FileData& files, const Store& store, c
   if (row.base_len == 0) return held;
   // The parts of [0, base_len) the base does not hold or that extents replace.
   std::vector<Extent> not_held;
-  const ChunkRef zero = ZeroChunkOf(store);
-  if (row.base_len >= zero.length) {
+  const ZeroChunks zero = ZeroChunksOf(store);
+  if (row.base_len >= zero.content_defined.length) {  // smaller files hold few zero chunks
     auto encoded = db.GetBaseChunks(row.ino);
     auto chunks = encoded.ok() ? DecodeChunkList(*encoded) : Result<std::vector<ChunkRef>>(encoded.status());
     if (!chunks.ok()) return row.size;
     uint64_t pos = 0;
     for (const ChunkRef& c : *chunks) {
       if (pos >= row.base_len) break;
-      if (c == zero) not_held.push_back(Extent{pos, pos + c.length});
+      if (c == zero.content_defined || c == zero.fixed) not_held.push_back(Extent{pos, pos + c.length});
       pos += c.length;
     }
   }

@@ -273,7 +273,10 @@ Status FileData::Read(const ReadPlan& plan, uint64_t offset, size_t n, ReadTarge
   const bool sequential = plan.ino == 0 || (offset < plan.base_len && ReadAhead(plan, offset, n));
   uint64_t pos = offset;
   const uint64_t end = offset + n;
-  size_t next = 0;  // first extent that may still matter
+  // The first extent that may still matter.
+  size_t next = std::upper_bound(plan.extents.begin(), plan.extents.end(), pos,
+                                 [](uint64_t v, const Extent& e) { return v < e.end; }) -
+                plan.extents.begin();
   while (pos < end) {
     while (next < plan.extents.size() && plan.extents[next].end <= pos) next++;
     if (next < plan.extents.size() && plan.extents[next].start <= pos) {
@@ -330,9 +333,16 @@ bool FileData::ReadAhead(const ReadPlan& plan, uint64_t offset, size_t n) {
 }
 
 Status FileData::ReadBase(const ReadPlan& plan, uint64_t offset, size_t n, bool sequential, ReadTarget* out) {
-  uint64_t chunk_start = 0;
+  if (plan.base_ends.size() != plan.base_chunks.size()) {
+    plan.base_ends.clear();
+    uint64_t e = 0;
+    for (const ChunkRef& c : plan.base_chunks) plan.base_ends.push_back(e += c.length);
+  }
+  const size_t first = std::upper_bound(plan.base_ends.begin(), plan.base_ends.end(), offset) - plan.base_ends.begin();
+  uint64_t chunk_start = first == 0 ? 0 : plan.base_ends[first - 1];
   const uint64_t end = offset + n;
-  for (const ChunkRef& c : plan.base_chunks) {
+  for (size_t i = first; i < plan.base_chunks.size(); i++) {
+    const ChunkRef& c = plan.base_chunks[i];
     uint64_t chunk_end = chunk_start + c.length;
     if (chunk_end > offset && chunk_start < end) {
       const uint64_t from = std::max(offset, chunk_start), to = std::min(end, chunk_end);

@@ -88,6 +88,9 @@ struct ReadPlan {
   uint64_t size = 0;
   uint64_t base_len = 0;
   std::vector<ChunkRef> base_chunks;  // only when base_len > 0
+  // Where each base chunk ends, built by the first read of the base: a plan
+  // read many times (a commit's capture) finds its chunks by binary search.
+  mutable std::vector<uint64_t> base_ends;
   std::vector<Extent> extents;        // those overlapping the range, by start
   std::shared_ptr<DataFile> file;     // null when there is no data file
 };
