@@ -59,7 +59,25 @@ ZeroChunks ZeroChunksOf(const Store& store) {
   return known.back().chunks;
 }
 
+// Past a read, the base chunks its plan holds for read-ahead (twice the
+// detector's largest window).
+constexpr uint64_t kReadAheadReach = 32ull << 20;
+// Files whose decoded base chunk lists are kept (a few large ones read at once).
+constexpr size_t kKnownBaseChunkLists = 16;
+
 }  // namespace
+
+Result<std::shared_ptr<const BaseChunkList>> SqliteWorkspace::BaseChunksOf(InodeId ino) {
+  const uint64_t generation = db_->base_chunks_generation();
+  auto known = base_chunk_lists_.find(ino);
+  if (known != base_chunk_lists_.end() && known->second.generation == generation) return known->second.list;
+  STRATA_ASSIGN_OR_RETURN(std::string encoded, db_->GetBaseChunks(ino));
+  STRATA_ASSIGN_OR_RETURN(std::vector<ChunkRef> chunks, DecodeChunkList(encoded));
+  auto list = std::make_shared<const BaseChunkList>(std::move(chunks));
+  if (base_chunk_lists_.size() >= kKnownBaseChunkLists) base_chunk_lists_.clear();
+  base_chunk_lists_[ino] = KnownBaseChunks{generation, list};
+  return list;
+}
 
 Result<size_t> SqliteWorkspace::Read(InodeId ino, uint64_t offset, size_t size, ReadTarget* out) {
   ReadPlan plan;
@@ -75,8 +93,9 @@ Result<size_t> SqliteWorkspace::Read(InodeId ino, uint64_t offset, size_t size, 
     plan.size = row.size;
     plan.base_len = row.base_len;
     if (offset < row.base_len) {
-      STRATA_ASSIGN_OR_RETURN(std::string chunks, db_->GetBaseChunks(ino));
-      STRATA_ASSIGN_OR_RETURN(plan.base_chunks, DecodeChunkList(chunks));
+      STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const BaseChunkList> list, BaseChunksOf(ino));
+      // The chunks of this read and of the read-ahead it may start.
+      list->SliceInto(offset, std::min(row.base_len, offset + n + kReadAheadReach), &plan);
     }
     STRATA_ASSIGN_OR_RETURN(plan.extents, db_->Extents(ino, offset, offset + n));
     if (!plan.extents.empty()) {

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -381,6 +382,7 @@ Result<std::optional<InodeRow>> NamespaceDb::GetInode(InodeId ino) {
 
 Status NamespaceDb::InsertInode(const InodeRow& r, std::string_view base_chunks,
                                 const std::optional<std::string>& origin) {
+  BaseChunksMayHaveChanged();
   Query q(*this,
           "INSERT INTO inodes(ino, mode, uid, gid, size, rdev, atime_ns, mtime_ns, ctime_ns, nlink, target, "
           "base_tree, base_len, changed, next_cookie, parent, base_chunks, origin) "
@@ -422,7 +424,13 @@ Status NamespaceDb::UpdateInode(const InodeRow& r) {
   return q.Run("updating an inode");
 }
 
+uint64_t NamespaceDb::NewBaseChunksGeneration() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 Status NamespaceDb::DeleteInode(InodeId ino) {
+  BaseChunksMayHaveChanged();
   if (track_changed_ != nullptr) track_changed_->insert(ino);
   {
     Query q(*this, "DELETE FROM inodes WHERE ino = ?");
@@ -444,6 +452,7 @@ Result<std::string> NamespaceDb::GetBaseChunks(InodeId ino) {
 }
 
 Status NamespaceDb::SetBaseChunks(InodeId ino, std::string_view base_chunks) {
+  BaseChunksMayHaveChanged();
   Query q(*this, "UPDATE inodes SET base_chunks = ? WHERE ino = ?");
   return q.Blob(1, base_chunks).Int(2, ino).Run("writing base chunks");
 }
@@ -760,6 +769,7 @@ Status NamespaceDb::BeginOperation(bool* outer) {
 
 Status NamespaceDb::EndOperation(bool success) {
   in_operation_ = false;
+  if (!success) BaseChunksMayHaveChanged();
   Status s = success ? Run("RELEASE op") : Run("ROLLBACK TO op");
   if (!success && s.ok()) s = Run("RELEASE op");
   if (success && s.ok()) batch_operations_++;
@@ -809,6 +819,7 @@ Status NamespaceDb::CommitBatch(uint64_t* operations) {
 }
 
 void NamespaceDb::NoteLostBatch(const Status& why, bool acknowledged) {
+  BaseChunksMayHaveChanged();
   lost_batches_++;
   if (acknowledged) acknowledged_lost_++;
   lost_errno_ = why.errno_value() == ENOSPC ? ENOSPC : EIO;
