@@ -53,7 +53,7 @@ source "${SCRIPT_DIR}/../lib.sh"
 
 usage() { bench_usage 2 46; }
 
-SIZE_GIB= OPS= RUNTIME= SCATTER_MIB=
+SIZE_GIB='' OPS='' RUNTIME='' SCATTER_MIB=''
 ARMS_CSV="native,passthrough_ll,strata"
 while [[ $# -gt 0 ]]; do
   if bench_common_opt "$@"; then shift "${BENCH_SHIFT}"; continue; fi
