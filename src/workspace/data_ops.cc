@@ -67,7 +67,7 @@ constexpr size_t kKnownBaseChunkLists = 16;
 
 }  // namespace
 
-Result<std::shared_ptr<const BaseChunkList>> SqliteWorkspace::BaseChunksOf(InodeId ino) {
+Result<std::shared_ptr<const BaseChunkList>> SqliteWorkspace::BaseChunksOf(InodeId ino) const {
   const uint64_t generation = db_->base_chunks_generation();
   auto known = base_chunk_lists_.find(ino);
   if (known != base_chunk_lists_.end() && known->second.generation == generation) return known->second.list;
@@ -165,7 +165,8 @@ Status SqliteWorkspace::SyncWal() {
   return Status::IOError("syncing " + wal, EIO);
 }
 
-uint64_t HeldBytes(NamespaceDb& db, const FileData& files, const Store& store, const InodeRow& row) {
+uint64_t HeldBytes(NamespaceDb& db, const FileData& files, const Store& store, const InodeRow& row,
+                   const BaseChunksGetter& base) {
   uint64_t held = 0;
   if (row.changed) {
     held += files.AllocatedBytes(row.ino);
@@ -175,11 +176,10 @@ uint64_t HeldBytes(NamespaceDb& db, const FileData& files, const Store& store, c
   std::vector<Extent> not_held;
   const ZeroChunks zero = ZeroChunksOf(store);
   if (row.base_len >= zero.content_defined.length) {  // smaller files hold few zero chunks
-    auto encoded = db.GetBaseChunks(row.ino);
-    auto chunks = encoded.ok() ? DecodeChunkList(*encoded) : Result<std::vector<ChunkRef>>(encoded.status());
-    if (!chunks.ok()) return row.size;
+    auto list = base(row.ino);
+    if (!list.ok()) return row.size;
     uint64_t pos = 0;
-    for (const ChunkRef& c : *chunks) {
+    for (const ChunkRef& c : (*list)->chunks) {
       if (pos >= row.base_len) break;
       if (c == zero.content_defined || c == zero.fixed) not_held.push_back(Extent{pos, pos + c.length});
       pos += c.length;

@@ -272,6 +272,8 @@ class NamespaceDb {
   uint64_t lost_batches_ = 0;
   uint64_t base_chunks_generation_ = NewBaseChunksGeneration();
   static uint64_t NewBaseChunksGeneration();
+  // The list of a file from the base, in the base_chunks table (an empty one: no row).
+  Status PutBaseChunkList(InodeId ino, std::string_view base_chunks);
   void BaseChunksMayHaveChanged() { base_chunks_generation_ = NewBaseChunksGeneration(); }
   uint64_t acknowledged_lost_ = 0;
   int lost_errno_ = 0;

@@ -266,8 +266,8 @@ class SqliteWorkspace final : public Workspace {
     uint64_t generation = 0;
     std::shared_ptr<const BaseChunkList> list;
   };
-  std::unordered_map<InodeId, KnownBaseChunks> base_chunk_lists_ GUARDED_BY(mu_);
-  Result<std::shared_ptr<const BaseChunkList>> BaseChunksOf(InodeId ino) REQUIRES(mu_);
+  mutable std::unordered_map<InodeId, KnownBaseChunks> base_chunk_lists_ GUARDED_BY(mu_);  // a cache
+  Result<std::shared_ptr<const BaseChunkList>> BaseChunksOf(InodeId ino) const REQUIRES(mu_);
   std::atomic<uint64_t> content_swaps_{0};       // ReplaceContent calls; written under mu_
   // Data files to delete / cut to their inode's size after the next commit.
   std::vector<InodeId> doomed_files_ GUARDED_BY(mu_);

@@ -533,7 +533,7 @@ TEST_F(WorkspaceTest, AVersion1DatabaseIsUpgradedWhenOpened) {
   sqlite3_stmt* st = nullptr;
   ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr), SQLITE_OK);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), "2");
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), "3");
   sqlite3_finalize(st);
   // A version this strata does not know is refused, saying which.
   ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = '99' WHERE key = 'schema_version'", nullptr, nullptr, nullptr),
@@ -543,6 +543,38 @@ TEST_F(WorkspaceTest, AVersion1DatabaseIsUpgradedWhenOpened) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), Status::Code::kUnsupported);
   EXPECT_NE(refused.status().message().find("schema version 99"), std::string::npos) << refused.status().message();
+}
+
+// Version 2 kept base chunk lists in the inodes' rows; opened, they move to
+// their own table and the files read as before.
+TEST_F(WorkspaceTest, AVersion2DatabaseMovesItsChunkListsWhenOpened) {
+  Hash base = MakeBase();
+  auto ws = CreateAndOpen(base);
+  ASSERT_TRUE(ws);
+  const InodeId small = L(*ws, L(*ws, kRootInode, "a").ino, "small").ino;
+  ws.reset();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((WsDir() + "/workspace.db").c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "UPDATE inodes SET base_chunks = (SELECT list FROM base_chunks b WHERE b.ino = inodes.ino) "
+                         "WHERE ino IN (SELECT ino FROM base_chunks); DROP TABLE base_chunks; "
+                         "UPDATE meta SET value = '2' WHERE key = 'schema_version';",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  auto reopened = Workspace::Open(*store_, "ws");
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  EXPECT_EQ(ReadAll(**reopened, small), "hello");
+  reopened->reset();
+  ASSERT_EQ(sqlite3_open((WsDir() + "/workspace.db").c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT count(*) FROM inodes WHERE length(base_chunks) > 1", -1, &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 0) << "no list is left in an inode's row";
+  sqlite3_finalize(st);
+  sqlite3_close(db);
 }
 
 TEST_F(WorkspaceTest, EverythingSurvivesCloseAndReopen) {
