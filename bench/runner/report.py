@@ -31,6 +31,8 @@ SUITE_TITLES = {
               "warm)",
     "import": "import and dedup (cold cache)",
     "workload": "real workload (untar, git status, clone and checkout, a build, find/du, snapshots, copies, dd, rm)",
+    "vm": "VM image (qemu-img, qemu-io -t none|writeback, fio --direct=1 iodepth 16, dd; then strata's commit "
+          "after scattered 4 KiB writes: seconds, MiB hashed, hashed per byte written)",
     "exec": "sandboxes (strata exec against bubblewrap on an overlayfs or a copy of the tree; median of each arm's "
             "interleaved runs; strata-mounted = a workspace already mounted)",
     "retention": "retention on a remote (Ceph RGW): strata forget + gc --remote against restic forget --prune of "

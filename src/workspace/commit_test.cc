@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <map>
 #include <thread>
 
 #include "store/revision.h"
@@ -283,6 +284,58 @@ TEST_F(CommitTest, AOneMiBChangeInAFourGiBSparseFileHashesAFewMiB) {
 
 // A commit holds no descriptor per file: more changed files than the process
 // may open at once still commit.
+// A disk image written at scattered offsets is cut at fixed offsets: each
+// commit hashes about what was written, and reads after it, served from the
+// new chunk list, return the new bytes.
+TEST_F(CommitTest, AnImageWrittenAtScatteredOffsetsCommitsWhatChanged) {
+  constexpr uint64_t kSize = 32ull << 20, kBlock = 4096;
+  auto ws = Open(std::nullopt, "ws", "main");
+  Attr f = Mk(*ws, kRootInode, "disk.img", "");
+  SetAttrRequest grow;
+  grow.size = kSize;
+  ASSERT_TRUE(ws->SetAttr(f.ino, grow).ok());
+  std::map<uint64_t, std::string> image;  // what the image holds at each block written, else zeros
+  auto scatter = [&](int n, uint64_t seed) {
+    for (int i = 0; i < n; i++) {
+      const uint64_t at = ((seed * 7919 + i * 104729) % (kSize / kBlock)) * kBlock;
+      image[at] = testing::RandomBytes(kBlock, seed * 1000 + i);
+      ASSERT_TRUE(ws->Write(f.ino, at, image[at]).ok());
+    }
+  };
+  auto reads_back = [&](Workspace& w) {
+    std::string buf(kBlock, '\0');
+    for (const auto& [at, data] : image) {
+      ASSERT_EQ(*w.Read(f.ino, at, kBlock, buf.data()), kBlock);
+      ASSERT_EQ(buf, data) << "at " << at;
+    }
+    ASSERT_EQ(*w.Read(f.ino, kSize - kBlock, kBlock, buf.data()), kBlock);
+    if (!image.count(kSize - kBlock)) {
+      EXPECT_EQ(buf, std::string(kBlock, '\0'));
+    }
+  };
+  scatter(200, 1);
+  CommitOutcome first = CommitOk(*ws, "scattered");
+  ASSERT_TRUE(first.commit);
+  EXPECT_LE(first.stats.bytes_hashed, 2 * 200 * kBlock + 8192) << "the touched 8 KiB chunks and the zero chunk";
+  TreeEntry e = EntryOf(*first.commit, "disk.img");
+  ASSERT_EQ(e.chunks.size(), kSize / 8192);
+  for (const ChunkRef& c : e.chunks) ASSERT_EQ(c.length, 8192u) << "cut at fixed offsets";
+  reads_back(*ws);
+
+  // Blocks read before are written again: the next reads must not use the old list.
+  image.clear();
+  scatter(100, 2);
+  scatter(50, 1);
+  CommitOutcome second = CommitOk(*ws, "scattered again");
+  ASSERT_TRUE(second.commit);
+  EXPECT_GT(second.stats.bytes_hashed, 0u);
+  EXPECT_LE(second.stats.bytes_hashed, 4 * 150 * kBlock) << "kept fixed: at most 4x what was written";
+  reads_back(*ws);
+  ws.reset();
+  ws = std::move(Workspace::Open(*store_, "ws")).value();
+  reads_back(*ws);
+}
+
 TEST_F(CommitTest, MoreChangedFilesThanOpenDescriptors) {
   rlimit old{};
   ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &old), 0);

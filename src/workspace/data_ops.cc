@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "store/object.h"
+#include "workspace/chunk_layout.h"
 #include "workspace/file_space.h"
 #include "workspace/rechunk.h"
 #include "workspace/sqlite_workspace.h"
@@ -28,15 +29,19 @@ Status CheckRegular(const InodeRow& row) {
   return Status::Ok();
 }
 
-// The zero chunk of a store's chunker parameters and key, hashed once per
-// process (a store's parameters never change, and a process opens few
+// The zero chunks of a store's chunker parameters and key (content-defined
+// and fixed, chunk_layout.h), hashed once per process (a store's parameters never change, and a process opens few
 // stores). The id of the empty chunk tells the keys apart: an encrypted
 // store's zero chunk is cut by its own gear table and has a keyed id.
-ChunkRef ZeroChunkOf(const Store& store) {
+struct ZeroChunks {
+  ChunkRef content_defined, fixed;
+};
+
+ZeroChunks ZeroChunksOf(const Store& store) {
   struct Known {
     ChunkerParams params;
     Hash key_mark;
-    ChunkRef chunk;
+    ZeroChunks chunks;
   };
   static Mutex mu;
   static std::vector<Known> known;
@@ -46,15 +51,33 @@ ChunkRef ZeroChunkOf(const Store& store) {
   for (const Known& k : known) {
     if (k.params.min_size == params.min_size && k.params.avg_size == params.avg_size &&
         k.params.max_size == params.max_size && k.key_mark == key_mark)
-      return k.chunk;
+      return k.chunks;
   }
   const Chunker chunker = store.NewChunker();
   ZeroChunk zero(chunker, [&store](std::string_view data) { return store.ObjectId(ObjectType::kChunk, data); });
-  known.push_back(Known{params, key_mark, ChunkRef{zero.id(), zero.length()}});
-  return known.back().chunk;
+  known.push_back(Known{params, key_mark, ZeroChunks{ChunkRef{zero.id(), zero.length()}, zero.fixed()}});
+  return known.back().chunks;
 }
 
+// Past a read, the base chunks its plan holds for read-ahead (twice the
+// detector's largest window).
+constexpr uint64_t kReadAheadReach = 32ull << 20;
+// Files whose decoded base chunk lists are kept (a few large ones read at once).
+constexpr size_t kKnownBaseChunkLists = 16;
+
 }  // namespace
+
+Result<std::shared_ptr<const BaseChunkList>> SqliteWorkspace::BaseChunksOf(InodeId ino) const {
+  const uint64_t generation = db_->base_chunks_generation();
+  auto known = base_chunk_lists_.find(ino);
+  if (known != base_chunk_lists_.end() && known->second.generation == generation) return known->second.list;
+  STRATA_ASSIGN_OR_RETURN(std::string encoded, db_->GetBaseChunks(ino));
+  STRATA_ASSIGN_OR_RETURN(std::vector<ChunkRef> chunks, DecodeChunkList(encoded));
+  auto list = std::make_shared<const BaseChunkList>(std::move(chunks));
+  if (base_chunk_lists_.size() >= kKnownBaseChunkLists) base_chunk_lists_.clear();
+  base_chunk_lists_[ino] = KnownBaseChunks{generation, list};
+  return list;
+}
 
 Result<size_t> SqliteWorkspace::Read(InodeId ino, uint64_t offset, size_t size, ReadTarget* out) {
   ReadPlan plan;
@@ -70,8 +93,9 @@ Result<size_t> SqliteWorkspace::Read(InodeId ino, uint64_t offset, size_t size, 
     plan.size = row.size;
     plan.base_len = row.base_len;
     if (offset < row.base_len) {
-      STRATA_ASSIGN_OR_RETURN(std::string chunks, db_->GetBaseChunks(ino));
-      STRATA_ASSIGN_OR_RETURN(plan.base_chunks, DecodeChunkList(chunks));
+      STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const BaseChunkList> list, BaseChunksOf(ino));
+      // The chunks of this read and of the read-ahead it may start.
+      list->SliceInto(offset, std::min(row.base_len, offset + n + kReadAheadReach), &plan);
     }
     STRATA_ASSIGN_OR_RETURN(plan.extents, db_->Extents(ino, offset, offset + n));
     if (!plan.extents.empty()) {
@@ -141,7 +165,8 @@ Status SqliteWorkspace::SyncWal() {
   return Status::IOError("syncing " + wal, EIO);
 }
 
-uint64_t HeldBytes(NamespaceDb& db, const FileData& files, const Store& store, const InodeRow& row) {
+uint64_t HeldBytes(NamespaceDb& db, const FileData& files, const Store& store, const InodeRow& row,
+                   const BaseChunksGetter& base) {
   uint64_t held = 0;
   if (row.changed) {
     held += files.AllocatedBytes(row.ino);
@@ -149,15 +174,14 @@ uint64_t HeldBytes(NamespaceDb& db, const FileData& files, const Store& store, c
   if (row.base_len == 0) return held;
   // The parts of [0, base_len) the base does not hold or that extents replace.
   std::vector<Extent> not_held;
-  const ChunkRef zero = ZeroChunkOf(store);
-  if (row.base_len >= zero.length) {
-    auto encoded = db.GetBaseChunks(row.ino);
-    auto chunks = encoded.ok() ? DecodeChunkList(*encoded) : Result<std::vector<ChunkRef>>(encoded.status());
-    if (!chunks.ok()) return row.size;
+  const ZeroChunks zero = ZeroChunksOf(store);
+  if (row.base_len >= zero.content_defined.length) {  // smaller files hold few zero chunks
+    auto list = base(row.ino);
+    if (!list.ok()) return row.size;
     uint64_t pos = 0;
-    for (const ChunkRef& c : *chunks) {
+    for (const ChunkRef& c : (*list)->chunks) {
       if (pos >= row.base_len) break;
-      if (c == zero) not_held.push_back(Extent{pos, pos + c.length});
+      if (c == zero.content_defined || c == zero.fixed) not_held.push_back(Extent{pos, pos + c.length});
       pos += c.length;
     }
   }

@@ -273,7 +273,10 @@ Status FileData::Read(const ReadPlan& plan, uint64_t offset, size_t n, ReadTarge
   const bool sequential = plan.ino == 0 || (offset < plan.base_len && ReadAhead(plan, offset, n));
   uint64_t pos = offset;
   const uint64_t end = offset + n;
-  size_t next = 0;  // first extent that may still matter
+  // The first extent that may still matter.
+  size_t next = std::upper_bound(plan.extents.begin(), plan.extents.end(), pos,
+                                 [](uint64_t v, const Extent& e) { return v < e.end; }) -
+                plan.extents.begin();
   while (pos < end) {
     while (next < plan.extents.size() && plan.extents[next].end <= pos) next++;
     if (next < plan.extents.size() && plan.extents[next].start <= pos) {
@@ -318,7 +321,7 @@ bool FileData::ReadAhead(const ReadPlan& plan, uint64_t offset, size_t n) {
   ahead.end = std::min(ahead.end, plan.base_len);
   if (ahead.empty()) return sequential;
   const ChunkCache::Executor run = [this](std::function<void()> task) { read_ahead_pool_.Submit(std::move(task)); };
-  uint64_t chunk_start = 0;
+  uint64_t chunk_start = plan.base_start;
   for (const ChunkRef& c : plan.base_chunks) {
     const uint64_t chunk_end = chunk_start + c.length;
     if (chunk_start >= ahead.end) break;
@@ -329,10 +332,33 @@ bool FileData::ReadAhead(const ReadPlan& plan, uint64_t offset, size_t n) {
   return true;
 }
 
+BaseChunkList::BaseChunkList(std::vector<ChunkRef> list) : chunks(std::move(list)) {
+  ends.reserve(chunks.size());
+  uint64_t e = 0;
+  for (const ChunkRef& c : chunks) ends.push_back(e += c.length);
+}
+
+void BaseChunkList::SliceInto(uint64_t from, uint64_t to, ReadPlan* plan) const {
+  const size_t first = std::upper_bound(ends.begin(), ends.end(), from) - ends.begin();
+  size_t last = first;
+  while (last < chunks.size() && (last == first || ends[last - 1] < to)) last++;
+  plan->base_chunks.assign(chunks.begin() + first, chunks.begin() + last);
+  plan->base_start = first == 0 ? 0 : ends[first - 1];
+  plan->base_ends.clear();
+}
+
 Status FileData::ReadBase(const ReadPlan& plan, uint64_t offset, size_t n, bool sequential, ReadTarget* out) {
-  uint64_t chunk_start = 0;
+  if (plan.base_ends.size() != plan.base_chunks.size()) {
+    plan.base_ends.clear();
+    uint64_t e = plan.base_start;
+    for (const ChunkRef& c : plan.base_chunks) plan.base_ends.push_back(e += c.length);
+  }
+  if (offset < plan.base_start) return Status::IOError("a read before the base chunks it was given", EIO);
+  const size_t first = std::upper_bound(plan.base_ends.begin(), plan.base_ends.end(), offset) - plan.base_ends.begin();
+  uint64_t chunk_start = first == 0 ? plan.base_start : plan.base_ends[first - 1];
   const uint64_t end = offset + n;
-  for (const ChunkRef& c : plan.base_chunks) {
+  for (size_t i = first; i < plan.base_chunks.size(); i++) {
+    const ChunkRef& c = plan.base_chunks[i];
     uint64_t chunk_end = chunk_start + c.length;
     if (chunk_end > offset && chunk_start < end) {
       const uint64_t from = std::max(offset, chunk_start), to = std::min(end, chunk_end);

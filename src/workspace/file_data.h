@@ -87,9 +87,25 @@ struct ReadPlan {
   uint64_t truncations = 0;
   uint64_t size = 0;
   uint64_t base_len = 0;
-  std::vector<ChunkRef> base_chunks;  // only when base_len > 0
+  std::vector<ChunkRef> base_chunks;  // only when base_len > 0: all, or those a read needs
+  uint64_t base_start = 0;            // the file offset of base_chunks[0]
+  // Where each base chunk ends, built by the first read of the base: a plan
+  // read many times (a commit's capture) finds its chunks by binary search.
+  mutable std::vector<uint64_t> base_ends;
   std::vector<Extent> extents;        // those overlapping the range, by start
   std::shared_ptr<DataFile> file;     // null when there is no data file
+};
+
+// A file's base chunk list decoded once, with where each chunk ends: a read
+// of a large file takes only the chunks it needs (a 10 GiB image cut into
+// 8 KiB chunks has 1.3 million of them).
+struct BaseChunkList {
+  explicit BaseChunkList(std::vector<ChunkRef> list);
+  // Sets plan's base_chunks to those overlapping [from, to) and its base_start.
+  void SliceInto(uint64_t from, uint64_t to, ReadPlan* plan) const;
+
+  std::vector<ChunkRef> chunks;
+  std::vector<uint64_t> ends;
 };
 
 class FileData {

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 
 #include "store/store.h"
 #include "workspace/file_data.h"
@@ -23,13 +25,16 @@ constexpr uint64_t kMaxFileSize = (uint64_t{1} << 44) - 4096;
 //                   that sparse file: blocks written, holes free); one stat of
 //                   it, and only for a file changed since the base;
 //   base bytes    → every byte below base_len that no extent covers, except
-//                   the chunks that are the zero chunk (the max_size chunk a
-//                   commit cuts in a long run of zeros, rechunk.h). A file
-//                   shorter than that chunk cannot hold one, so its chunk list
-//                   is not read.
+//                   the chunks that are a zero chunk (the max_size chunk a
+//                   commit cuts in a long run of zeros, rechunk.h, or the
+//                   fixed 8 KiB one, chunk_layout.h). The chunk list is that
+//                   of `base` (decoded once, data_ops.cc BaseChunksOf), of a
+//                   file at least as long as the content-defined zero chunk.
 // Other chunks count whole, zeros or not: telling would mean reading them. The
 // count is logical, before compression and dedup in the store. Should a row
 // not read, it is row.size, the dense answer. REQUIRES the workspace's lock.
-uint64_t HeldBytes(NamespaceDb& db, const FileData& files, const Store& store, const InodeRow& row);
+using BaseChunksGetter = std::function<Result<std::shared_ptr<const BaseChunkList>>(InodeId)>;
+uint64_t HeldBytes(NamespaceDb& db, const FileData& files, const Store& store, const InodeRow& row,
+                   const BaseChunksGetter& base);
 
 }  // namespace strata::workspace_internal

@@ -174,6 +174,11 @@ class NamespaceDb {
   Status DeleteInode(InodeId ino);
   Result<std::string> GetBaseChunks(InodeId ino);
   Status SetBaseChunks(InodeId ino, std::string_view base_chunks);
+  // Changes whenever a base chunk list may have changed (an inode inserted or
+  // deleted, a list set, an operation undone, a batch lost); unique across
+  // every NamespaceDb of the process, so a decoded list kept under one value
+  // is still the row's while it lasts.
+  uint64_t base_chunks_generation() const { return base_chunks_generation_; }
   Result<std::optional<std::string>> GetOrigin(InodeId ino);
   Result<std::optional<InodeId>> FindByOrigin(std::string_view origin);
   Status ClearOrigin(InodeId ino);  // the inode no longer stands for a base path
@@ -265,6 +270,11 @@ class NamespaceDb {
   bool in_operation_ = false;   // an operation's savepoint is open
   uint64_t batch_operations_ = 0;  // operations released into the open batch
   uint64_t lost_batches_ = 0;
+  uint64_t base_chunks_generation_ = NewBaseChunksGeneration();
+  static uint64_t NewBaseChunksGeneration();
+  // The list of a file from the base, in the base_chunks table (an empty one: no row).
+  Status PutBaseChunkList(InodeId ino, std::string_view base_chunks);
+  void BaseChunksMayHaveChanged() { base_chunks_generation_ = NewBaseChunksGeneration(); }
   uint64_t acknowledged_lost_ = 0;
   int lost_errno_ = 0;
   bool commit_each_ = false;

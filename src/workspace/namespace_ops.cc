@@ -47,7 +47,8 @@ Attr SqliteWorkspace::ToAttr(const InodeRow& row) const {
   a.atime_ns = row.atime_ns;
   a.mtime_ns = row.mtime_ns;
   a.ctime_ns = row.ctime_ns;
-  a.blocks = ((S_ISREG(row.mode) ? HeldBytes(*db_, files_, store_, row) : row.size) + 511) / 512;
+  auto base = [this](InodeId ino) REQUIRES(mu_) { return BaseChunksOf(ino); };
+  a.blocks = ((S_ISREG(row.mode) ? HeldBytes(*db_, files_, store_, row, base) : row.size) + 511) / 512;
   return a;
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "workspace/chunk_layout.h"
+
 namespace strata::workspace_internal {
 namespace {
 
@@ -15,7 +17,7 @@ bool Touched(const std::vector<Extent>& written, uint64_t start, uint64_t end) {
 
 // Sorted, disjoint ranges of the new content known to be zeros without reading
 // them: bytes at or past base_len never written, holes in written ranges, and
-// untouched old chunks that are the zero chunk.
+// untouched old chunks that are a zero chunk (content-defined or fixed).
 std::vector<Extent> KnownZeros(const RechunkInput& in, const std::vector<uint64_t>& starts, ZeroChunk& zero) {
   std::vector<Extent> z = in.holes;
   uint64_t pos = std::min(in.base_len, in.size);
@@ -29,8 +31,9 @@ std::vector<Extent> KnownZeros(const RechunkInput& in, const std::vector<uint64_
   for (size_t i = 0; i < in.old_chunks.size(); i++) {
     const uint64_t s = starts[i], e = starts[i + 1];
     if (e > in.base_len || e > in.size) break;
-    if (in.old_chunks[i].length == zero.length() && in.old_chunks[i].id == zero.id() && !Touched(in.written, s, e))
-      z.push_back(Extent{s, e});
+    const ChunkRef& c = in.old_chunks[i];
+    const bool zeros = c.length == kFixedChunkSize ? c == zero.fixed() : c.length == zero.length() && c.id == zero.id();
+    if (zeros && !Touched(in.written, s, e)) z.push_back(Extent{s, e});
   }
   std::sort(z.begin(), z.end(), [](const Extent& a, const Extent& b) { return a.start < b.start; });
   std::vector<Extent> merged;
@@ -51,6 +54,42 @@ uint64_t ZerosUntil(const std::vector<Extent>& zeros, uint64_t pos) {
   if (it == zeros.begin()) return pos;
   --it;
   return it->end > pos ? it->end : pos;
+}
+
+// The new content cut at fixed offsets: an old chunk at the same offset and
+// of the same length that no write touched is taken as it is; a chunk of
+// known zeros is the fixed zero chunk; every other one is read and hashed.
+Result<std::vector<ChunkRef>> RechunkFixed(ZeroChunk& zero, const RechunkInput& in, const std::vector<uint64_t>& starts,
+                                           const std::vector<Extent>& zeros, const ReadContent& read,
+                                           const PutChunk& put, uint64_t* bytes_hashed) {
+  const bool old_fixed = HasFixedShape(in.old_chunks);
+  std::vector<ChunkRef> out;
+  out.reserve((in.size + kFixedChunkSize - 1) / kFixedChunkSize);
+  std::string buf(kFixedChunkSize, '\0');
+  for (uint64_t pos = 0; pos < in.size; pos += kFixedChunkSize) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(kFixedChunkSize, in.size - pos));
+    const size_t j = pos / kFixedChunkSize;
+    if (old_fixed && j < in.old_chunks.size() && in.old_chunks[j].length == n && starts[j + 1] <= in.base_len &&
+        !Touched(in.written, pos, pos + n)) {
+      out.push_back(in.old_chunks[j]);
+      continue;
+    }
+    if (n == kFixedChunkSize && ZerosUntil(zeros, pos) >= pos + n) {
+      if (!zero.fixed_stored) {
+        STRATA_ASSIGN_OR_RETURN(Hash id, put(std::string(kFixedChunkSize, '\0')));
+        if (id != zero.fixed().id) return Status::Corruption("the fixed zero chunk was stored under another id");
+        *bytes_hashed += kFixedChunkSize;
+        zero.fixed_stored = true;
+      }
+      out.push_back(zero.fixed());
+      continue;
+    }
+    STRATA_RETURN_IF_ERROR(read(pos, n, buf.data()));
+    STRATA_ASSIGN_OR_RETURN(Hash id, put(std::string_view(buf.data(), n)));
+    out.push_back(ChunkRef{id, n});
+    *bytes_hashed += n;
+  }
+  return out;
 }
 
 }  // namespace
@@ -79,6 +118,11 @@ const ChunkRef& ZeroChunk::Get() {
   return *chunk_;
 }
 
+const ChunkRef& ZeroChunk::fixed() {
+  if (!fixed_) fixed_ = ChunkRef{id_of_(std::string(kFixedChunkSize, '\0')), kFixedChunkSize};
+  return *fixed_;
+}
+
 Result<std::vector<ChunkRef>> Rechunk(const Chunker& chunker, ZeroChunk& zero, const RechunkInput& in,
                                       const ReadContent& read, const PutChunk& put, uint64_t* bytes_hashed) {
   *bytes_hashed = 0;
@@ -95,15 +139,18 @@ Result<std::vector<ChunkRef>> Rechunk(const Chunker& chunker, ZeroChunk& zero, c
     return e != old_size || in.size == old_size;
   };
 
+  const size_t max = chunker.params().max_size;
+  // A file shorter than max_size holds no window of zeros to skip.
+  const std::vector<Extent> zeros = in.size >= max ? KnownZeros(in, starts, zero) : std::vector<Extent>();
+  if (ChooseLayout(chunker.params(), in, EstimateCosts(chunker.params(), in, starts, zeros)) == ChunkLayout::kFixed)
+    return RechunkFixed(zero, in, starts, zeros, read, put, bytes_hashed);
+
   std::vector<ChunkRef> out;
   // The content [window_pos, window_pos + window.size()): a cut falls a
   // quarter of the way into a max_size window on average, so the bytes after
   // it are kept for the next chunk rather than read again.
   std::string window;
   uint64_t window_pos = 0;
-  const size_t max = chunker.params().max_size;
-  // A file shorter than max_size holds no window of zeros to skip.
-  const std::vector<Extent> zeros = in.size >= max ? KnownZeros(in, starts, zero) : std::vector<Extent>();
   uint64_t pos = 0;
   size_t next_old = 0;  // the first old chunk starting at or after pos
   while (pos < in.size) {

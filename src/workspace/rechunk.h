@@ -17,6 +17,11 @@
 // that starts where max_size bytes of known zeros follow is always the same
 // (ZeroChunk), so such stretches are chunked by arithmetic, without reading
 // or hashing, and a 1 MiB change inside a 4 GiB sparse file hashes a few MiB.
+//
+// A large file written at scattered offsets is cut at fixed offsets instead
+// (chunk_layout.h): untouched fixed chunks are taken as they are, the touched
+// ones are read and hashed, and whole fixed chunks of known zeros get the
+// fixed zero chunk without reading.
 #pragma once
 
 #include <cstdint>
@@ -57,11 +62,15 @@ class ZeroChunk {
   const Hash& id() { return Get().id; }
   bool stored = false;  // put into the store by an earlier file of this commit
 
+  // The chunk of kFixedChunkSize zeros, for files cut at fixed offsets (chunk_layout.h).
+  const ChunkRef& fixed();
+  bool fixed_stored = false;
+
  private:
   const ChunkRef& Get();
   const Chunker& chunker_;
   ChunkId id_of_;
-  std::optional<ChunkRef> chunk_;
+  std::optional<ChunkRef> chunk_, fixed_;
 };
 
 // Reads n bytes of the new content at offset into out.
@@ -69,7 +78,8 @@ using ReadContent = std::function<Status(uint64_t offset, size_t n, char* out)>;
 // Stores one new chunk; returns its id.
 using PutChunk = std::function<Result<Hash>(std::string_view data)>;
 
-// The new content's chunk list. *bytes_hashed gets the bytes chunked anew.
+// The new content's chunk list, content-defined or at fixed offsets as
+// ChooseLayout (chunk_layout.h) picks. *bytes_hashed gets the bytes chunked anew.
 Result<std::vector<ChunkRef>> Rechunk(const Chunker& chunker, ZeroChunk& zero, const RechunkInput& in,
                                       const ReadContent& read, const PutChunk& put, uint64_t* bytes_hashed);
 

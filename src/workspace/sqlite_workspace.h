@@ -260,6 +260,14 @@ class SqliteWorkspace final : public Workspace {
   Replacement* replacing_ GUARDED_BY(mu_) = nullptr;  // set only while ReplaceContent runs
   std::unique_ptr<NamespaceDb> db_ GUARDED_BY(mu_);
   std::unordered_map<InodeId, uint64_t> refs_ GUARDED_BY(mu_);  // kernel references
+  // Decoded base chunk lists of the files read last, each with the
+  // base_chunks_generation() it was read under (data_ops.cc, BaseChunksOf).
+  struct KnownBaseChunks {
+    uint64_t generation = 0;
+    std::shared_ptr<const BaseChunkList> list;
+  };
+  mutable std::unordered_map<InodeId, KnownBaseChunks> base_chunk_lists_ GUARDED_BY(mu_);  // a cache
+  Result<std::shared_ptr<const BaseChunkList>> BaseChunksOf(InodeId ino) const REQUIRES(mu_);
   std::atomic<uint64_t> content_swaps_{0};       // ReplaceContent calls; written under mu_
   // Data files to delete / cut to their inode's size after the next commit.
   std::vector<InodeId> doomed_files_ GUARDED_BY(mu_);

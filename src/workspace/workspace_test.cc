@@ -499,6 +499,14 @@ TEST_F(WorkspaceTest, ACrashForgetsUncommittedOperationsButBreaksNoFile) {
   EXPECT_EQ(kept.ok(), !ws->Lookup(kRootInode, "new").ok());
 }
 
+// Runs sql on the database file at path (the workspace closed), as an older strata would have left it.
+void ExecOnDatabase(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
 // A workspace database of schema version 1 (no tree ids) is upgraded when
 // opened; its loaded directories are marked changed, so the next commit writes
 // them instead of trusting an id they never had.
@@ -509,15 +517,10 @@ TEST_F(WorkspaceTest, AVersion1DatabaseIsUpgradedWhenOpened) {
   Attr a = L(*ws, kRootInode, "a");
   L(*ws, a.ino, "small");  // loads the root and a
   ws.reset();
+  ExecOnDatabase(WsDir() + "/workspace.db",
+                 "DROP INDEX dentries_by_ino; ALTER TABLE inodes DROP COLUMN tree_id; "
+                 "UPDATE meta SET value = '1' WHERE key = 'schema_version';");
   sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open((WsDir() + "/workspace.db").c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db,
-                         "DROP INDEX dentries_by_ino; ALTER TABLE inodes DROP COLUMN tree_id; "
-                         "UPDATE meta SET value = '1' WHERE key = 'schema_version';",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK)
-      << sqlite3_errmsg(db);
-  sqlite3_close(db);
 
   auto reopened = Workspace::Open(*store_, "ws");
   ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
@@ -533,7 +536,7 @@ TEST_F(WorkspaceTest, AVersion1DatabaseIsUpgradedWhenOpened) {
   sqlite3_stmt* st = nullptr;
   ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr), SQLITE_OK);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), "2");
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), "3");
   sqlite3_finalize(st);
   // A version this strata does not know is refused, saying which.
   ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = '99' WHERE key = 'schema_version'", nullptr, nullptr, nullptr),
@@ -543,6 +546,33 @@ TEST_F(WorkspaceTest, AVersion1DatabaseIsUpgradedWhenOpened) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), Status::Code::kUnsupported);
   EXPECT_NE(refused.status().message().find("schema version 99"), std::string::npos) << refused.status().message();
+}
+
+// Version 2 kept base chunk lists in the inodes' rows; opened, they move to
+// their own table and the files read as before.
+TEST_F(WorkspaceTest, AVersion2DatabaseMovesItsChunkListsWhenOpened) {
+  Hash base = MakeBase();
+  auto ws = CreateAndOpen(base);
+  ASSERT_TRUE(ws);
+  const InodeId small = L(*ws, L(*ws, kRootInode, "a").ino, "small").ino;
+  ws.reset();
+  ExecOnDatabase(WsDir() + "/workspace.db",
+                 "UPDATE inodes SET base_chunks = (SELECT list FROM base_chunks b WHERE b.ino = inodes.ino) "
+                 "WHERE ino IN (SELECT ino FROM base_chunks); DROP TABLE base_chunks; "
+                 "UPDATE meta SET value = '2' WHERE key = 'schema_version';");
+  sqlite3* db = nullptr;
+  auto reopened = Workspace::Open(*store_, "ws");
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  EXPECT_EQ(ReadAll(**reopened, small), "hello");
+  reopened->reset();
+  ASSERT_EQ(sqlite3_open((WsDir() + "/workspace.db").c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT count(*) FROM inodes WHERE length(base_chunks) > 1", -1, &st, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 0) << "no list is left in an inode's row";
+  sqlite3_finalize(st);
+  sqlite3_close(db);
 }
 
 TEST_F(WorkspaceTest, EverythingSurvivesCloseAndReopen) {
