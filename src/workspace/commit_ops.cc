@@ -170,6 +170,10 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request, Comm
       return Errno(ENOSPC, "no space left for a commit: the disk is nearly full (the last " +
                                std::to_string(SpaceReserve::kBytes >> 20) +
                                " MiB are kept for the workspace's database); delete files first");
+    // The kernel's writes straight to a data file cannot be held off at a
+    // cut: it waits until there are none (direct_ops.cc). mu_ is let go meanwhile.
+    STRATA_RETURN_IF_ERROR(WaitForDirectWriters());
+    if (capture_active_) return Errno(EBUSY, "another commit of this workspace is running");
     plan.parent = info_.base;
     outcome.branch = plan.branch;
     STRATA_RETURN_IF_ERROR(TakeCut(plan));

@@ -31,6 +31,7 @@
 #include "fs/kernel/dev_fuse_session.h"
 #include "fs/kernel_bridge/kernel_call.h"
 #include "fs/kernel_bridge/request_dispatch.h"
+#include "fs/passthrough.h"
 #include "fs/transport.h"
 
 namespace strata::fs {
@@ -60,6 +61,11 @@ kernel::InitWants WantsOf(const MountOptions& options) {
   w.max_write = 1u << 20;
   w.max_pages = 256;
   w.max_readahead = options.readahead_kib << 10;
+  // The kernel drops passthrough when the writeback cache is asked for too.
+  // Backing files are the workspace's data files, on a disk file system:
+  // nothing stacked below them.
+  w.passthrough = options.passthrough && !options.writeback_cache;
+  w.max_stack_depth = 1;
   return w;
 }
 
@@ -75,7 +81,7 @@ kernel::SessionOptions SessionOptionsOf(const MountOptions& options) {
   return s;
 }
 
-class StrataTransport final : public Transport, private kernel::RequestHandler {
+class StrataTransport final : public Transport, private kernel::RequestHandler, private BackingFiles {
  public:
   StrataTransport(std::unique_ptr<kernel::DevFuseSession> session, std::string mountpoint, const TransportParts& parts)
       : session_(std::move(session)), mountpoint_(std::move(mountpoint)), parts_(parts) {}
@@ -94,14 +100,43 @@ class StrataTransport final : public Transport, private kernel::RequestHandler {
  private:
   static int ErrnoOf(const Status& s) { return s.ok() ? 0 : -(s.errno_value() != 0 ? s.errno_value() : EIO); }
 
+  Result<int32_t> OpenBacking(int fd) override { return session_->OpenBacking(fd); }
+  void CloseBacking(int32_t backing_id) override {
+    if (Status s = session_->CloseBacking(backing_id); !s.ok())
+      std::fprintf(stderr, "strata: %s\n", s.ToString().c_str());
+  }
+
+  // Opens and their ends, for passthrough's view of the kernel's (fs/passthrough.h).
+  void NoteOpens(const kernel::Request& request, KernelCall& call) {
+    if (passthrough_ == nullptr) return;
+    switch (request.header.opcode) {
+      case FUSE_OPEN:
+        return call.ChooseOpensWith(passthrough_.get(), static_cast<int>(std::get<kernel::OpenArgs>(request.args).in.flags));
+      case FUSE_CREATE:
+        return call.ChooseOpensWith(passthrough_.get(), static_cast<int>(std::get<kernel::CreateArgs>(request.args).in.flags));
+      case FUSE_RELEASE:
+        // Before the handler, whose Unref may delete the inode.
+        return passthrough_->Release(request.header.nodeid,
+                                     static_cast<OpenKind>(std::get<kernel::ReleaseArgs>(request.args).in.fh));
+      default:
+        return;
+    }
+  }
+
   kernel::Message Handle(const kernel::Request& request, const kernel::InterruptTracker&) override {
     // What INIT agreed is known before any other request arrives.
     std::call_once(init_seen_, [this] {
       auto agreed = session_->settings();
       parts_.context->no_open = agreed && agreed->may_skip_open;
+      DirectAccess* direct = DirectAccessOf(*parts_.context->ws);
+      if (agreed && agreed->passthrough && parts_.passthrough != nullptr && direct != nullptr) {
+        passthrough_ = std::make_unique<PassthroughFiles>(*direct, *this, this, *parts_.passthrough);
+        parts_.passthrough->on.store(true);
+      }
     });
     InFlightScope serving(parts_.in_flight);
     KernelCall call(*parts_.context, *session_, request.header, UmaskOf(request));
+    NoteOpens(request, call);
     Dispatch(request, call);
     if (!call.write_error().ok())
       std::fprintf(stderr, "strata: answering %s: %s\n", kernel::OpcodeName(request.header.opcode).c_str(),
@@ -126,6 +161,7 @@ class StrataTransport final : public Transport, private kernel::RequestHandler {
   const TransportParts parts_;
   int connection_ = -1;  // the kernel's number for this connection (the mount's device minor)
   std::once_flag init_seen_;
+  std::unique_ptr<PassthroughFiles> passthrough_;  // set at INIT when agreed
 };
 
 Status StrataTransport::Run(const std::function<void()>& before_unmount) {
