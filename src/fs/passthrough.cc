@@ -40,8 +40,11 @@ OpenChoice PassthroughFiles::Open(uint64_t ino, int flags) {
     if (fd.ok()) {
       choice = OpenChoice{write ? OpenKind::kPassthroughWrite : OpenKind::kPassthroughRead, node.backing_id};
     } else {
+      // A cut holds writes: this one's reads and writes go to the daemon,
+      // while the inode stays in passthrough mode.
       counters_.held.fetch_add(1, std::memory_order_relaxed);
-      return OpenChoice{OpenKind::kDirectIo};
+      node.passthrough++;
+      return OpenChoice{OpenKind::kDirectIo, node.backing_id};
     }
   } else if (node.cached == 0) {
     choice = StartPassthrough(ino, write, node);
@@ -63,7 +66,7 @@ void PassthroughFiles::Release(uint64_t ino, OpenKind kind) {
   {
     MutexLock lock(&mu_);
     auto it = nodes_.find(ino);
-    if (it == nodes_.end()) return;  // direct I/O opens of an inode that left passthrough mode meanwhile
+    if (it == nodes_.end()) return;
     Node& node = it->second;
     switch (kind) {
       case OpenKind::kCached:
@@ -71,16 +74,15 @@ void PassthroughFiles::Release(uint64_t ino, OpenKind kind) {
         break;
       case OpenKind::kPassthroughRead:
       case OpenKind::kPassthroughWrite:
+      case OpenKind::kDirectIo:
         if (node.passthrough == 0) break;
-        ws_.CloseDirect(ino, kind == OpenKind::kPassthroughWrite);
+        if (kind != OpenKind::kDirectIo) ws_.CloseDirect(ino, kind == OpenKind::kPassthroughWrite);
         if (--node.passthrough == 0) {
           backing_.CloseBacking(node.backing_id);
           node.backing_id = -1;
           drop_pages = node.written;
           node.written = false;
         }
-        break;
-      case OpenKind::kDirectIo:
         break;
     }
     if (node.cached == 0 && node.passthrough == 0) nodes_.erase(it);

@@ -10,10 +10,11 @@
 //  - passthrough when the inode has no cached open and the workspace hands
 //    out its data file (DirectAccess::OpenDirect: every byte is local);
 //  - cached when the inode has cached opens, or is not eligible;
-//  - direct I/O (FOPEN_DIRECT_IO, which leaves the inode's mode alone) for a
-//    write open of an inode in passthrough mode while a commit's cut holds
-//    writes in the workspace: its writes reach the daemon and wait for the
-//    capture there, while the passthrough readers go on.
+//  - passthrough with direct I/O (FOPEN_DIRECT_IO: reads and writes go to
+//    the daemon, the inode stays in passthrough mode) for a write open of an
+//    inode in passthrough mode while a commit's cut holds writes in the
+//    workspace: its writes wait for the capture there, while the
+//    passthrough readers go on.
 // The daemon's counts are never below the kernel's: an open counts from the
 // moment its answer is chosen, and goes only at its RELEASE, which the kernel
 // sends after it has dropped the open itself.

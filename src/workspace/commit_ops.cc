@@ -283,6 +283,9 @@ Status SqliteWorkspace::Rebase(CommitPlan& plan, const Hash& commit) {
     auto unchanged_since_cut = [&](InodeId ino) REQUIRES(mu_) { return modified_since_cut_.count(ino) == 0; };
     for (auto& [ino, c] : plan.captures) {
       if (!unchanged_since_cut(ino)) continue;
+      // One the kernel reads (or may write) straight from its data file
+      // keeps it: it stays changed, to be captured again by the next commit.
+      if (direct_.count(ino)) continue;
       STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
       row.base_len = row.size;
       row.changed = false;

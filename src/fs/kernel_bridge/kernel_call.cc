@@ -102,13 +102,16 @@ kernel::OpenParams KernelCall::ChooseOpen(uint64_t ino, const OpenOut& open, Ope
   *choice = passthrough_->Open(ino, open_flags_);
   p.fh = static_cast<uint64_t>(choice->kind);  // what its RELEASE ends
   switch (choice->kind) {
+    // The kernel takes no other flags with passthrough (not FOPEN_KEEP_CACHE:
+    // the inode's own page cache is not used).
     case OpenKind::kPassthroughRead:
     case OpenKind::kPassthroughWrite:
-      p.open_flags |= kernel::kOpenPassthrough;
+      p.open_flags = kernel::kOpenPassthrough;
       p.backing_id = choice->backing_id;
       break;
     case OpenKind::kDirectIo:
-      p.open_flags = FOPEN_DIRECT_IO;
+      p.open_flags = kernel::kOpenPassthrough | FOPEN_DIRECT_IO;
+      p.backing_id = choice->backing_id;
       break;
     case OpenKind::kCached:
       break;

@@ -130,7 +130,8 @@ class StrataTransport final : public Transport, private kernel::RequestHandler, 
       parts_.context->no_open = agreed && agreed->may_skip_open;
       DirectAccess* direct = DirectAccessOf(*parts_.context->ws);
       if (agreed && agreed->passthrough && parts_.passthrough != nullptr && direct != nullptr) {
-        passthrough_ = std::make_unique<PassthroughFiles>(*direct, *this, this, *parts_.passthrough);
+        passthrough_ = std::make_unique<PassthroughFiles>(*direct, static_cast<BackingFiles&>(*this), this,
+                                                          *parts_.passthrough);
         parts_.passthrough->on.store(true);
       }
     });
