@@ -40,9 +40,10 @@ OpenChoice PassthroughFiles::Open(uint64_t ino, int flags) {
     if (fd.ok()) {
       choice = OpenChoice{write ? OpenKind::kPassthroughWrite : OpenKind::kPassthroughRead, node.backing_id};
     } else {
-      // A cut holds writes: this one's reads and writes go to the daemon,
-      // while the inode stays in passthrough mode.
-      counters_.held.fetch_add(1, std::memory_order_relaxed);
+      // A cut holds writes (or the file's set-id bits need the daemon's
+      // writes): this one's reads and writes go to the daemon, while the
+      // inode stays in passthrough mode.
+      (fd.status().errno_value() == EBUSY ? counters_.held : counters_.declined).fetch_add(1, std::memory_order_relaxed);
       node.passthrough++;
       return OpenChoice{OpenKind::kDirectIo, node.backing_id};
     }

@@ -14,6 +14,7 @@
 //    Write(), which waits for the capture as it always does.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -57,11 +58,18 @@ Result<int> SqliteWorkspace::OpenDirect(InodeId ino, bool write) {
   if (write && (capture_active_ || direct_writes_held_ > 0))
     return Errno(EBUSY, "a commit holds a cut: writes go through the workspace until it is captured");
   if (auto it = direct_.find(ino); it != direct_.end()) {
+    if (write) {
+      STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
+      if (row.mode & (S_ISUID | S_ISGID)) return Status::Unsupported("set-id bits");
+    }
     (write ? it->second.writers : it->second.readers)++;
     return it->second.fd.get();
   }
   STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
   if (!S_ISREG(row.mode)) return Status::Unsupported("not a regular file");
+  // A write by some callers clears set-id bits, which the daemon does on
+  // the writes it serves (fs/ops_file.cc); the kernel would not on these.
+  if (write && (row.mode & (S_ISUID | S_ISGID))) return Status::Unsupported("set-id bits");
   if (row.base_len > 0) return Status::Unsupported("some of its bytes are the base commit's");
   STRATA_RETURN_IF_ERROR(files_.Extend(ino, 0));  // creates it if there is none
   STRATA_ASSIGN_OR_RETURN(UniqueFd fd, OpenDescriptor(files_.PathOf(ino)));
@@ -133,9 +141,20 @@ Status SqliteWorkspace::RefreshDirect(InodeId ino) {
 }
 
 Status SqliteWorkspace::MatchDirectLength(InodeId ino, uint64_t size) {
-  if (direct_.count(ino) == 0) return Status::Ok();
+  auto it = direct_.find(ino);
+  if (it == direct_.end()) return Status::Ok();
   if (shrunk_files_.count(ino)) STRATA_RETURN_IF_ERROR(CommitPending());  // shortens it, once durable
-  return files_.Extend(ino, size);
+  STRATA_RETURN_IF_ERROR(files_.Extend(ino, size));
+  // Space reserved past the end (fallocate with KEEP_SIZE) would read as
+  // zeros past the end through the kernel: it is given back.
+  STRATA_ASSIGN_OR_RETURN(Seen info, StatOf(it->second.fd.get()));
+  if (info.size > size && ::ftruncate(it->second.fd.get(), static_cast<off_t>(size)) != 0)
+    return Status::IOError("truncating " + files_.PathOf(ino), errno);
+  // The workspace's own change, not one of the kernel's to take over.
+  STRATA_ASSIGN_OR_RETURN(info, StatOf(it->second.fd.get()));
+  it->second.seen_ctime_ns = info.ctime_ns;
+  it->second.seen_size = info.size;
+  return Status::Ok();
 }
 
 Status SqliteWorkspace::WaitForDirectWriters() {
