@@ -7,11 +7,12 @@
 
 namespace strata::fs {
 
-std::optional<OpenChoice> PassthroughFiles::StartPassthrough(uint64_t ino, bool write, Node& node) {
+std::optional<OpenChoice> PassthroughFiles::StartPassthrough(uint64_t ino, bool write, Node& node, bool* held) {
   if (backing_refused_) return std::nullopt;
   auto fd = ws_.OpenDirect(ino, write);
   if (!fd.ok()) {
-    if (write && fd.status().errno_value() == EBUSY) counters_.held.fetch_add(1, std::memory_order_relaxed);
+    *held = write && fd.status().errno_value() == EBUSY;
+    if (*held) counters_.held.fetch_add(1, std::memory_order_relaxed);
     return std::nullopt;
   }
   auto id = backing_.OpenBacking(*fd);
@@ -34,6 +35,7 @@ OpenChoice PassthroughFiles::Open(uint64_t ino, int flags) {
   MutexLock lock(&mu_);
   Node& node = nodes_[ino];
   std::optional<OpenChoice> choice;
+  bool held_out = false;  // counted as held, not as declined
   if (node.cached == 0 && node.passthrough > 0) {
     // The inode is in passthrough mode: this open must not be a cached one.
     auto fd = ws_.OpenDirect(ino, write);
@@ -48,11 +50,11 @@ OpenChoice PassthroughFiles::Open(uint64_t ino, int flags) {
       return OpenChoice{OpenKind::kDirectIo, node.backing_id};
     }
   } else if (node.cached == 0) {
-    choice = StartPassthrough(ino, write, node);
+    choice = StartPassthrough(ino, write, node, &held_out);
   }
   if (!choice) {
     node.cached++;
-    counters_.declined.fetch_add(1, std::memory_order_relaxed);
+    if (!held_out) counters_.declined.fetch_add(1, std::memory_order_relaxed);
     return OpenChoice{OpenKind::kCached};
   }
   node.passthrough++;

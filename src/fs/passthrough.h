@@ -28,6 +28,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 
 #include "fs/call.h"
@@ -89,8 +90,9 @@ class PassthroughFiles {
     int32_t backing_id = -1;   // while passthrough > 0
     bool written = false;      // a passthrough writer came since the mode began
   };
-  // A first passthrough open of ino, or nullopt when it does not qualify.
-  std::optional<OpenChoice> StartPassthrough(uint64_t ino, bool write, Node& node) REQUIRES(mu_);
+  // A first passthrough open of ino, or nullopt when it does not qualify
+  // (*held: because a cut holds writes).
+  std::optional<OpenChoice> StartPassthrough(uint64_t ino, bool write, Node& node, bool* held) REQUIRES(mu_);
 
   DirectAccess& ws_;
   BackingFiles& backing_;

@@ -164,7 +164,10 @@ class SqliteWorkspace final : public Workspace, public DirectAccess {
   // Cut, capture and trees without publishing. Leaves the capture active (and
   // every inode changed since the cut tracked in modified_since_cut_): the
   // caller ends it with EndCapture(), after using the tracking if it wants to.
-  Result<WorkspaceSnapshot> BuildSnapshot(CommitPlan& plan) EXCLUDES(mu_);  // takes mu_
+  // exact: the cut waits for direct writers as a commit's does (a rebase);
+  // without, files the kernel writes meanwhile may be seen mid-write (a
+  // snapshot to look at: status, diff, stats).
+  Result<WorkspaceSnapshot> BuildSnapshot(CommitPlan& plan, bool exact = false) EXCLUDES(mu_);  // takes mu_
   // ---- reset (reset_ops.cc)
   // Rebuilds the namespace as the tree `root` (loaded lazily) with the top
   // directory's metadata `meta`, based on commit `base`. Inodes the kernel

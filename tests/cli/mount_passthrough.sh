@@ -32,25 +32,18 @@ expect_ok strata export main "$WORK/out"
 cmp -s "$WORK/expected" "$WORK/out/big" || fail "the commit holds other bytes than were written"
 
 step "a commit waits for an open passthrough writer"
-# The writer writes, a commit is asked for; once the commit waits (a new
-# write open is then held out of passthrough: stats count it), the writer
-# writes more and closes. Everything it wrote is in the commit.
+# The writer writes, a commit is asked for, the writer writes more after a
+# pause (long enough for the commit to reach its cut unless it waits) and
+# closes. Everything it wrote is in the commit. (`strata stats` cannot tell
+# when the commit waits: its count of changed paths waits for the commit.)
 python3 - "$STRATA_BIN" "$STORE" "$MP" <<'PY' || fail "the commit did not take the writer's bytes up to its close"
-import json, os, subprocess, sys, time
+import os, subprocess, sys, time
 strata, store, mp = sys.argv[1:4]
-def stats():
-    out = subprocess.run([strata, "--store", store, "stats", "--json", mp], check=True, capture_output=True).stdout
-    return json.loads(out)["passthrough"]
 fd = os.open(mp + "/log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
 os.write(fd, b"before the commit\n")
 commit = subprocess.Popen([strata, "--store", store, "commit", "-m", "cut", mp], stdout=subprocess.PIPE)
-held = stats()["held"]
-n = 0
-while stats()["held"] == held:
-    assert commit.poll() is None, "the commit ended while a passthrough writer was open"
-    probe = os.open("%s/probe%d" % (mp, n), os.O_WRONLY | os.O_CREAT, 0o644)
-    os.close(probe)
-    n += 1
+time.sleep(2)
+assert commit.poll() is None, "the commit ended while a passthrough writer was open"
 os.write(fd, b"written while the commit waited\n")
 os.close(fd)
 assert commit.wait() == 0, "the commit failed"

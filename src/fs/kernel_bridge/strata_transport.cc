@@ -123,8 +123,10 @@ class StrataTransport final : public Transport, private kernel::RequestHandler, 
     }
   }
 
-  kernel::Message Handle(const kernel::Request& request, const kernel::InterruptTracker&) override {
-    // What INIT agreed is known before any other request arrives.
+  // What INIT agreed, once it is known: before any other request is served
+  // (Handle), and once a stat of the mount has waited for INIT (Run), so that
+  // stats say so from the start.
+  void NoteInit() {
     std::call_once(init_seen_, [this] {
       auto agreed = session_->settings();
       parts_.context->no_open = agreed && agreed->may_skip_open;
@@ -135,6 +137,10 @@ class StrataTransport final : public Transport, private kernel::RequestHandler, 
         parts_.passthrough->on.store(true);
       }
     });
+  }
+
+  kernel::Message Handle(const kernel::Request& request, const kernel::InterruptTracker&) override {
+    NoteInit();
     InFlightScope serving(parts_.in_flight);
     KernelCall call(*parts_.context, *session_, request.header, UmaskOf(request));
     NoteOpens(request, call);
@@ -193,6 +199,7 @@ Status StrataTransport::Run(const std::function<void()>& before_unmount) {
   // a stat of the mount waits for the readers to answer INIT.
   struct stat st {};
   if (::stat(mountpoint_.c_str(), &st) == 0) connection_ = static_cast<int>(::minor(st.st_dev));
+  if (session_->settings()) NoteInit();
   // Until the mount goes (every reader returns) or a stop signal comes.
   while (running.load() == readers && stop_signal.load() == 0) {
     // One sent to this thread is pending (blocked) rather than handled.
