@@ -10,7 +10,7 @@
 // from the data file and counts all of it as written (the writes never reach
 // Workspace::Write), and at the last CloseDirect(write) records them for good.
 //
-// A cut (commit, snapshot) waits until no direct writer is left, for at most
+// The cut of a commit or a rebase waits until no direct writer is left, for at most
 // kDirectWriterWait (then it fails with EBUSY naming how many), and from the
 // moment it starts waiting until its capture ends, OpenDirect(write) fails
 // with EBUSY: writes then reach Workspace::Write and wait for the capture as
