@@ -53,6 +53,7 @@ struct MountArgs {
   uint32_t readahead_kib = MountOptions().readahead_kib;
   uint32_t poll_us = MountOptions().poll_us;
   std::string transport;  // --transport, else $STRATA_FUSE_TRANSPORT, else libfuse
+  std::string passthrough;  // --passthrough on|off, else $STRATA_FUSE_PASSTHROUGH, else on (strata transport)
   bool quiet = false;  // no "mounted ..." line (exec: stdout is the program's)
   int owner_pid = 0;   // > 0: unmounted when this process is gone (ServeSpec)
   std::optional<std::string> metrics;  // --metrics HOST:PORT: serve Prometheus metrics there
@@ -67,6 +68,17 @@ std::string TransportName(const MountArgs& a) {
   if (!a.transport.empty()) return a.transport;
   const char* env = std::getenv("STRATA_FUSE_TRANSPORT");
   return env != nullptr && *env != '\0' ? env : "libfuse";
+}
+
+// Whether passthrough is asked for: --passthrough, else $STRATA_FUSE_PASSTHROUGH
+// (for a whole suite or benchmark), else on. Empty when neither on nor off.
+std::string PassthroughOf(const MountArgs& a) {
+  std::string v = a.passthrough;
+  if (v.empty()) {
+    const char* env = std::getenv("STRATA_FUSE_PASSTHROUGH");
+    v = env != nullptr && *env != '\0' ? env : "on";
+  }
+  return v == "on" || v == "off" ? v : "";
 }
 
 std::optional<FuseTransport> TransportOf(const MountArgs& a) {
@@ -138,6 +150,7 @@ int Serve(const Globals& g, const MountArgs& a, const std::string& name, const s
   options.transport = TransportOf(a).value_or(FuseTransport::kLibfuse);  // MountIn checked it
   options.suid = a.suid;
   options.dev = a.dev;
+  options.passthrough = PassthroughOf(a) == "on";  // MountIn checked it
   options.atime = a.atime == "strictatime" ? AtimeMode::kStrictatime
                   : a.atime == "relatime"  ? AtimeMode::kRelatime
                                            : AtimeMode::kNoatime;
@@ -162,6 +175,7 @@ int MountIn(Globals& g, const MountArgs& a, int* daemon_pid = nullptr) {
   }
   if (!TransportOf(a))
     return UsageError("--transport (or $STRATA_FUSE_TRANSPORT) must be libfuse, strata or strata-uring, not '" + TransportName(a) + "'");
+  if (PassthroughOf(a).empty()) return UsageError("--passthrough (or $STRATA_FUSE_PASSTHROUGH) must be on or off");
   if (a.metrics) {  // "" too: an address that was given is checked
     if (auto address = metrics::ParseListenAddress(*a.metrics); !address.ok())
       return UsageError(address.status().message());
@@ -460,6 +474,11 @@ void RegisterMountCommands(CLI::App& app, Globals& g, int* exit_code) {
                     "(strata's own codec of the FUSE protocol on /dev/fuse) or strata-uring (the same over FUSE over "
                     "io_uring when the kernel offers it, else as strata); default $STRATA_FUSE_TRANSPORT if set")
       ->check(CLI::IsMember({"libfuse", "strata", "strata-uring"}));
+  mount->add_option("--passthrough", m.passthrough,
+                    "with --transport strata or strata-uring: on (default) lets the kernel read and write files whose bytes are all "
+                    "local straight from the workspace's data files (FUSE passthrough; needs root, not with "
+                    "--writeback-cache); off sends every read and write to the daemon; default $STRATA_FUSE_PASSTHROUGH if set")
+      ->check(CLI::IsMember({"on", "off"}));
   mount->add_option("--atime", m.atime,
                     "what reads do to atime: noatime (default: nothing), relatime (moved when older than "
                     "mtime/ctime or a day), strictatime (every read that reaches the daemon)")

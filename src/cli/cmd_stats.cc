@@ -93,7 +93,8 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
                {"operations", control::ToJson(counters->operations)},
                {"workspace_counters", control::ToJson(ws)},
                {"request_loop", control::ToJson(counters->request_loop)},
-               {"transport", counters->transport}});
+               {"transport", counters->transport},
+               {"passthrough", control::ToJson(counters->passthrough)}});
     return kExitOk;
   }
   fmt::print("workspace {} at {} (daemon {}), {} changed paths\n", found->first, mountpoint, found->second.pid,
@@ -103,6 +104,13 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
     fmt::print("committing  {}: {} of {} files, {} of {}\n", CommitPhaseName(commit->phase), commit->files_done,
                commit->files_total, HumanBytes(commit->bytes_done), HumanBytes(commit->bytes_total));
   fmt::print("transport   {}\n", counters->transport);
+  const control::PassthroughCounters& pt = counters->passthrough;
+  if (pt.on)
+    fmt::print("passthrough on: {} opens served by the kernel ({} for writing), {} through the daemon (not "
+               "eligible), {} write opens through the daemon while a commit's cut held\n",
+               pt.opens, pt.write_opens, pt.declined, pt.held);
+  else
+    fmt::print("passthrough off\n");
   fmt::print("{:<12} {:>10} {:>8}  {}\n", "OPERATION", "COUNT", "ERRORS", "MEDIAN LATENCY");
   for (const control::OperationCounters& op : counters->operations)
     fmt::print("{:<12} {:>10} {:>8}  {}\n", op.name, op.count, op.errors, MedianBucket(op));

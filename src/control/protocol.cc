@@ -171,6 +171,10 @@ StatsReply ReadStats(FieldReader& r) {
                     loop.Unsigned("caught_polling"), loop.Unsigned("sleeps")};
   loop.Finish();
   s.transport = r.String("transport");
+  FieldReader pt = r.Object("passthrough");
+  s.passthrough = {pt.Bool("on"), pt.Unsigned("opens"), pt.Unsigned("write_opens"), pt.Unsigned("declined"),
+                   pt.Unsigned("held")};
+  pt.Finish();
   return s;
 }
 
@@ -350,6 +354,10 @@ Json ToJson(const RequestLoopCounters& l) {
           {"caught_polling", l.caught_polling}, {"sleeps", l.sleeps}};
 }
 
+Json ToJson(const PassthroughCounters& p) {
+  return {{"on", p.on}, {"opens", p.opens}, {"write_opens", p.write_opens}, {"declined", p.declined}, {"held", p.held}};
+}
+
 std::string EncodeRequest(const DaemonRequest& request) {
   Json j{{"op", kOpNames[request.index()]}};
   if (const auto* c = std::get_if<CommitRequest>(&request)) {
@@ -416,7 +424,8 @@ std::string EncodeReply(const Result<DaemonReply>& reply) {
           return {{"operations", ToJson(r.operations)},
                   {"workspace", ToJson(r.workspace)},
                   {"request_loop", ToJson(r.request_loop)},
-                  {"transport", r.transport}};
+                  {"transport", r.transport},
+                  {"passthrough", ToJson(r.passthrough)}};
         } else {
           return ToJson(r);
         }

@@ -74,11 +74,17 @@ struct OperationCounters {
 struct RequestLoopCounters {
   uint64_t inline_requests = 0, worker_requests = 0, caught_polling = 0, sleeps = 0;
 };
+// FUSE passthrough on the mount (fs/passthrough.h).
+struct PassthroughCounters {
+  bool on = false;
+  uint64_t opens = 0, write_opens = 0, declined = 0, held = 0;
+};
 struct StatsReply {
   std::vector<OperationCounters> operations;  // the operations served at least once
   WorkspaceCounters workspace;
   RequestLoopCounters request_loop;
   std::string transport;  // how the kernel's requests reach the daemon: "libfuse", "strata", "strata (io_uring)", ... (fs/transport.h)
+  PassthroughCounters passthrough;
 };
 using CommitReply = CommitOutcome;
 using SnapshotReply = WorkspaceSnapshot;
@@ -142,5 +148,6 @@ nlohmann::ordered_json ToJson(const ProgressReply& reply);
 nlohmann::ordered_json ToJson(const std::vector<OperationCounters>& operations);
 nlohmann::ordered_json ToJson(const WorkspaceCounters& workspace);
 nlohmann::ordered_json ToJson(const RequestLoopCounters& loop);
+nlohmann::ordered_json ToJson(const PassthroughCounters& passthrough);
 
 }  // namespace strata::control

@@ -38,6 +38,8 @@ control::StatsReply StatsOf(const FuseServer& server, Workspace& ws) {
   reply.request_loop = {served.inline_requests, served.worker_requests, served.caught_polling, served.sleeps};
   reply.workspace = ws.Counters();
   reply.transport = served.transport;
+  reply.passthrough = {served.passthrough.on, served.passthrough.opens, served.passthrough.write_opens,
+                       served.passthrough.declined, served.passthrough.held};
   return reply;
 }
 

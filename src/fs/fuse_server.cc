@@ -5,6 +5,7 @@
 #include "fs/fs_context.h"
 #include "fs/in_flight.h"
 #include "fs/libfuse/request_loop.h"
+#include "fs/passthrough.h"
 #include "fs/transport.h"
 
 namespace strata {
@@ -23,6 +24,7 @@ struct FuseServer::State {
   fs::OpStats stats;
   fs::RequestLoopCounters loop;
   fs::InFlight in_flight;
+  fs::PassthroughCounters passthrough;
   // Last: it serves with everything above until it is gone.
   std::unique_ptr<fs::Transport> transport;
 };
@@ -33,7 +35,7 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(Workspace* ws, const std::
   server->state_ = std::make_unique<State>();
   State& state = *server->state_;
   state.context = fs::Context{ws, options, &state.stats};
-  const fs::TransportParts parts{&state.context, &state.in_flight, &state.loop};
+  const fs::TransportParts parts{&state.context, &state.in_flight, &state.loop, &state.passthrough};
   auto transport = options.transport == FuseTransport::kLibfuse ? fs::MountWithLibfuse(mountpoint, parts)
                                                                 : fs::MountWithStrataCodec(mountpoint, parts);
   if (!transport.ok()) return transport.status();
@@ -55,6 +57,9 @@ ServedCounters FuseServer::Counters() const {
   c.worker_requests = loop.worker_requests.load(std::memory_order_relaxed);
   c.caught_polling = loop.caught_polling.load(std::memory_order_relaxed);
   c.sleeps = loop.sleeps.load(std::memory_order_relaxed);
+  const fs::PassthroughCounters& p = state_->passthrough;
+  c.passthrough = {p.on.load(), p.opens.load(std::memory_order_relaxed), p.write_opens.load(std::memory_order_relaxed),
+                   p.declined.load(std::memory_order_relaxed), p.held.load(std::memory_order_relaxed)};
   return c;
 }
 

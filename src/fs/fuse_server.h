@@ -66,6 +66,11 @@ struct MountOptions {
   // these (its defaults for a FUSE mount are nosuid, nodev); root only.
   bool suid = false;
   bool dev = false;
+  // The strata transport lets the kernel read and write files whose bytes
+  // are all local straight from their data files (FUSE passthrough,
+  // docs/passthrough.md). Not with the writeback cache, which the kernel
+  // does not combine with it, nor on the libfuse transport.
+  bool passthrough = true;
 };
 
 // What a mount has served (`strata stats`), a copy taken at one moment.
@@ -86,6 +91,13 @@ struct ServedCounters {
   std::string transport = "libfuse";
   // How the request loop ran (fs/libfuse/request_loop.h; libfuse transport only).
   uint64_t inline_requests = 0, worker_requests = 0, caught_polling = 0, sleeps = 0;
+  // FUSE passthrough (fs/passthrough.h): whether the mount uses it, opens
+  // answered with it (and of those for writing), opens left to the daemon
+  // (not eligible) and write opens sent through the daemon while a commit's cut held.
+  struct Passthrough {
+    bool on = false;
+    uint64_t opens = 0, write_opens = 0, declined = 0, held = 0;
+  } passthrough;
 };
 
 class FuseServer {

@@ -24,6 +24,7 @@ namespace strata::fs {
 struct Context;
 class InFlight;
 struct RequestLoopCounters;
+struct PassthroughCounters;
 
 class Transport : public KernelNotifier {
  public:
@@ -41,6 +42,7 @@ struct TransportParts {
   Context* context = nullptr;      // the transport sets its notifier and no_open
   InFlight* in_flight = nullptr;   // every request counts in it while served
   RequestLoopCounters* loop = nullptr;  // how the request loop ran (libfuse only)
+  PassthroughCounters* passthrough = nullptr;  // FUSE passthrough opens (strata only, fs/passthrough.h)
 };
 
 // Mount at mountpoint, through libfuse or strata's own codec.

@@ -19,6 +19,7 @@
 #include "past/past_inodes.h"
 #include "past/past_versions.h"
 #include "util/mutex.h"
+#include "workspace/direct_access.h"
 
 namespace strata::past_internal {
 
@@ -47,7 +48,7 @@ struct Route {
   bool past() const { return view != 0 || ws == nullptr; }
 };
 
-class PastVersionsWorkspace final : public PastVersions {
+class PastVersionsWorkspace final : public PastVersions, public DirectAccess {
  public:
   PastVersionsWorkspace(Workspace& inner, Store& store, PastVersionsOptions options);
   ~PastVersionsWorkspace() override;  // removes the past versions' workspaces
@@ -104,6 +105,16 @@ class PastVersionsWorkspace final : public PastVersions {
   uint64_t ContentSwaps() override { return inner_.ContentSwaps(); }
   bool RefIfCurrent(InodeId ino, uint64_t swaps) override;
   std::vector<InodeId> HeldFiles() override { return inner_.HeldFiles(); }
+  // A past version's files are the store's: never handed to the kernel.
+  Result<int> OpenDirect(InodeId ino, bool write) override {
+    DirectAccess* inner = DirectAccessOf(inner_);
+    if (past_internal::IsPast(ino) || inner == nullptr) return Status::Unsupported("a past version's file");
+    return inner->OpenDirect(ino, write);
+  }
+  void CloseDirect(InodeId ino, bool write) override {
+    if (DirectAccess* inner = DirectAccessOf(inner_); inner != nullptr && !past_internal::IsPast(ino))
+      inner->CloseDirect(ino, write);
+  }
 
   StaleCaches CachedBranch(const std::string& name) override;
 

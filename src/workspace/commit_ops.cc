@@ -170,6 +170,10 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request, Comm
       return Errno(ENOSPC, "no space left for a commit: the disk is nearly full (the last " +
                                std::to_string(SpaceReserve::kBytes >> 20) +
                                " MiB are kept for the workspace's database); delete files first");
+    // The kernel's writes straight to a data file cannot be held off at a
+    // cut: it waits until there are none (direct_ops.cc). mu_ is let go meanwhile.
+    STRATA_RETURN_IF_ERROR(WaitForDirectWriters());
+    if (capture_active_) return Errno(EBUSY, "another commit of this workspace is running");
     plan.parent = info_.base;
     outcome.branch = plan.branch;
     STRATA_RETURN_IF_ERROR(TakeCut(plan));
@@ -279,6 +283,9 @@ Status SqliteWorkspace::Rebase(CommitPlan& plan, const Hash& commit) {
     auto unchanged_since_cut = [&](InodeId ino) REQUIRES(mu_) { return modified_since_cut_.count(ino) == 0; };
     for (auto& [ino, c] : plan.captures) {
       if (!unchanged_since_cut(ino)) continue;
+      // One the kernel reads (or may write) straight from its data file
+      // keeps it: it stays changed, to be captured again by the next commit.
+      if (direct_.count(ino)) continue;
       STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
       row.base_len = row.size;
       row.changed = false;

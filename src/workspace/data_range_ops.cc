@@ -168,7 +168,8 @@ Status SqliteWorkspace::Allocate(InodeId ino, int mode, uint64_t offset, uint64_
   row.mtime_ns = row.ctime_ns = NowNs();
   row.changed = true;
   STRATA_RETURN_IF_ERROR(db_->UpdateInode(row));
-  return txn.Commit();
+  STRATA_RETURN_IF_ERROR(txn.Commit());
+  return MatchDirectLength(ino, row.size);
 }
 
 Result<uint64_t> SqliteWorkspace::SeekData(InodeId ino, uint64_t offset, int whence) {
@@ -227,7 +228,9 @@ Result<uint64_t> SqliteWorkspace::CopyRange(InodeId in, uint64_t in_offset, Inod
     // Copying a base file into an empty one from the start (what cp does):
     // out takes over in's base chunk list, so the base bytes are shared, not
     // copied; the loop below then copies only what in changed.
-    if (in != out && in_offset == 0 && out_offset == 0 && dst.size == 0 && src.base_len > 0) {
+    // Not into a file the kernel reads directly, which must hold every byte.
+    if (in != out && in_offset == 0 && out_offset == 0 && dst.size == 0 && src.base_len > 0 &&
+        direct_.count(out) == 0) {
       STRATA_ASSIGN_OR_RETURN(shared_chunks, db_->GetBaseChunks(in));
       Transaction txn(*db_);
       STRATA_RETURN_IF_ERROR(txn.status());
@@ -336,7 +339,8 @@ Result<uint64_t> SqliteWorkspace::CopyRange(InodeId in, uint64_t in_offset, Inod
     dst.mtime_ns = dst.ctime_ns = NowNs();
     dst.changed = true;
     STRATA_RETURN_IF_ERROR(db_->UpdateInode(dst));
-    return txn.Commit();
+    STRATA_RETURN_IF_ERROR(txn.Commit());
+    return MatchDirectLength(out, dst.size);
   };
 
   uint64_t done = 0;

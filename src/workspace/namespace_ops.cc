@@ -16,6 +16,7 @@
 namespace strata::workspace_internal {
 
 Result<InodeRow> SqliteWorkspace::Inode(InodeId ino) {
+  if (!direct_.empty()) STRATA_RETURN_IF_ERROR(RefreshDirect(ino));  // the kernel may have written it
   STRATA_ASSIGN_OR_RETURN(auto row, db_->GetInode(ino));
   if (!row) {
     // The kernel's references keep every inode (Unref deletes), so one it
@@ -157,6 +158,7 @@ Result<Attr> SqliteWorkspace::SetAttr(InodeId ino, const SetAttrRequest& req) {
   STRATA_RETURN_IF_ERROR(txn.Commit());
   // The extents already ignore the bytes; the space is freed once that is durable.
   if (shrunk) shrunk_files_.insert(ino);
+  if (req.size) STRATA_RETURN_IF_ERROR(MatchDirectLength(ino, row.size));
   return ToAttr(row);
 }
 

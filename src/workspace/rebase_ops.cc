@@ -40,7 +40,7 @@ constexpr int kRebaseAttempts = 3;
 Result<bool> SqliteWorkspace::TryRebase(const Hash& head_id, const strata::Commit& head,
                                         const ConflictChoices& choices, RebaseOutcome* out) {
   CommitPlan plan;
-  STRATA_ASSIGN_OR_RETURN(WorkspaceSnapshot snap, BuildSnapshot(plan));
+  STRATA_ASSIGN_OR_RETURN(WorkspaceSnapshot snap, BuildSnapshot(plan, /*exact=*/true));
   if (snap.base == head_id) {  // a commit moved the base there meanwhile
     out->up_to_date = true;
     return true;

@@ -22,7 +22,7 @@ double MsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-Result<WorkspaceSnapshot> SqliteWorkspace::BuildSnapshot(CommitPlan& plan) {
+Result<WorkspaceSnapshot> SqliteWorkspace::BuildSnapshot(CommitPlan& plan, bool exact) {
   WorkspaceSnapshot snap;
   auto start = std::chrono::steady_clock::now();
   {
@@ -33,6 +33,7 @@ Result<WorkspaceSnapshot> SqliteWorkspace::BuildSnapshot(CommitPlan& plan) {
     // fails. Active even with nothing to capture: the caller may want to
     // know what changes from here on (RebaseOnto).
     capture_active_ = true;
+    if (exact) STRATA_RETURN_IF_ERROR(WaitForDirectWriters());  // as Commit does
     plan.parent = info_.base;
     STRATA_RETURN_IF_ERROR(TakeCut(plan));
     for (const auto& [ino, c] : plan.captures) capturing_.insert(ino);

@@ -37,6 +37,8 @@
 
 #include "util/mutex.h"
 #include "util/time_ns.h"
+#include "util/unique_fd.h"
+#include "workspace/direct_access.h"
 #include "workspace/file_data.h"
 #include "workspace/space_reserve.h"
 #include "workspace/namespace_db.h"
@@ -54,7 +56,7 @@ Status CheckName(std::string_view name);
 // cannot tell whether unsynced data may have been lost since it was last open.
 Result<std::string> BootId(Env* env);
 
-class SqliteWorkspace final : public Workspace {
+class SqliteWorkspace final : public Workspace, public DirectAccess {
  public:
   SqliteWorkspace(Store& store, std::string dir, WorkspaceInfo info, std::optional<Hash> base_root,
                   std::unique_ptr<NamespaceDb> db, std::unique_ptr<FileLock> lock);
@@ -116,6 +118,8 @@ class SqliteWorkspace final : public Workspace {
   uint64_t ContentSwaps() override { return content_swaps_.load(std::memory_order_acquire); }
   bool RefIfCurrent(InodeId ino, uint64_t swaps) override;
   std::vector<InodeId> HeldFiles() override;
+  Result<int> OpenDirect(InodeId ino, bool write) override;
+  void CloseDirect(InodeId ino, bool write) override;
 
  private:
   // ---- group commit (workspace.cc)
@@ -160,7 +164,10 @@ class SqliteWorkspace final : public Workspace {
   // Cut, capture and trees without publishing. Leaves the capture active (and
   // every inode changed since the cut tracked in modified_since_cut_): the
   // caller ends it with EndCapture(), after using the tracking if it wants to.
-  Result<WorkspaceSnapshot> BuildSnapshot(CommitPlan& plan) EXCLUDES(mu_);  // takes mu_
+  // exact: the cut waits for direct writers as a commit's does (a rebase);
+  // without, files the kernel writes meanwhile may be seen mid-write (a
+  // snapshot to look at: status, diff, stats).
+  Result<WorkspaceSnapshot> BuildSnapshot(CommitPlan& plan, bool exact = false) EXCLUDES(mu_);  // takes mu_
   // ---- reset (reset_ops.cc)
   // Rebuilds the namespace as the tree `root` (loaded lazily) with the top
   // directory's metadata `meta`, based on commit `base`. Inodes the kernel
@@ -194,6 +201,20 @@ class SqliteWorkspace final : public Workspace {
                          RebaseOutcome* out) EXCLUDES(mu_);
   // A writer to a file being captured waits here (mu_ is released while it waits).
   void WaitForCapture(InodeId ino) REQUIRES(mu_);
+
+  // ---- direct access (direct_ops.cc)
+  // Before a cut: waits (mu_ released meanwhile) until no direct writer is
+  // left, refusing new ones meanwhile; EBUSY after kDirectWriterWait.
+  Status WaitForDirectWriters() REQUIRES(mu_);
+  // When the kernel may have written ino's data file since it was last
+  // looked at: its size and mtime become the inode's, and all of it counts
+  // as written. Inode() calls it, so every operation sees the file as the
+  // kernel left it.
+  Status RefreshDirect(InodeId ino) REQUIRES(mu_);
+  // After the workspace itself changed the length of a file open for direct
+  // access: the data file is made as long as the file again (the kernel reads
+  // it to its end).
+  Status MatchDirectLength(InodeId ino, uint64_t size) REQUIRES(mu_);
 
   // ---- helpers; all REQUIRE mu_ held (said by each, checked by clang).
   // ENOENT when gone; ENOSPC (or EIO) when the kernel holds it but its
@@ -282,6 +303,18 @@ class SqliteWorkspace final : public Workspace {
   std::unordered_set<InodeId> capturing_ GUARDED_BY(mu_);
   std::unordered_set<InodeId> wanted_ GUARDED_BY(mu_);
   std::unordered_set<InodeId> modified_since_cut_ GUARDED_BY(mu_);
+  // Files open for direct access (OpenDirect): their data file, how many
+  // opens read and write it, and what the data file looked like when the
+  // inode last took its size and mtime from it.
+  struct DirectUse {
+    UniqueFd fd;  // the kernel's descriptor of the data file
+    uint32_t readers = 0, writers = 0;
+    int64_t seen_ctime_ns = 0;
+    uint64_t seen_size = 0;
+  };
+  std::unordered_map<InodeId, DirectUse> direct_ GUARDED_BY(mu_);
+  uint32_t direct_writes_held_ GUARDED_BY(mu_) = 0;  // cuts waiting for direct writers to close
+  CondVar direct_cv_;  // a direct writer closed
   CondVar capture_cv_;  // a file was captured
   CondVar commit_cv_;  // a batch was opened, or stopping_
   bool stopping_ GUARDED_BY(mu_) = false;

@@ -34,6 +34,14 @@ if [[ -n ${STRATA_FUSE_TRANSPORT:-} ]]; then
 fi
 rc=0
 CONFORMANCE_DIR=$dir/mnt "$bin" "$@" || rc=$?
+# STRATA_EXPECT_PASSTHROUGH=1: the kernel must have served opens itself
+# (FUSE passthrough), for writing too.
+if [[ $rc == 0 && ${STRATA_EXPECT_PASSTHROUGH:-} == 1 ]]; then
+  "$strata" --store "$dir/store" stats --json "$dir/mnt" | python3 -c '
+import json, sys
+p = json.load(sys.stdin)["passthrough"]
+sys.exit(0 if p["on"] and p["write_opens"] > 0 else "FAIL: no passthrough opens: %s" % p)' || rc=1
+fi
 if [[ $rc != 0 && -f $dir/store/workspaces/conformance/daemon.log ]]; then
   echo "--- daemon log (last 20 lines)" >&2
   tail -n 20 "$dir/store/workspaces/conformance/daemon.log" >&2

@@ -97,10 +97,44 @@ int KernelCall::ReplyAttr(const struct stat& st, double timeout) {
   return Send(kernel::AttrReply(header_.unique, st, Seconds(timeout)));
 }
 
-int KernelCall::ReplyOpen(const OpenOut& open) { return Send(kernel::OpenReply(header_.unique, OpenParamsOf(open))); }
+kernel::OpenParams KernelCall::ChooseOpen(uint64_t ino, const OpenOut& open, OpenChoice* choice) {
+  kernel::OpenParams p = OpenParamsOf(open);
+  if (passthrough_ == nullptr) return p;
+  *choice = passthrough_->Open(ino, open_flags_);
+  p.fh = static_cast<uint64_t>(choice->kind);  // what its RELEASE ends
+  switch (choice->kind) {
+    // The kernel takes no other flags with passthrough (not FOPEN_KEEP_CACHE:
+    // the inode's own page cache is not used).
+    case OpenKind::kPassthroughRead:
+    case OpenKind::kPassthroughWrite:
+      p.open_flags = kernel::kOpenPassthrough;
+      p.backing_id = choice->backing_id;
+      break;
+    case OpenKind::kDirectIo:
+      p.open_flags = kernel::kOpenPassthrough | FOPEN_DIRECT_IO;
+      p.backing_id = choice->backing_id;
+      break;
+    case OpenKind::kCached:
+      break;
+  }
+  return p;
+}
+
+int KernelCall::Opened(int sent, uint64_t ino, const OpenChoice& choice) {
+  if (sent != 0 && passthrough_ != nullptr) passthrough_->Release(ino, choice.kind);
+  return sent;
+}
+
+int KernelCall::ReplyOpen(const OpenOut& open) {
+  OpenChoice choice;
+  const kernel::OpenParams p = ChooseOpen(header_.nodeid, open, &choice);
+  return Opened(Send(kernel::OpenReply(header_.unique, p)), header_.nodeid, choice);
+}
 
 int KernelCall::ReplyCreate(const EntryOut& entry, const OpenOut& open) {
-  return Send(kernel::CreateReply(header_.unique, EntryParamsOf(entry), OpenParamsOf(open)));
+  OpenChoice choice;
+  const kernel::OpenParams p = ChooseOpen(entry.ino, open, &choice);
+  return Opened(Send(kernel::CreateReply(header_.unique, EntryParamsOf(entry), p)), entry.ino, choice);
 }
 
 int KernelCall::ReplyWrite(size_t written) { return Send(kernel::WriteReply(header_.unique, static_cast<uint32_t>(written))); }

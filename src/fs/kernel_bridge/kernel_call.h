@@ -12,6 +12,7 @@
 #include "fs/call.h"
 #include "fs/kernel/dev_fuse_session.h"
 #include "fs/kernel/dirent_buffer.h"
+#include "fs/passthrough.h"
 
 namespace strata::fs {
 
@@ -41,6 +42,13 @@ class KernelCall final : public Call {
   DirentSink& Dirents(size_t max_bytes) override;
   int ReplyDirents() override;
 
+  // An OPEN or CREATE (open(2) flags `flags`) whose answer may hand the file
+  // to the kernel (fs/passthrough.h).
+  void ChooseOpensWith(PassthroughFiles* files, int flags) {
+    passthrough_ = files;
+    open_flags_ = flags;
+  }
+
   // Whether the request was answered through this call; the first write
   // error to /dev/fuse, which ends the session.
   bool answered() const { return answered_; }
@@ -50,6 +58,10 @@ class KernelCall final : public Call {
   class Sink;
   int Send(const kernel::Message& reply);
   int Delivered(const Result<bool>& delivered);
+  // The answer to an open of ino: as the handler chose, or with passthrough's choice.
+  kernel::OpenParams ChooseOpen(uint64_t ino, const OpenOut& open, OpenChoice* choice);
+  // After the answer: an open the kernel did not take ends at once.
+  int Opened(int sent, uint64_t ino, const OpenChoice& choice);
 
   kernel::DevFuseSession& session_;
   const kernel::RequestHeader& header_;
@@ -57,6 +69,8 @@ class KernelCall final : public Call {
   bool answered_ = false;
   Status write_error_;
   std::unique_ptr<Sink> sink_;
+  PassthroughFiles* passthrough_ = nullptr;
+  int open_flags_ = 0;
 };
 
 // The kernel's form of an entry and of an open's answer.

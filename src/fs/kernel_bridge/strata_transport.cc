@@ -38,6 +38,7 @@
 #include "fs/kernel/dev_fuse_session.h"
 #include "fs/kernel_bridge/kernel_call.h"
 #include "fs/kernel_bridge/request_dispatch.h"
+#include "fs/passthrough.h"
 #include "fs/transport.h"
 
 namespace strata::fs {
@@ -70,6 +71,11 @@ kernel::InitWants WantsOf(const MountOptions& options) {
   w.max_write = 1u << 20;
   w.max_pages = 256;
   w.max_readahead = options.readahead_kib << 10;
+  // The kernel drops passthrough when the writeback cache is asked for too.
+  // Backing files are the workspace's data files, on a disk file system:
+  // nothing stacked below them.
+  w.passthrough = options.passthrough && !options.writeback_cache;
+  w.max_stack_depth = 1;
   return w;
 }
 
@@ -91,7 +97,7 @@ kernel::SessionOptions SessionOptionsOf(const MountOptions& options) {
   return s;
 }
 
-class StrataTransport final : public Transport, private kernel::RequestHandler {
+class StrataTransport final : public Transport, private kernel::RequestHandler, private BackingFiles {
  public:
   StrataTransport(std::unique_ptr<kernel::DevFuseSession> session, std::string mountpoint, const TransportParts& parts)
       : session_(std::move(session)), mountpoint_(std::move(mountpoint)), parts_(parts) {}
@@ -115,15 +121,51 @@ class StrataTransport final : public Transport, private kernel::RequestHandler {
  private:
   static int ErrnoOf(const Status& s) { return s.ok() ? 0 : -(s.errno_value() != 0 ? s.errno_value() : EIO); }
 
-  kernel::Message Handle(const kernel::Request& request, const kernel::InterruptTracker&) override {
-    // What INIT agreed is known before any other request arrives.
+  Result<int32_t> OpenBacking(int fd) override { return session_->OpenBacking(fd); }
+  void CloseBacking(int32_t backing_id) override {
+    if (Status s = session_->CloseBacking(backing_id); !s.ok())
+      std::fprintf(stderr, "strata: %s\n", s.ToString().c_str());
+  }
+
+  // Opens and their ends, for passthrough's view of the kernel's (fs/passthrough.h).
+  void NoteOpens(const kernel::Request& request, KernelCall& call) {
+    if (passthrough_ == nullptr) return;
+    switch (request.header.opcode) {
+      case FUSE_OPEN:
+        return call.ChooseOpensWith(passthrough_.get(), static_cast<int>(std::get<kernel::OpenArgs>(request.args).in.flags));
+      case FUSE_CREATE:
+        return call.ChooseOpensWith(passthrough_.get(), static_cast<int>(std::get<kernel::CreateArgs>(request.args).in.flags));
+      case FUSE_RELEASE:
+        // Before the handler, whose Unref may delete the inode.
+        return passthrough_->Release(request.header.nodeid,
+                                     static_cast<OpenKind>(std::get<kernel::ReleaseArgs>(request.args).in.fh));
+      default:
+        return;
+    }
+  }
+
+  // What INIT agreed, once it is known: before any other request is served
+  // (Handle), and once a stat of the mount has waited for INIT (Run), so that
+  // stats say so from the start.
+  void NoteInit() {
     std::call_once(init_seen_, [this] {
       auto agreed = session_->settings();
       parts_.context->no_open = agreed && agreed->may_skip_open;
       parts_.context->kill_privs = agreed && (agreed->flags & FUSE_HANDLE_KILLPRIV_V2);
+      DirectAccess* direct = DirectAccessOf(*parts_.context->ws);
+      if (agreed && agreed->passthrough && parts_.passthrough != nullptr && direct != nullptr) {
+        passthrough_ = std::make_unique<PassthroughFiles>(*direct, static_cast<BackingFiles&>(*this), this,
+                                                          *parts_.passthrough);
+        parts_.passthrough->on.store(true);
+      }
     });
+  }
+
+  kernel::Message Handle(const kernel::Request& request, const kernel::InterruptTracker&) override {
+    NoteInit();
     InFlightScope serving(parts_.in_flight);
     KernelCall call(*parts_.context, *session_, request.header, UmaskOf(request));
+    NoteOpens(request, call);
     Dispatch(request, call);
     if (!call.write_error().ok())
       std::fprintf(stderr, "strata: answering %s: %s\n", kernel::OpcodeName(request.header.opcode).c_str(),
@@ -148,6 +190,7 @@ class StrataTransport final : public Transport, private kernel::RequestHandler {
   const TransportParts parts_;
   int connection_ = -1;  // the kernel's number for this connection (the mount's device minor)
   std::once_flag init_seen_;
+  std::unique_ptr<PassthroughFiles> passthrough_;  // set at INIT when agreed
 };
 
 Status StrataTransport::Run(const std::function<void()>& before_unmount) {
@@ -188,6 +231,7 @@ Status StrataTransport::Run(const std::function<void()>& before_unmount) {
   // a stat of the mount waits for the readers to answer INIT.
   struct stat st {};
   if (::stat(mountpoint_.c_str(), &st) == 0) connection_ = static_cast<int>(::minor(st.st_dev));
+  if (session_->settings()) NoteInit();
   // Until the mount goes (every reader returns) or a stop signal comes.
   while (running.load() == readers && stop_signal.load() == 0) {
     // One sent to this thread is pending (blocked) rather than handled.

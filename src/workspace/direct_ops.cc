@@ -1,0 +1,178 @@
+// Direct access to a file's local bytes (workspace.h, OpenDirect): the
+// kernel reads and writes the data file itself (FUSE passthrough), so its
+// writes never reach Write(). What must stay right without them
+// (docs/passthrough.md):
+//  - what a commit captures: the size, the mtime and the written ranges. The
+//    inode takes the first two from the data file whenever it may have
+//    changed (RefreshDirect, from Inode(): every operation sees them), and
+//    all of the file counts as written. That costs nothing a range would
+//    save: a file eligible for direct access has no base bytes, so its
+//    capture chunks every byte anyway.
+//  - the point-in-time cut: the kernel cannot be held off a backing file, so
+//    a cut waits until no direct writer is left and lets no new one in until
+//    its capture ends (WaitForDirectWriters). Opens meanwhile write through
+//    Write(), which waits for the capture as it always does.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "workspace/rechunk.h"
+#include "workspace/sqlite_workspace.h"
+
+namespace strata::workspace_internal {
+
+namespace {
+
+// The kernel needs the OS's own descriptor of the data file, which the Env
+// (env.h) does not hand out: it is opened here, never following a link, and
+// must be the regular file of one link FileData made.
+Result<UniqueFd> OpenDescriptor(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) return Status::IOError("opening " + path + " for the kernel", errno);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
+    return Status::IOError("data file " + path + " is not a regular file of its own: refused", EIO);
+  return fd;
+}
+
+struct Seen {
+  uint64_t size = 0;
+  int64_t mtime_ns = 0, ctime_ns = 0;
+};
+
+Result<Seen> StatOf(int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return Status::IOError("stat of a data file", errno);
+  auto ns = [](const timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec; };
+  return Seen{static_cast<uint64_t>(st.st_size), ns(st.st_mtim), ns(st.st_ctim)};
+}
+
+}  // namespace
+
+Result<int> SqliteWorkspace::OpenDirect(InodeId ino, bool write) {
+  MutexLock lock(&mu_);
+  if (write && (capture_active_ || direct_writes_held_ > 0))
+    return Errno(EBUSY, "a commit holds a cut: writes go through the workspace until it is captured");
+  if (auto it = direct_.find(ino); it != direct_.end()) {
+    if (write) {
+      STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
+      if (row.mode & (S_ISUID | S_ISGID)) return Status::Unsupported("set-id bits");
+    }
+    (write ? it->second.writers : it->second.readers)++;
+    return it->second.fd.get();
+  }
+  STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
+  if (!S_ISREG(row.mode)) return Status::Unsupported("not a regular file");
+  // A write by some callers clears set-id bits, which the daemon does on
+  // the writes it serves (fs/ops_file.cc); the kernel would not on these.
+  if (write && (row.mode & (S_ISUID | S_ISGID))) return Status::Unsupported("set-id bits");
+  if (row.base_len > 0) return Status::Unsupported("some of its bytes are the base commit's");
+  STRATA_RETURN_IF_ERROR(files_.Extend(ino, 0));  // creates it if there is none
+  STRATA_ASSIGN_OR_RETURN(UniqueFd fd, OpenDescriptor(files_.PathOf(ino)));
+  // The data file becomes the file, read to its end by the kernel: bytes no
+  // extent names (left by a crash between a write and its transaction) read
+  // as zeros in the file, so they are punched out, and the data file is
+  // exactly as long as the file.
+  STRATA_ASSIGN_OR_RETURN(auto extents, db_->Extents(ino, 0, row.size));
+  for (const Extent& gap : Uncovered({Extent{0, row.size}}, extents))
+    STRATA_RETURN_IF_ERROR(files_.Punch(ino, gap.start, gap.end));
+  STRATA_ASSIGN_OR_RETURN(Seen info, StatOf(fd.get()));
+  if (info.size > row.size) {
+    // Shortened only once the batch that clipped its extents is durable.
+    shrunk_files_.insert(ino);
+    STRATA_RETURN_IF_ERROR(CommitPending());
+  }
+  STRATA_RETURN_IF_ERROR(files_.Extend(ino, row.size));
+  STRATA_ASSIGN_OR_RETURN(info, StatOf(fd.get()));
+  DirectUse& use = direct_[ino];
+  use.fd = std::move(fd);
+  use.seen_ctime_ns = info.ctime_ns;
+  use.seen_size = info.size;
+  (write ? use.writers : use.readers)++;
+  return use.fd.get();
+}
+
+void SqliteWorkspace::CloseDirect(InodeId ino, bool write) {
+  {
+    MutexLock lock(&mu_);
+    auto it = direct_.find(ino);
+    if (it == direct_.end()) return;
+    if (write) {
+      // What the kernel wrote becomes the inode's for good.
+      if (Status s = RefreshDirect(ino); !s.ok())
+        std::fprintf(stderr, "strata: inode %llu: recording what was written directly: %s\n",
+                     static_cast<unsigned long long>(ino), s.ToString().c_str());
+      it->second.writers--;
+    } else {
+      it->second.readers--;
+    }
+    if (it->second.readers == 0 && it->second.writers == 0) direct_.erase(it);
+  }
+  if (write) direct_cv_.NotifyAll();
+}
+
+Status SqliteWorkspace::RefreshDirect(InodeId ino) {
+  auto it = direct_.find(ino);
+  if (it == direct_.end() || it->second.writers == 0) return Status::Ok();
+  DirectUse& use = it->second;
+  STRATA_ASSIGN_OR_RETURN(Seen info, StatOf(use.fd.get()));
+  // Any write moves ctime (to a fine-grained time once it has been looked at).
+  if (info.ctime_ns == use.seen_ctime_ns && info.size == use.seen_size) return Status::Ok();
+  STRATA_ASSIGN_OR_RETURN(auto found, db_->GetInode(ino));
+  if (!found) return Status::Ok();  // deleted: nothing left to record
+  InodeRow row = std::move(*found);
+  Transaction txn(*db_);
+  STRATA_RETURN_IF_ERROR(txn.status());
+  if (info.size < row.size) STRATA_RETURN_IF_ERROR(db_->ClipExtents(ino, info.size));
+  if (info.size > 0) STRATA_RETURN_IF_ERROR(db_->AddExtent(ino, 0, info.size));
+  row.size = info.size;
+  row.mtime_ns = info.mtime_ns;
+  row.ctime_ns = std::max(row.ctime_ns, info.ctime_ns);
+  row.changed = true;
+  STRATA_RETURN_IF_ERROR(db_->UpdateInode(row));
+  STRATA_RETURN_IF_ERROR(txn.Commit());
+  use.seen_ctime_ns = info.ctime_ns;
+  use.seen_size = info.size;
+  return Status::Ok();
+}
+
+Status SqliteWorkspace::MatchDirectLength(InodeId ino, uint64_t size) {
+  auto it = direct_.find(ino);
+  if (it == direct_.end()) return Status::Ok();
+  if (shrunk_files_.count(ino)) STRATA_RETURN_IF_ERROR(CommitPending());  // shortens it, once durable
+  STRATA_RETURN_IF_ERROR(files_.Extend(ino, size));
+  // Space reserved past the end (fallocate with KEEP_SIZE) would read as
+  // zeros past the end through the kernel: it is given back.
+  STRATA_ASSIGN_OR_RETURN(Seen info, StatOf(it->second.fd.get()));
+  if (info.size > size && ::ftruncate(it->second.fd.get(), static_cast<off_t>(size)) != 0)
+    return Status::IOError("truncating " + files_.PathOf(ino), errno);
+  // The workspace's own change, not one of the kernel's to take over.
+  STRATA_ASSIGN_OR_RETURN(info, StatOf(it->second.fd.get()));
+  it->second.seen_ctime_ns = info.ctime_ns;
+  it->second.seen_size = info.size;
+  return Status::Ok();
+}
+
+Status SqliteWorkspace::WaitForDirectWriters() {
+  auto writers = [this]() REQUIRES(mu_) {
+    uint64_t n = 0;
+    for (const auto& [ino, use] : direct_) n += use.writers > 0;
+    return n;
+  };
+  direct_writes_held_++;
+  const auto deadline = std::chrono::steady_clock::now() + kDirectWriterWait;
+  while (writers() > 0 && direct_cv_.WaitUntil(&mu_, deadline)) {
+  }
+  direct_writes_held_--;
+  if (const uint64_t left = writers(); left > 0)
+    return Errno(EBUSY, std::to_string(left) + " file(s) stayed open for writing through FUSE passthrough for " +
+                            std::to_string(kDirectWriterWait.count()) +
+                            " s; a commit's cut waits until they are closed (or mount with --passthrough off)");
+  return Status::Ok();
+}
+
+}  // namespace strata::workspace_internal

@@ -1,0 +1,174 @@
+// Direct access (Workspace::OpenDirect): writes the workspace never sees,
+// made through the data file's descriptor as the kernel makes them under
+// FUSE passthrough, are what a commit captures, and a cut waits for them.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "store/revision.h"
+#include "testing/store_test_util.h"
+#include "workspace/direct_access.h"
+#include "workspace/workspace.h"
+
+namespace strata {
+namespace {
+
+constexpr Credentials kWho{1000, 1000};
+
+class DirectTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(Store::Init(dir_.path() + "/s", StoreConfig()).ok());
+    store_ = std::move(Store::Open(dir_.path() + "/s")).value();
+    ASSERT_TRUE(Workspace::Create(*store_, "ws", std::nullopt, "main").ok());
+    ws_ = std::move(Workspace::Open(*store_, "ws")).value();
+    direct_ = DirectAccessOf(*ws_);
+    ASSERT_NE(direct_, nullptr);
+  }
+
+  Attr Make(const std::string& name, const std::string& data) {
+    auto a = ws_->MakeNode(kRootInode, name, S_IFREG | 0644, 0, kWho);
+    EXPECT_TRUE(a.ok()) << a.status().ToString();
+    if (!data.empty()) {
+      EXPECT_TRUE(ws_->Write(a->ino, 0, data).ok());
+    }
+    return *a;
+  }
+
+  static void WriteAt(int fd, uint64_t offset, const std::string& data) {
+    ASSERT_EQ(::pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset)), static_cast<ssize_t>(data.size()));
+  }
+
+  std::string FileOf(const Hash& commit, const std::string& path) {
+    auto e = LookupPath(*store_, store_->GetCommit(commit)->root, path);
+    EXPECT_TRUE(e.ok()) << path;
+    if (!e.ok()) return "<missing>";
+    std::string out;
+    for (const ChunkRef& ref : e->chunks) out += *store_->Get(ref.id, ObjectType::kChunk);
+    return out;
+  }
+
+  std::string Contents(InodeId ino) {
+    std::string out(1 << 16, '\0');
+    auto n = ws_->Read(ino, 0, out.size(), out.data());
+    EXPECT_TRUE(n.ok());
+    out.resize(n.ok() ? *n : 0);
+    return out;
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Workspace> ws_;
+  DirectAccess* direct_ = nullptr;
+};
+
+TEST_F(DirectTest, WritesThroughTheDescriptorAreWhatTheFileHoldsAndWhatACommitCaptures) {
+  Attr a = Make("a", "hello");
+  auto fd = direct_->OpenDirect(a.ino, true);
+  ASSERT_TRUE(fd.ok()) << fd.status().ToString();
+  WriteAt(*fd, 3, "XYZ123");
+  struct stat st {};
+  ASSERT_EQ(::fstat(*fd, &st), 0);
+  // While the writer is open, the inode's size and mtime are the data file's.
+  auto open_attr = ws_->GetAttr(a.ino);
+  ASSERT_TRUE(open_attr.ok());
+  EXPECT_EQ(open_attr->size, 9u);
+  EXPECT_EQ(open_attr->mtime_ns, st.st_mtim.tv_sec * 1'000'000'000LL + st.st_mtim.tv_nsec);
+  EXPECT_EQ(Contents(a.ino), "helXYZ123");
+  WriteAt(*fd, 20, "end");  // leaves a hole: zeros in the file
+  direct_->CloseDirect(a.ino, true);
+  const std::string expected = std::string("helXYZ123") + std::string(11, '\0') + "end";
+  EXPECT_EQ(Contents(a.ino), expected);
+  auto out = ws_->Commit(CommitRequest{"direct", "tester", ""});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_TRUE(out->commit);
+  EXPECT_EQ(FileOf(*out->commit, "a"), expected);
+}
+
+TEST_F(DirectTest, AFileWithBaseBytesIsNotHandedOut) {
+  Attr a = Make("a", "committed");
+  ASSERT_TRUE(ws_->Commit(CommitRequest{"base", "tester", ""}).ok());
+  // Its bytes are now the base commit's chunks, not in a data file.
+  auto fd = direct_->OpenDirect(a.ino, false);
+  ASSERT_FALSE(fd.ok());
+  EXPECT_EQ(fd.status().code(), Status::Code::kUnsupported) << fd.status().ToString();
+  // Truncated to nothing, every byte it has from then on is local.
+  SetAttrRequest empty;
+  empty.size = 0;
+  ASSERT_TRUE(ws_->SetAttr(a.ino, empty).ok());
+  auto again = direct_->OpenDirect(a.ino, false);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  direct_->CloseDirect(a.ino, false);
+}
+
+TEST_F(DirectTest, TheDataFileKeepsTheLengthOfTheFileWhileOpen) {
+  Attr a = Make("a", "0123456789");
+  auto fd = direct_->OpenDirect(a.ino, false);
+  ASSERT_TRUE(fd.ok());
+  struct stat st {};
+  SetAttrRequest r;
+  r.size = 4;
+  ASSERT_TRUE(ws_->SetAttr(a.ino, r).ok());
+  ASSERT_EQ(::fstat(*fd, &st), 0);
+  EXPECT_EQ(st.st_size, 4);  // at once: the kernel reads the data file to its end
+  r.size = 100;
+  ASSERT_TRUE(ws_->SetAttr(a.ino, r).ok());
+  ASSERT_EQ(::fstat(*fd, &st), 0);
+  EXPECT_EQ(st.st_size, 100);
+  direct_->CloseDirect(a.ino, false);
+  EXPECT_EQ(Contents(a.ino), std::string("0123") + std::string(96, '\0'));
+}
+
+// The cut waits for the direct writer: what it writes before it closes is in
+// the commit, however late after the commit was asked for; no new direct
+// writer gets in meanwhile.
+TEST_F(DirectTest, ACutWaitsForDirectWritersAndLetsNoNewOneIn) {
+  Attr a = Make("a", "");
+  Attr other = Make("other", "");
+  auto fd = direct_->OpenDirect(a.ino, true);
+  ASSERT_TRUE(fd.ok());
+  WriteAt(*fd, 0, "before ");
+  Result<CommitOutcome> out = Status::Internal("not run");
+  std::thread commit([&] { out = ws_->Commit(CommitRequest{"cut", "tester", ""}); });
+  // Once the commit waits, a new direct writer is refused (EBUSY).
+  for (;;) {
+    auto probe = direct_->OpenDirect(other.ino, true);
+    if (!probe.ok()) {
+      EXPECT_EQ(probe.status().errno_value(), EBUSY) << probe.status().ToString();
+      break;
+    }
+    direct_->CloseDirect(other.ino, true);
+    std::this_thread::yield();
+  }
+  WriteAt(*fd, 7, "closing");
+  direct_->CloseDirect(a.ino, true);
+  commit.join();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_TRUE(out->commit);
+  EXPECT_EQ(FileOf(*out->commit, "a"), "before closing");
+  // Over with the commit: direct writers are let in again.
+  auto after = direct_->OpenDirect(other.ino, true);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  direct_->CloseDirect(other.ino, true);
+}
+
+TEST_F(DirectTest, AWriterThatStaysOpenFailsTheCommitWithEbusyAndChangesNothing) {
+  Attr a = Make("a", "x");
+  auto fd = direct_->OpenDirect(a.ino, true);
+  ASSERT_TRUE(fd.ok());
+  WriteAt(*fd, 0, "y");
+  auto out = ws_->Commit(CommitRequest{"busy", "tester", ""});
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().errno_value(), EBUSY) << out.status().ToString();
+  direct_->CloseDirect(a.ino, true);
+  auto later = ws_->Commit(CommitRequest{"later", "tester", ""});
+  ASSERT_TRUE(later.ok()) << later.status().ToString();
+  ASSERT_TRUE(later->commit);
+  EXPECT_EQ(FileOf(*later->commit, "a"), "y");
+}
+
+}  // namespace
+}  // namespace strata
