@@ -267,6 +267,10 @@ class Workspace {
   // thread to read while it runs (commit_progress.h).
   virtual Result<CommitOutcome> Commit(const CommitRequest& request, CommitProgress* progress) = 0;
   Result<CommitOutcome> Commit(const CommitRequest& request) { return Commit(request, nullptr); }
+  // How many threads capture the changed files of the next commits and
+  // snapshots; 0 (the default): sized by the machine. Their trees are the
+  // same for any number; only the order of objects in the packs varies.
+  virtual void SetCaptureThreads(size_t /*threads*/) {}
   // The trees the next commit would hold, written to the store and flushed,
   // without a commit object or a branch move. Taken as a commit's cut is (at
   // an operation boundary, costing what changed; only a writer to a file
