@@ -29,9 +29,10 @@ class CommitCaptureTest : public ::testing::Test {
     return ws.ok() ? std::move(ws).value() : nullptr;
   }
   // Directories of small files, a few files of many chunks, an empty file
-  // and a sparse one: the same tree every time it is called.
+  // and a sparse one: the same tree every time it is called (every mtime
+  // set to one moment, since trees record them).
   static std::vector<InodeId> MakeTree(Workspace& ws) {
-    std::vector<InodeId> files;
+    std::vector<InodeId> files, dirs{kRootInode};
     auto file = [&](InodeId dir, const std::string& name, const std::string& data) {
       auto a = ws.MakeNode(dir, name, S_IFREG | 0644, 0, kWho);
       EXPECT_TRUE(a.ok()) << a.status().ToString();
@@ -45,12 +46,17 @@ class CommitCaptureTest : public ::testing::Test {
       auto dir = ws.MakeDirectory(kRootInode, "d" + std::to_string(d), 0755, kWho);
       EXPECT_TRUE(dir.ok());
       if (!dir.ok()) return files;
+      dirs.push_back(dir->ino);
       for (int f = 0; f < 50; f++) file(dir->ino, "f" + std::to_string(f), "small file " + std::to_string(d * 50 + f));
       file(dir->ino, "big", testing::RandomBytes((3 << 20) + d * 1000, 10 + d));
     }
     file(kRootInode, "empty", "");
     file(kRootInode, "sparse", "");
     EXPECT_TRUE(ws.Write(files.back(), 20 << 20, "end").ok());
+    SetAttrRequest then;
+    then.mtime_ns = int64_t{1700000000} * 1000000000;
+    for (const auto& inodes : {files, dirs})
+      for (InodeId ino : inodes) EXPECT_TRUE(ws.SetAttr(ino, then).ok());
     return files;
   }
 
