@@ -215,12 +215,7 @@ Status SqliteWorkspace::Rebase(CommitPlan& plan, const Hash& commit) {
     auto unchanged_since_cut = [&](InodeId ino) REQUIRES(mu_) { return modified_since_cut_.count(ino) == 0; };
     for (auto& [ino, c] : plan.captures) {
       if (!unchanged_since_cut(ino)) continue;
-      STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
-      row.base_len = row.size;
-      row.changed = false;
-      STRATA_RETURN_IF_ERROR(db_->UpdateInode(row));
-      STRATA_RETURN_IF_ERROR(db_->SetBaseChunks(ino, EncodeChunkList(c.chunks)));
-      STRATA_RETURN_IF_ERROR(db_->ClipExtents(ino, 0));
+      STRATA_RETURN_IF_ERROR(db_->SetCaptured(ino, EncodeChunkList(c.chunks)));
       doomed_files_.push_back(ino);  // its bytes are in the store now
     }
     for (auto& [ino, d] : plan.dirs) {

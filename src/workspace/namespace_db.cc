@@ -448,6 +448,15 @@ Status NamespaceDb::SetBaseChunks(InodeId ino, std::string_view base_chunks) {
   return q.Blob(1, base_chunks).Int(2, ino).Run("writing base chunks");
 }
 
+Status NamespaceDb::SetCaptured(InodeId ino, std::string_view base_chunks) {
+  {
+    Query q(*this, "UPDATE inodes SET base_len = size, changed = 0, base_chunks = ? WHERE ino = ?");
+    STRATA_RETURN_IF_ERROR(q.Blob(1, base_chunks).Int(2, ino).Run("writing a captured file"));
+  }
+  Query q(*this, "DELETE FROM extents WHERE ino = ?");
+  return q.Int(1, ino).Run("clipping extents");
+}
+
 Result<std::optional<Hash>> NamespaceDb::GetTreeId(InodeId ino) {
   Query q(*this, "SELECT tree_id FROM inodes WHERE ino = ?");
   q.Int(1, ino);

@@ -174,6 +174,10 @@ class NamespaceDb {
   Status DeleteInode(InodeId ino);
   Result<std::string> GetBaseChunks(InodeId ino);
   Status SetBaseChunks(InodeId ino, std::string_view base_chunks);
+  // A file a commit captured: its bytes are base_chunks now (base_len = size,
+  // not changed) and it has no extents. Two statements for the thousands of
+  // files a commit may rebase.
+  Status SetCaptured(InodeId ino, std::string_view base_chunks);
   Result<std::optional<std::string>> GetOrigin(InodeId ino);
   Result<std::optional<InodeId>> FindByOrigin(std::string_view origin);
   Status ClearOrigin(InodeId ino);  // the inode no longer stands for a base path
