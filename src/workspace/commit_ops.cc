@@ -6,8 +6,8 @@
 //     file, a ReadPlan of its bytes as they are now. Those files are marked
 //     capturing: a writer to one of them waits until it is captured; every
 //     other operation goes on.
-//  2. capture (no lock): each such file is re-chunked around its written
-//     ranges (rechunk.h).
+//  2. capture (no lock, commit_capture.cc): each such file is re-chunked
+//     around its written ranges (rechunk.h), on a few threads.
 //  3. trees (no lock): directories are stored bottom-up; every directory not
 //     written is reused by its id (its base tree, or its tree of the last commit).
 //  4. publish: the commit object, the "committing" record, then the pack made
@@ -35,71 +35,6 @@ double MsSince(std::chrono::steady_clock::time_point start) {
 }
 
 }  // namespace
-
-void SqliteWorkspace::WaitForCapture(InodeId ino) {
-  if (capturing_.count(ino) == 0) return;
-  wanted_.insert(ino);  // captured next, so this writer waits for its file only
-  while (capturing_.count(ino) != 0) capture_cv_.Wait(&mu_);
-}
-
-Status SqliteWorkspace::CaptureFiles(CommitPlan& plan, CommitProgress* progress) {
-  const Chunker chunker = store_.NewChunker();
-  ZeroChunk zero(chunker, [this](std::string_view data) { return store_.ObjectId(ObjectType::kChunk, data); });
-  // A captured file's path, for messages ("inode N" when the cut names it nowhere).
-  auto path_of = [&plan](InodeId ino) {
-    for (const auto& [dir, d] : plan.dirs)
-      for (const auto& e : d.entries)
-        if (e.ino == ino && e.captured)
-          return "'" + (d.path.empty() ? e.entry.name : d.path + "/" + e.entry.name) + "'";
-    return "inode " + std::to_string(ino);
-  };
-  for (;;) {
-    InodeId ino = 0;
-    {
-      MutexLock lock(&mu_);
-      if (capturing_.empty()) return Status::Ok();
-      auto wanted = std::find_if(wanted_.begin(), wanted_.end(), [&](InodeId i) REQUIRES(mu_) { return capturing_.count(i); });
-      ino = wanted != wanted_.end() ? *wanted : *capturing_.begin();
-    }
-    CommitPlan::Capture& c = plan.captures.at(ino);
-    // The bytes its extents name are still those of the cut: writers wait,
-    // and data files are neither removed nor shortened while a capture runs.
-    // (No data file behind extents means they only hold punched zeros.)
-    Status opened = Status::Ok();
-    if (!c.plan.extents.empty()) {
-      auto file = files_.Get(ino, false);
-      if (file.ok()) c.plan.file = *file;
-      opened = file.status();
-    }
-    if (opened.ok() && c.input.size >= chunker.params().max_size) {
-      // Holes in its written ranges are chunked without being read.
-      auto data = files_.DataRanges(ino, 0, c.input.size);
-      if (data.ok()) c.input.holes = Uncovered(c.input.written, *data);
-      opened = data.status();
-    }
-    auto read = [&](uint64_t offset, size_t n, char* out) { return files_.Read(c.plan, offset, n, out); };
-    auto put = [&](std::string_view data) -> Result<Hash> {
-      STRATA_ASSIGN_OR_RETURN(PutResult r, store_.Put(ObjectType::kChunk, data));
-      if (r.stored) plan.stats.objects_written++;
-      return r.id;
-    };
-    uint64_t hashed = 0;
-    Result<std::vector<ChunkRef>> chunks = opened;
-    if (opened.ok()) chunks = Rechunk(chunker, zero, c.input, read, put, &hashed);
-    c.plan.file.reset();  // one descriptor at a time
-    {
-      MutexLock lock(&mu_);
-      capturing_.erase(ino);
-      wanted_.erase(ino);
-    }
-    capture_cv_.NotifyAll();
-    if (!chunks.ok()) return AsEio(chunks.status(), "capturing " + path_of(ino));
-    c.chunks = std::move(*chunks);
-    plan.stats.bytes_hashed += hashed;
-    plan.stats.files_captured++;
-    if (progress != nullptr) progress->FileCaptured(c.input.size);
-  }
-}
 
 Status SqliteWorkspace::WriteTrees(CommitPlan& plan) {
   // Deepest first, so every written subdirectory has its id before its parent.
@@ -130,6 +65,7 @@ void SqliteWorkspace::EndCapture() {
     MutexLock lock(&mu_);
     capturing_.clear();
     wanted_.clear();
+    capture_claimed_.clear();
     capture_active_ = false;
     db_->TrackChanges(nullptr);
   }

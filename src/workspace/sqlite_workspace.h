@@ -46,6 +46,8 @@
 
 namespace strata::workspace_internal {
 
+class ZeroChunk;  // rechunk.h
+
 // User-caused error carrying errno err.
 inline Status Errno(int err, const std::string& what) { return Status::IOError(what, err); }
 // Store or database failure: keeps the message, always EIO.
@@ -75,6 +77,7 @@ class SqliteWorkspace final : public Workspace, public DirectAccess {
   using Workspace::Commit;
   Result<CommitOutcome> Commit(const CommitRequest& request, CommitProgress* progress) override;
   Result<WorkspaceSnapshot> Snapshot() override;
+  void SetCaptureThreads(size_t threads) override { capture_threads_ = threads; }
   Result<ResetOutcome> Reset(const ResetRequest& request) override;
   Result<RebaseOutcome> RebaseOnto(const Hash& commit, const ConflictChoices& choices) override;
 
@@ -155,6 +158,13 @@ class SqliteWorkspace final : public Workspace, public DirectAccess {
   Status TakeCut(CommitPlan& plan) REQUIRES(mu_);
   // Counts each file captured in progress, if any.
   Status CaptureFiles(CommitPlan& plan, CommitProgress* progress = nullptr) EXCLUDES(mu_);  // takes mu_ between files
+  // The parts of CaptureFiles (commit_capture.cc): one thread's loop over the
+  // files, the next file for it, one file's capture, and a file's path for messages.
+  struct CaptureRun;
+  void CaptureLoop(CaptureRun& run) EXCLUDES(mu_);
+  InodeId ClaimCapture() REQUIRES(mu_);
+  Status CaptureFile(InodeId ino, CaptureRun& run, const Chunker& chunker, ZeroChunk& zero) EXCLUDES(mu_);
+  static std::string CapturedPath(const CommitPlan& plan, InodeId ino);
   Status WriteTrees(CommitPlan& plan) EXCLUDES(mu_);    // no lock
   Status Rebase(CommitPlan& plan, const Hash& commit) EXCLUDES(mu_);  // takes mu_
   void EndCapture() EXCLUDES(mu_);  // an aborted commit lets writers go
@@ -297,11 +307,13 @@ class SqliteWorkspace final : public Workspace, public DirectAccess {
   WorkspaceCounters counters_ GUARDED_BY(mu_);  // commits, syncs, loads
   std::atomic<uint64_t> bytes_read_{0}, bytes_written_{0};
   // A commit's capture: the files not captured yet, those a writer waits for,
-  // and every inode changed since the cut. capture_active_ is written under
+  // those a capture thread is on, and every inode changed since the cut. capture_active_ is written under
   // mu_ and atomic only for WritesMayWait, which reads it without.
   std::atomic<bool> capture_active_{false};
   std::unordered_set<InodeId> capturing_ GUARDED_BY(mu_);
   std::unordered_set<InodeId> wanted_ GUARDED_BY(mu_);
+  std::unordered_set<InodeId> capture_claimed_ GUARDED_BY(mu_);  // in capturing_, a thread on each
+  std::atomic<size_t> capture_threads_{1};  // SetCaptureThreads
   std::unordered_set<InodeId> modified_since_cut_ GUARDED_BY(mu_);
   // Files open for direct access (OpenDirect): their data file, how many
   // opens read and write it, and what the data file looked like when the

@@ -271,6 +271,12 @@ class Workspace {
   // thread to read while it runs (commit_progress.h).
   virtual Result<CommitOutcome> Commit(const CommitRequest& request, CommitProgress* progress) = 0;
   Result<CommitOutcome> Commit(const CommitRequest& request) { return Commit(request, nullptr); }
+  // How many threads capture the changed files of the next commits and
+  // snapshots; 0: sized by the machine; 1 by default, because two threads
+  // measured slower than one on many small files already in the page cache
+  // (docs/bench-journal/2026-12-03-commit-capture-threads.md). Their trees
+  // are the same for any number; only the order of objects in the packs varies.
+  virtual void SetCaptureThreads(size_t /*threads*/) {}
   // The trees the next commit would hold, written to the store and flushed,
   // without a commit object or a branch move. Taken as a commit's cut is (at
   // an operation boundary, costing what changed; only a writer to a file
