@@ -94,7 +94,8 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
                {"workspace_counters", control::ToJson(ws)},
                {"request_loop", control::ToJson(counters->request_loop)},
                {"transport", counters->transport},
-               {"passthrough", control::ToJson(counters->passthrough)}});
+               {"passthrough", control::ToJson(counters->passthrough)},
+               {"fuse_requests", control::ToJson(counters->fuse_requests)}});
     return kExitOk;
   }
   fmt::print("workspace {} at {} (daemon {}), {} changed paths\n", found->first, mountpoint, found->second.pid,
@@ -104,6 +105,9 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
     fmt::print("committing  {}: {} of {} files, {} of {}\n", CommitPhaseName(commit->phase), commit->files_done,
                commit->files_total, HumanBytes(commit->bytes_done), HumanBytes(commit->bytes_total));
   fmt::print("transport   {}\n", counters->transport);
+  if (counters->transport != "libfuse")
+    fmt::print("requests    {} over io_uring, {} read from /dev/fuse\n", counters->fuse_requests.over_io_uring,
+               counters->fuse_requests.read_from_dev_fuse);
   const control::PassthroughCounters& pt = counters->passthrough;
   if (pt.on)
     fmt::print("passthrough on: {} opens served by the kernel ({} for writing), {} through the daemon (not "

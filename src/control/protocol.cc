@@ -175,6 +175,9 @@ StatsReply ReadStats(FieldReader& r) {
   s.passthrough = {pt.Bool("on"), pt.Unsigned("opens"), pt.Unsigned("write_opens"), pt.Unsigned("declined"),
                    pt.Unsigned("held")};
   pt.Finish();
+  FieldReader fr = r.Object("fuse_requests");
+  s.fuse_requests = {fr.Unsigned("over_io_uring"), fr.Unsigned("read_from_dev_fuse")};
+  fr.Finish();
   return s;
 }
 
@@ -358,6 +361,10 @@ Json ToJson(const PassthroughCounters& p) {
   return {{"on", p.on}, {"opens", p.opens}, {"write_opens", p.write_opens}, {"declined", p.declined}, {"held", p.held}};
 }
 
+Json ToJson(const FuseRequestCounters& f) {
+  return {{"over_io_uring", f.over_io_uring}, {"read_from_dev_fuse", f.read_from_dev_fuse}};
+}
+
 std::string EncodeRequest(const DaemonRequest& request) {
   Json j{{"op", kOpNames[request.index()]}};
   if (const auto* c = std::get_if<CommitRequest>(&request)) {
@@ -425,7 +432,8 @@ std::string EncodeReply(const Result<DaemonReply>& reply) {
                   {"workspace", ToJson(r.workspace)},
                   {"request_loop", ToJson(r.request_loop)},
                   {"transport", r.transport},
-                  {"passthrough", ToJson(r.passthrough)}};
+                  {"passthrough", ToJson(r.passthrough)},
+                  {"fuse_requests", ToJson(r.fuse_requests)}};
         } else {
           return ToJson(r);
         }

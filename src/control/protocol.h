@@ -79,12 +79,18 @@ struct PassthroughCounters {
   bool on = false;
   uint64_t opens = 0, write_opens = 0, declined = 0, held = 0;
 };
+// How the kernel's requests reached a strata transport: over FUSE over
+// io_uring, or read from /dev/fuse (all zero on the libfuse transport).
+struct FuseRequestCounters {
+  uint64_t over_io_uring = 0, read_from_dev_fuse = 0;
+};
 struct StatsReply {
   std::vector<OperationCounters> operations;  // the operations served at least once
   WorkspaceCounters workspace;
   RequestLoopCounters request_loop;
   std::string transport;  // how the kernel's requests reach the daemon: "libfuse", "strata", "strata (io_uring)", ... (fs/transport.h)
   PassthroughCounters passthrough;
+  FuseRequestCounters fuse_requests;
 };
 using CommitReply = CommitOutcome;
 using SnapshotReply = WorkspaceSnapshot;
@@ -149,5 +155,6 @@ nlohmann::ordered_json ToJson(const std::vector<OperationCounters>& operations);
 nlohmann::ordered_json ToJson(const WorkspaceCounters& workspace);
 nlohmann::ordered_json ToJson(const RequestLoopCounters& loop);
 nlohmann::ordered_json ToJson(const PassthroughCounters& passthrough);
+nlohmann::ordered_json ToJson(const FuseRequestCounters& requests);
 
 }  // namespace strata::control

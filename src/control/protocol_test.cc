@@ -121,6 +121,7 @@ StatsReply SomeStats() {
   s.workspace.read_path.store.backend = {{"cache_misses", 2}, {"fetched_bytes", 100}};
   s.request_loop = {10, 11, 12, 13};
   s.transport = "strata";
+  s.fuse_requests = {21, 3};
   return s;
 }
 
@@ -137,6 +138,8 @@ TEST(ProtocolTest, EveryReplySurvivesItsEncoding) {
   EXPECT_EQ(s.workspace.read_path.store.backend, stats.workspace.read_path.store.backend);
   EXPECT_EQ(s.request_loop.sleeps, 13u);
   EXPECT_EQ(s.transport, "strata");
+  EXPECT_EQ(s.fuse_requests.over_io_uring, 21u);
+  EXPECT_EQ(s.fuse_requests.read_from_dev_fuse, 3u);
 
   CommitReply commit{kId, "main", {}};
   commit.stats.bytes_hashed = 5;

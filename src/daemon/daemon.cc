@@ -40,6 +40,7 @@ control::StatsReply StatsOf(const FuseServer& server, Workspace& ws) {
   reply.transport = served.transport;
   reply.passthrough = {served.passthrough.on, served.passthrough.opens, served.passthrough.write_opens,
                        served.passthrough.declined, served.passthrough.held};
+  reply.fuse_requests = {served.ring_requests, served.device_requests};
   return reply;
 }
 

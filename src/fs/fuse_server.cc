@@ -60,6 +60,9 @@ ServedCounters FuseServer::Counters() const {
   const fs::PassthroughCounters& p = state_->passthrough;
   c.passthrough = {p.on.load(), p.opens.load(std::memory_order_relaxed), p.write_opens.load(std::memory_order_relaxed),
                    p.declined.load(std::memory_order_relaxed), p.held.load(std::memory_order_relaxed)};
+  const fs::Transport::RequestPaths paths = state_->transport->Paths();
+  c.ring_requests = paths.over_ring;
+  c.device_requests = paths.read_from_device;
   return c;
 }
 

@@ -98,6 +98,8 @@ struct ServedCounters {
     bool on = false;
     uint64_t opens = 0, write_opens = 0, declined = 0, held = 0;
   } passthrough;
+  // Requests served over io_uring and read from /dev/fuse (strata transports only).
+  uint64_t ring_requests = 0, device_requests = 0;
 };
 
 class FuseServer {

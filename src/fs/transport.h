@@ -35,6 +35,12 @@ class Transport : public KernelNotifier {
   // (io_uring)" and "strata (classic; io_uring not offered)" for a mount
   // that asked for io_uring.
   virtual std::string Name() const = 0;
+  // How many requests came over FUSE over io_uring and how many were read
+  // from /dev/fuse (strata's transports; zero on libfuse, which does not count them).
+  struct RequestPaths {
+    uint64_t over_ring = 0, read_from_device = 0;
+  };
+  virtual RequestPaths Paths() const { return {}; }
 };
 
 // What a transport serves with. REQUIRES: all outlive the transport.

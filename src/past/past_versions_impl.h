@@ -115,6 +115,10 @@ class PastVersionsWorkspace final : public PastVersions, public DirectAccess {
     if (DirectAccess* inner = DirectAccessOf(inner_); inner != nullptr && !past_internal::IsPast(ino))
       inner->CloseDirect(ino, write);
   }
+  // The workspace's own files keep their numbers and names under this view.
+  void SetWriteHold(DirectWriteHold* hold) override {
+    if (DirectAccess* inner = DirectAccessOf(inner_); inner != nullptr) inner->SetWriteHold(hold);
+  }
 
   StaleCaches CachedBranch(const std::string& name) override;
 

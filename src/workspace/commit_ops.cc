@@ -86,6 +86,8 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request, Comm
   STRATA_ASSIGN_OR_RETURN(Store::WriteSession session, store_.BeginWrite());
   CommitPlan plan;
   CommitOutcome outcome;
+  // Before the lock below: released without it (direct_access.h).
+  HeldDirectWrites held;
   auto start = std::chrono::steady_clock::now();
   {
     MutexLock lock(&mu_);
@@ -106,9 +108,9 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request, Comm
       return Errno(ENOSPC, "no space left for a commit: the disk is nearly full (the last " +
                                std::to_string(SpaceReserve::kBytes >> 20) +
                                " MiB are kept for the workspace's database); delete files first");
-    // The kernel's writes straight to a data file cannot be held off at a
-    // cut: it waits until there are none (direct_ops.cc). mu_ is let go meanwhile.
-    STRATA_RETURN_IF_ERROR(WaitForDirectWriters());
+    // The kernel's writes straight to a data file are held off from the cut
+    // until the capture ends (direct_ops.cc). mu_ is let go meanwhile.
+    STRATA_RETURN_IF_ERROR(HoldDirectWriters(&held));
     if (capture_active_) return Errno(EBUSY, "another commit of this workspace is running");
     plan.parent = info_.base;
     outcome.branch = plan.branch;
@@ -128,6 +130,7 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request, Comm
   start = std::chrono::steady_clock::now();
   progress.Enter(CommitPhase::kCapture);
   Status s = CaptureFiles(plan, &progress);
+  held.Release();  // every file is captured: the kernel's held writes go on
   plan.stats.capture_ms = MsSince(start);
   start = std::chrono::steady_clock::now();
   progress.Enter(CommitPhase::kTrees);

@@ -10,11 +10,14 @@
 // from the data file and counts all of it as written (the writes never reach
 // Workspace::Write), and at the last CloseDirect(write) records them for good.
 //
-// The cut of a commit or a rebase waits until no direct writer is left, for at most
-// kDirectWriterWait (then it fails with EBUSY naming how many), and from the
-// moment it starts waiting until its capture ends, OpenDirect(write) fails
-// with EBUSY: writes then reach Workspace::Write and wait for the capture as
-// usual.
+// From the moment the cut of a commit or a rebase is asked for until its
+// capture ends, OpenDirect(write) fails with EBUSY: writes then reach
+// Workspace::Write and wait for the capture as usual. Direct writers already
+// open cannot be taken back from the kernel: the cut has the DirectWriteHold
+// (set by the transport) hold their writes off until the files are captured,
+// and waits, for at most kDirectWriterWait, only for those it could not hold
+// (then it fails with EBUSY naming how many). Without a hold it waits for
+// every direct writer to close.
 //
 // Errors: Unsupported when the file is not eligible (base bytes, not a
 // regular file), EBUSY as above.
@@ -23,11 +26,50 @@
 #pragma once
 
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include "util/status.h"
 #include "workspace/workspace.h"
 
 namespace strata {
+
+// Holds the kernel's writes to files open for direct access off, while a cut
+// is taken and the files are captured (the transport's: fs/passthrough_hold.h).
+class DirectWriteHold {
+ public:
+  struct File {
+    InodeId ino = 0;
+    std::string path;  // one of its names, from the workspace's root
+  };
+  virtual ~DirectWriteHold() = default;
+  // Holds writes to these files off until Release; returns those it holds,
+  // not the others it could not (too many at once, renamed meanwhile, another
+  // cut holding). When it returns some, the caller calls Release once; when
+  // none, there is nothing to release. Blocks for at most about
+  // kDirectWriterWait. REQUIRES: no workspace lock held (the kernel's
+  // requests on these files reach the workspace meanwhile).
+  virtual std::vector<InodeId> Hold(const std::vector<File>& files) = 0;
+  // Lets the writes go on. Same REQUIRES.
+  virtual void Release() = 0;
+};
+
+// What one cut holds: released when it ends, unless released before.
+class HeldDirectWrites {
+ public:
+  HeldDirectWrites() = default;
+  HeldDirectWrites(const HeldDirectWrites&) = delete;
+  HeldDirectWrites& operator=(const HeldDirectWrites&) = delete;
+  ~HeldDirectWrites() { Release(); }
+  void Set(DirectWriteHold* hold) { hold_ = hold; }
+  void Release() {
+    if (hold_ != nullptr) hold_->Release();
+    hold_ = nullptr;
+  }
+
+ private:
+  DirectWriteHold* hold_ = nullptr;
+};
 
 class DirectAccess {
  public:
@@ -35,6 +77,8 @@ class DirectAccess {
   virtual ~DirectAccess() = default;
   virtual Result<int> OpenDirect(InodeId ino, bool write) = 0;
   virtual void CloseDirect(InodeId ino, bool write) = 0;
+  // The hold cuts use from now on (null: none); it must outlive its use.
+  virtual void SetWriteHold(DirectWriteHold* hold) = 0;
 };
 
 // The direct access a workspace offers, or null when it offers none.

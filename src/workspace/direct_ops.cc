@@ -8,9 +8,11 @@
 //    all of the file counts as written. That costs nothing a range would
 //    save: a file eligible for direct access has no base bytes, so its
 //    capture chunks every byte anyway.
-//  - the point-in-time cut: the kernel cannot be held off a backing file, so
-//    a cut waits until no direct writer is left and lets no new one in until
-//    its capture ends (WaitForDirectWriters). Opens meanwhile write through
+//  - the point-in-time cut: a backing file cannot be taken back from an open
+//    file, so a cut lets no new direct writer in until its capture ends, and
+//    has the transport's hold (DirectWriteHold) keep the open ones' writes
+//    off until their files are captured (HoldDirectWriters); it waits only
+//    for writers the hold could not take. Opens meanwhile write through
 //    Write(), which waits for the capture as it always does.
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -19,6 +21,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <unordered_set>
 
 #include "workspace/rechunk.h"
 #include "workspace/sqlite_workspace.h"
@@ -157,21 +161,59 @@ Status SqliteWorkspace::MatchDirectLength(InodeId ino, uint64_t size) {
   return Status::Ok();
 }
 
-Status SqliteWorkspace::WaitForDirectWriters() {
-  auto writers = [this]() REQUIRES(mu_) {
+void SqliteWorkspace::SetWriteHold(DirectWriteHold* hold) {
+  MutexLock lock(&mu_);
+  write_hold_ = hold;
+}
+
+Status SqliteWorkspace::HoldDirectWriters(HeldDirectWrites* held) {
+  direct_writes_held_++;  // no new direct writer from here
+  // One name of each file with direct writers. A file with none (unlinked,
+  // still open) is in no directory of the commit: nothing to wait for.
+  std::vector<DirectWriteHold::File> named;
+  std::map<InodeId, std::string> dir_paths;
+  Status s = Status::Ok();
+  for (const auto& [ino, use] : direct_) {
+    if (use.writers == 0) continue;
+    auto names = db_->NamesOf(ino);
+    if (!names.ok()) s = names.status();
+    if (!s.ok()) break;
+    if (names->empty()) continue;
+    auto dir = PathOfDirectory(names->front().first, dir_paths);
+    if (!dir.ok()) s = dir.status();
+    if (!s.ok()) break;
+    const std::string& name = names->front().second;
+    named.push_back({ino, dir->empty() ? name : *dir + "/" + name});
+  }
+  std::unordered_set<InodeId> holding;
+  if (DirectWriteHold* hold = write_hold_; s.ok() && hold != nullptr && !named.empty()) {
+    // The kernel's requests on these files reach the workspace while the
+    // hold is taken: mu_ is let go meanwhile.
+    mu_.Unlock();
+    std::vector<InodeId> got = hold->Hold(named);
+    mu_.Lock();
+    if (!got.empty()) held->Set(hold);
+    holding.insert(got.begin(), got.end());
+  }
+  auto waiting_for = [&]() REQUIRES(mu_) {
     uint64_t n = 0;
-    for (const auto& [ino, use] : direct_) n += use.writers > 0;
+    for (const DirectWriteHold::File& f : named)
+      if (!holding.count(f.ino))
+        if (auto it = direct_.find(f.ino); it != direct_.end() && it->second.writers > 0) n++;
     return n;
   };
-  direct_writes_held_++;
   const auto deadline = std::chrono::steady_clock::now() + kDirectWriterWait;
-  while (writers() > 0 && direct_cv_.WaitUntil(&mu_, deadline)) {
+  while (s.ok() && waiting_for() > 0 && direct_cv_.WaitUntil(&mu_, deadline)) {
   }
   direct_writes_held_--;
-  if (const uint64_t left = writers(); left > 0)
+  STRATA_RETURN_IF_ERROR(s);
+  if (const uint64_t left = waiting_for(); left > 0)
     return Errno(EBUSY, std::to_string(left) + " file(s) stayed open for writing through FUSE passthrough for " +
                             std::to_string(kDirectWriterWait.count()) +
-                            " s; a commit's cut waits until they are closed (or mount with --passthrough off)");
+                            " s and could not be held for the cut; it waits until they are closed (or mount with "
+                            "--passthrough off)");
+  // What the held writers wrote up to the hold is the files' from here.
+  for (InodeId ino : holding) STRATA_RETURN_IF_ERROR(RefreshDirect(ino));
   return Status::Ok();
 }
 

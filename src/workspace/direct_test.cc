@@ -1,6 +1,7 @@
 // Direct access (Workspace::OpenDirect): writes the workspace never sees,
 // made through the data file's descriptor as the kernel makes them under
-// FUSE passthrough, are what a commit captures, and a cut waits for them.
+// FUSE passthrough, are what a commit captures, and a cut holds them off (or,
+// with no hold, waits for them).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -168,6 +169,84 @@ TEST_F(DirectTest, AWriterThatStaysOpenFailsTheCommitWithEbusyAndChangesNothing)
   ASSERT_TRUE(later.ok()) << later.status().ToString();
   ASSERT_TRUE(later->commit);
   EXPECT_EQ(FileOf(*later->commit, "a"), "y");
+}
+
+// A hold as the transport's (fs/passthrough_hold.h) would be, without a
+// kernel: it says which files it was asked for, and whether a new direct
+// writer got in while it held them.
+class RecordingHold final : public DirectWriteHold {
+ public:
+  explicit RecordingHold(DirectAccess& direct, InodeId probe) : direct_(direct), probe_(probe) {}
+  std::vector<InodeId> Hold(const std::vector<File>& files) override {
+    asked = files;
+    // Called with no workspace lock held: the workspace serves meanwhile,
+    // and refuses new direct writers.
+    auto fd = direct_.OpenDirect(probe_, true);
+    probe_refused = !fd.ok() && fd.status().errno_value() == EBUSY;
+    if (fd.ok()) direct_.CloseDirect(probe_, true);
+    std::vector<InodeId> held;
+    for (const File& f : files) held.push_back(f.ino);
+    return held;
+  }
+  void Release() override { releases++; }
+
+  std::vector<File> asked;
+  bool probe_refused = false;
+  int releases = 0;
+
+ private:
+  DirectAccess& direct_;
+  const InodeId probe_;
+};
+
+// With a hold, a direct writer that stays open does not stop the commit: it
+// holds the bytes written before the cut, the hold is let go once, and what
+// the writer writes afterwards is in the next commit.
+TEST_F(DirectTest, AHeldDirectWriterStaysOpenAcrossTheCommit) {
+  auto dir = ws_->MakeDirectory(kRootInode, "d", 0755, kWho);
+  ASSERT_TRUE(dir.ok());
+  auto a = ws_->MakeNode(dir->ino, "a", S_IFREG | 0644, 0, kWho);
+  ASSERT_TRUE(a.ok());
+  Attr other = Make("other", "");
+  RecordingHold hold(*direct_, other.ino);
+  direct_->SetWriteHold(&hold);
+  auto fd = direct_->OpenDirect(a->ino, true);
+  ASSERT_TRUE(fd.ok());
+  WriteAt(*fd, 0, "before");
+  auto out = ws_->Commit(CommitRequest{"held", "tester", ""});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_TRUE(out->commit);
+  EXPECT_EQ(FileOf(*out->commit, "d/a"), "before");
+  ASSERT_EQ(hold.asked.size(), 1u);
+  EXPECT_EQ(hold.asked[0].ino, a->ino);
+  EXPECT_EQ(hold.asked[0].path, "d/a");
+  EXPECT_TRUE(hold.probe_refused);
+  EXPECT_EQ(hold.releases, 1);
+  WriteAt(*fd, 6, " after");
+  auto next = ws_->Commit(CommitRequest{"next", "tester", ""});
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  ASSERT_TRUE(next->commit);
+  EXPECT_EQ(FileOf(*next->commit, "d/a"), "before after");
+  direct_->CloseDirect(a->ino, true);
+  direct_->SetWriteHold(nullptr);
+}
+
+// A file the hold could not take is waited for as without one; a writer of a
+// file with no name left is in no directory of the commit and not waited for.
+TEST_F(DirectTest, OnlyNamedWritersTheHoldDidNotTakeAreWaitedFor) {
+  Attr gone = Make("gone", "");
+  Attr other = Make("other", "");
+  auto fd = direct_->OpenDirect(gone.ino, true);
+  ASSERT_TRUE(fd.ok());
+  ASSERT_TRUE(ws_->Unlink(kRootInode, "gone").ok());
+  WriteAt(*fd, 0, "unseen");
+  RecordingHold hold(*direct_, other.ino);
+  direct_->SetWriteHold(&hold);
+  auto out = ws_->Commit(CommitRequest{"unlinked writer", "tester", ""});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(hold.asked.empty());
+  direct_->CloseDirect(gone.ino, true);
+  direct_->SetWriteHold(nullptr);
 }
 
 }  // namespace

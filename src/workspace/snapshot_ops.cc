@@ -24,6 +24,7 @@ double MsSince(std::chrono::steady_clock::time_point start) {
 
 Result<WorkspaceSnapshot> SqliteWorkspace::BuildSnapshot(CommitPlan& plan, bool exact) {
   WorkspaceSnapshot snap;
+  HeldDirectWrites held;  // before the lock: released without it (direct_access.h)
   auto start = std::chrono::steady_clock::now();
   {
     MutexLock lock(&mu_);
@@ -33,7 +34,7 @@ Result<WorkspaceSnapshot> SqliteWorkspace::BuildSnapshot(CommitPlan& plan, bool 
     // fails. Active even with nothing to capture: the caller may want to
     // know what changes from here on (RebaseOnto).
     capture_active_ = true;
-    if (exact) STRATA_RETURN_IF_ERROR(WaitForDirectWriters());  // as Commit does
+    if (exact) STRATA_RETURN_IF_ERROR(HoldDirectWriters(&held));  // as Commit does
     plan.parent = info_.base;
     STRATA_RETURN_IF_ERROR(TakeCut(plan));
     for (const auto& [ino, c] : plan.captures) capturing_.insert(ino);
@@ -44,6 +45,7 @@ Result<WorkspaceSnapshot> SqliteWorkspace::BuildSnapshot(CommitPlan& plan, bool 
   plan.stats.cut_ms = MsSince(start);
   start = std::chrono::steady_clock::now();
   STRATA_RETURN_IF_ERROR(CaptureFiles(plan));
+  held.Release();
   plan.stats.capture_ms = MsSince(start);
   start = std::chrono::steady_clock::now();
   STRATA_RETURN_IF_ERROR(WriteTrees(plan));

@@ -123,6 +123,7 @@ class SqliteWorkspace final : public Workspace, public DirectAccess {
   std::vector<InodeId> HeldFiles() override;
   Result<int> OpenDirect(InodeId ino, bool write) override;
   void CloseDirect(InodeId ino, bool write) override;
+  void SetWriteHold(DirectWriteHold* hold) override;
 
  private:
   // ---- group commit (workspace.cc)
@@ -213,9 +214,11 @@ class SqliteWorkspace final : public Workspace, public DirectAccess {
   void WaitForCapture(InodeId ino) REQUIRES(mu_);
 
   // ---- direct access (direct_ops.cc)
-  // Before a cut: waits (mu_ released meanwhile) until no direct writer is
-  // left, refusing new ones meanwhile; EBUSY after kDirectWriterWait.
-  Status WaitForDirectWriters() REQUIRES(mu_);
+  // Before a cut: refuses new direct writers, has the write hold (if any)
+  // hold the open ones off (*held releases them), and waits until no other
+  // one of a file with a name is left; EBUSY after kDirectWriterWait. mu_ is
+  // released meanwhile. The held files' sizes and mtimes are the inodes' on return.
+  Status HoldDirectWriters(HeldDirectWrites* held) REQUIRES(mu_);
   // When the kernel may have written ino's data file since it was last
   // looked at: its size and mtime become the inode's, and all of it counts
   // as written. Inode() calls it, so every operation sees the file as the
@@ -326,6 +329,7 @@ class SqliteWorkspace final : public Workspace, public DirectAccess {
   };
   std::unordered_map<InodeId, DirectUse> direct_ GUARDED_BY(mu_);
   uint32_t direct_writes_held_ GUARDED_BY(mu_) = 0;  // cuts waiting for direct writers to close
+  DirectWriteHold* write_hold_ GUARDED_BY(mu_) = nullptr;  // SetWriteHold
   CondVar direct_cv_;  // a direct writer closed
   CondVar capture_cv_;  // a file was captured
   CondVar commit_cv_;  // a batch was opened, or stopping_

@@ -196,6 +196,20 @@ json_true() {
   fi
 }
 
+# expect_transport MOUNTPOINT: the mount's stats name the transport
+# $STRATA_FUSE_TRANSPORT asks for (libfuse when unset; strata-uring over
+# io_uring when the kernel's switch is on), so that a test run for a
+# transport is surely served by it.
+expect_transport() {
+  local want=${STRATA_FUSE_TRANSPORT:-libfuse}
+  if [[ $want == strata-uring ]]; then
+    want="strata (classic; io_uring not offered)"
+    [[ $(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null) == Y ]] && want="strata (io_uring)"
+  fi
+  expect_ok strata stats --json "$1"
+  json_true "d['transport'] == '$want'"
+}
+
 # commit_of_output [FILE]: the id from a human import output's first line,
 # which must read "commit <64 hex>".
 commit_of_output() {

@@ -9,6 +9,7 @@ use_mountpoint
 mkdir -p "$WORK/plain"
 expect_ok "$STRATA_BIN" init "$STORE"
 expect_ok strata mount --new --name random "$MP"
+expect_transport "$MP"
 
 python3 - "$MP" "$WORK/plain" <<'PY' || fail "the random sequence failed (see above)"
 import errno, os, random, stat, sys

@@ -42,6 +42,10 @@ cmp -s "$WORK/big" "$MP/d/e/big" || fail "a 3 MB file read back differently"
 expect_ok strata stats --json "$MP"
 # Writes of files with local bytes only go straight to the data files (passthrough).
 json_true 'd["operations"].get("write", {"count": 0})["count"] + d["passthrough"]["write_opens"] > 0 and d["operations"]["readdirplus"]["count"] + d["operations"].get("readdir", {"count": 0})["count"] > 0'
+# The classic loop read every request from /dev/fuse; none came over a ring.
+json_true 'd["fuse_requests"]["over_io_uring"] == 0 and d["fuse_requests"]["read_from_dev_fuse"] > 10'
+expect_ok strata stats "$MP"
+expect_output_matches '^requests +0 over io_uring, [0-9]+ read from /dev/fuse$'
 expect_ok strata commit --branch main -m "through the strata transport" "$MP"
 expect_ok strata umount "$MP"
 grep -q " $MP " /proc/mounts && fail "still mounted after umount"
@@ -50,6 +54,7 @@ step "the default is libfuse; the environment selects strata"
 expect_ok strata mount --workspace w "$MP"
 expect_ok strata stats --json "$MP"
 json_true 'd["transport"] == "libfuse"'
+json_true 'd["fuse_requests"] == {"over_io_uring": 0, "read_from_dev_fuse": 0}'
 cmp -s "$WORK/big" "$MP/d/e/big" || fail "the file written through the strata transport reads differently through libfuse"
 expect_ok strata umount "$MP"
 STRATA_FUSE_TRANSPORT=strata expect_ok strata mount --read-only main "$MP"
@@ -72,4 +77,14 @@ expect_output_matches "^transport +${expected//[()]/.}\$"
 cmp -s "$WORK/big" "$MP/d/e/big" || fail "the file reads differently on strata-uring"
 printf 'again\n' > "$MP/d/c.txt"
 [[ $(cat "$MP/d/c.txt") == again ]] || fail "read back wrong bytes on strata-uring"
+expect_ok strata stats --json "$MP"
+if [[ $expected == "strata (io_uring)" ]]; then
+  # Over the ring: the lookups, reads and the write above; /dev/fuse carried
+  # only what never goes over it (INIT, and perhaps FORGET or INTERRUPT).
+  json_true 'd["fuse_requests"]["over_io_uring"] > 10 and d["fuse_requests"]["read_from_dev_fuse"] < d["fuse_requests"]["over_io_uring"]'
+  expect_ok strata stats "$MP"
+  expect_output_matches '^requests +[1-9][0-9]* over io_uring, [0-9]+ read from /dev/fuse$'
+else
+  json_true 'd["fuse_requests"]["over_io_uring"] == 0 and d["fuse_requests"]["read_from_dev_fuse"] > 10'
+fi
 expect_ok strata umount "$MP"

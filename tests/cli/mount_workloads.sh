@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Real programs on a mounted workspace: stress-ng filesystem stressors, git,
 # and untar of a source tree compared with the same tree untarred on disk.
+# On the transport $STRATA_FUSE_TRANSPORT names (libfuse when unset).
 source "$(dirname "$0")/lib.sh"
 use_mountpoint
 command -v stress-ng >/dev/null || fail "stress-ng is not installed (scripts/install-deps.sh installs it)"
@@ -8,6 +9,7 @@ command -v git >/dev/null || fail "git is not installed (scripts/install-deps.sh
 
 expect_ok "$STRATA_BIN" init "$STORE"
 expect_ok strata mount --new --name work "$MP"
+expect_transport "$MP"
 
 for stressor in dir rename link hdd xattr mmap fallocate; do
   step "stress-ng --$stressor"

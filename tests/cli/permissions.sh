@@ -240,6 +240,7 @@ step "permission checks through a mount made by root, against a native directory
 NATIVE="$WORK/native"
 mkdir -m 0755 "$NATIVE"
 expect_ok strata mount --new --name perms "$MP"
+expect_transport "$MP"
 chmod 0755 "$MP"
 perm_sequence "$NATIVE" >"$WORK/seq.native" 2>&1 || fail "the sequence failed on the native directory"
 perm_sequence "$MP" >"$WORK/seq.mount" 2>&1 || fail "the sequence failed on the mount"

@@ -32,6 +32,7 @@ for i in $(seq 50); do printf 'base %s\n' "$i" >"$WORK/base/b$i"; done
 expect_ok "$STRATA_BIN" init "$STORE"
 import_dir "$WORK/base" main >/dev/null
 expect_ok strata mount --branch main --name crash "$MP"
+expect_transport "$MP"  # $STRATA_FUSE_TRANSPORT's, libfuse when unset
 
 # The workload of one iteration: writes files (fsync, then logs "ok NAME
 # SHA"), sometimes renames or deletes an earlier file of its own (logging the

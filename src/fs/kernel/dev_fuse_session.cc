@@ -271,6 +271,7 @@ Status DevFuseSession::Run(RequestHandler& handler) {
       return Status::IOError("reading /dev/fuse", err);
     }
     std::span<const uint8_t> bytes(buffer.data(), static_cast<size_t>(n));
+    device_requests_.fetch_add(1, std::memory_order_relaxed);
     // Another thread's Run may have answered INIT.
     if (decode_options.minor == 0) {
       if (auto agreed = settings()) decode_options = agreed->decode_options();

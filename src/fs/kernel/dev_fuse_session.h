@@ -95,6 +95,9 @@ class DevFuseSession {
   bool serving_over_uring() const;
   // How many requests the ring entries have served.
   uint64_t requests_over_uring() const { return uring_requests_.load(std::memory_order_relaxed); }
+  // How many requests the classic loops read from /dev/fuse (INIT,
+  // INTERRUPT and FORGET included, which never travel over the ring).
+  uint64_t requests_read() const { return device_requests_.load(std::memory_order_relaxed); }
 
   // Detaches the mount; Run then returns.
   Status Unmount();
@@ -154,6 +157,7 @@ class DevFuseSession {
   std::vector<std::unique_ptr<UringEntry>> uring_entries_;  // made by Mount, before any thread runs
   std::atomic<bool> uring_refused_{false};
   std::atomic<uint64_t> uring_requests_{0};
+  std::atomic<uint64_t> device_requests_{0};
   bool via_fusermount_;
   std::atomic<bool> mounted_{true};
 };

@@ -39,6 +39,7 @@
 #include "fs/kernel_bridge/kernel_call.h"
 #include "fs/kernel_bridge/request_dispatch.h"
 #include "fs/passthrough.h"
+#include "fs/passthrough_hold.h"
 #include "fs/transport.h"
 
 namespace strata::fs {
@@ -109,6 +110,8 @@ class StrataTransport final : public Transport, private kernel::RequestHandler, 
     return session_->serving_over_uring() ? "strata (io_uring)" : "strata (classic; io_uring not offered)";
   }
 
+  RequestPaths Paths() const override { return {session_->requests_over_uring(), session_->requests_read()}; }
+
   int InvalInode(uint64_t ino, int64_t off, int64_t len) override {
     return ErrnoOf(session_->Notify(kernel::NotifyInvalInode(ino, off, len)));
   }
@@ -157,12 +160,36 @@ class StrataTransport final : public Transport, private kernel::RequestHandler, 
         passthrough_ = std::make_unique<PassthroughFiles>(*direct, static_cast<BackingFiles&>(*this), this,
                                                           *parts_.passthrough);
         parts_.passthrough->on.store(true);
+        hold_ = std::make_unique<PassthroughHold>(mountpoint_, HoldsPerCpu());
+        direct->SetWriteHold(hold_.get());
       }
     });
   }
 
+  // Each file a cut holds keeps a request thread (or a ring entry of its
+  // CPU's queue) waiting: one per CPU is left for everything else, and one
+  // more reader on the classic loop.
+  unsigned HoldsPerCpu() const {
+    const auto possible = kernel::PossibleCpus();
+    const unsigned cpus = possible.ok() ? std::max(1u, *possible) : 1u;
+    if (session_->serving_over_uring()) {
+      const size_t per_queue = session_->uring_entries() / cpus;
+      return per_queue > 1 ? static_cast<unsigned>(per_queue - 1) : 0;
+    }
+    const unsigned readers = ReaderCount();
+    return readers > cpus + 1 ? (readers - cpus - 1) / cpus : 0;
+  }
+  unsigned ReaderCount() const {
+    // With io_uring entries, the readers carry only what the kernel never
+    // sends over the ring unless INIT turns it down; two are plenty then.
+    return session_->uring_entries() > 0 ? 2u : std::max(2u, parts_.context->options.max_threads);
+  }
+
   kernel::Message Handle(const kernel::Request& request, const kernel::InterruptTracker&) override {
     NoteInit();
+    // A cut's own FSYNC, held until the cut's files are captured.
+    if (hold_ != nullptr && hold_->Intercept(request.header.opcode, request.header.pid, request.header.nodeid))
+      return kernel::EmptyReply(request.header.unique);
     InFlightScope serving(parts_.in_flight);
     KernelCall call(*parts_.context, *session_, request.header, UmaskOf(request));
     NoteOpens(request, call);
@@ -191,6 +218,7 @@ class StrataTransport final : public Transport, private kernel::RequestHandler, 
   int connection_ = -1;  // the kernel's number for this connection (the mount's device minor)
   std::once_flag init_seen_;
   std::unique_ptr<PassthroughFiles> passthrough_;  // set at INIT when agreed
+  std::unique_ptr<PassthroughHold> hold_;          // with passthrough_
 };
 
 Status StrataTransport::Run(const std::function<void()>& before_unmount) {
@@ -207,10 +235,8 @@ Status StrataTransport::Run(const std::function<void()>& before_unmount) {
   }
   // Blocked before the readers start, so that they inherit the mask.
   pthread_sigmask(SIG_BLOCK, &stop_signals, &previous);
-  // With io_uring entries, the readers carry only what the kernel never
-  // sends over the ring unless INIT turns it down; two are plenty then.
   const size_t entries = session_->uring_entries();
-  const unsigned readers = entries > 0 ? 2u : std::max(2u, parts_.context->options.max_threads);
+  const unsigned readers = ReaderCount();
   std::atomic<unsigned> running{readers};
   std::atomic<size_t> serving_entries{entries};
   std::vector<Status> ended(readers + entries);
@@ -252,6 +278,8 @@ Status StrataTransport::Run(const std::function<void()>& before_unmount) {
     AbortConnection();
   }
   for (std::thread& t : threads) t.join();
+  // No cut may reach the hold from here (the workspace outlives this).
+  if (hold_ != nullptr) DirectAccessOf(*parts_.context->ws)->SetWriteHold(nullptr);
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   for (int i = 0; i < 3; i++) ::sigaction(kStopSignals[i], &before[i], nullptr);
   for (const Status& s : ended) STRATA_RETURN_IF_ERROR(s);
