@@ -136,6 +136,14 @@ Result<size_t> SqliteWorkspace::Write(InodeId ino, uint64_t offset, std::string_
 }
 
 Status SqliteWorkspace::Sync(InodeId ino) {
+  {
+    // What the kernel wrote straight to the data file (passthrough) reached
+    // no Write(): its size and extents are recorded here, or a daemon killed
+    // after this fsync returned would come back with the file as it was
+    // before those writes (its data file cut to the recorded size).
+    MutexLock lock(&mu_);
+    STRATA_RETURN_IF_ERROR(RefreshDirect(ino));
+  }
   // Data first: once the WAL is durable, its extents must point at durable bytes.
   STRATA_RETURN_IF_ERROR(files_.Sync(ino));
   {
