@@ -12,7 +12,7 @@
 // close of the file waits in the kernel, reads go on.
 //
 // Each held file keeps one of the daemon's request threads (or io_uring
-// entries) busy, so the hold takes at most `limit` files per CPU queue: its
+// entries) busy, so the hold takes at most limit_per_cpu files per CPU queue: its
 // threads are each bound to one CPU, in turn, because the kernel puts a
 // request on the ring queue of the CPU its caller runs on.
 //
