@@ -115,6 +115,9 @@ class PastVersionsWorkspace final : public PastVersions, public DirectAccess {
     if (DirectAccess* inner = DirectAccessOf(inner_); inner != nullptr && !past_internal::IsPast(ino))
       inner->CloseDirect(ino, write);
   }
+  void FollowDataFileAtime() override {
+    if (DirectAccess* inner = DirectAccessOf(inner_); inner != nullptr) inner->FollowDataFileAtime();
+  }
 
   StaleCaches CachedBranch(const std::string& name) override;
 
