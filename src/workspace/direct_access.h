@@ -19,13 +19,12 @@
 // Errors: Unsupported when the file is not eligible (base bytes, not a
 // regular file), EBUSY as above.
 //
-// Access times: the kernel's reads of a data file move its atime by the rule
-// of the filesystem holding it, and the kernel marks the file's cached atime
-// stale after a read only when the data file's atime differs from it. With
-// FollowDataFileAtime (a relatime or strictatime mount) a data file handed
-// out is given the inode's atime, and the inode takes the data file's atime
-// whenever a read moved it: stat shows the read, and costs a GETATTR only
-// when atime moved. Without it (noatime) reads leave the inode's atime alone.
+// Access times: the kernel's reads of a data file never reach the daemon;
+// they move the data file's atime, by the rule of the filesystem holding it.
+// With FollowDataFileAtime (a relatime or strictatime mount) a data file
+// handed out is given the inode's atime when they differ, and the inode
+// takes the data file's atime whenever a read moved it, so that stat shows
+// passthrough reads. Without it (noatime) reads leave the inode's atime alone.
 //
 // Thread-safety: as Workspace.
 #pragma once

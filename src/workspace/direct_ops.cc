@@ -8,10 +8,10 @@
 //    all of the file counts as written. That costs nothing a range would
 //    save: a file eligible for direct access has no base bytes, so its
 //    capture chunks every byte anyway.
-//  - atime, when it follows the data file (FollowDataFileAtime): the kernel
-//    drops its cached atime after a read only when the data file's atime
-//    differs from it, so a data file handed out gets the inode's atime, and
-//    the inode takes the data file's whenever a read moved it (RefreshDirect).
+//  - atime, when it follows the data file (FollowDataFileAtime): the
+//    kernel's reads move only the data file's, so a data file handed out
+//    gets the inode's atime, and the inode takes the data file's whenever a
+//    read moved it (RefreshDirect).
 //  - the point-in-time cut: the kernel cannot be held off a backing file, so
 //    a cut waits until no direct writer is left and lets no new one in until
 //    its capture ends (WaitForDirectWriters). Opens meanwhile write through
