@@ -119,6 +119,9 @@ class PastVersionsWorkspace final : public PastVersions, public DirectAccess {
   void SetWriteHold(DirectWriteHold* hold) override {
     if (DirectAccess* inner = DirectAccessOf(inner_); inner != nullptr) inner->SetWriteHold(hold);
   }
+  void FollowDataFileAtime() override {
+    if (DirectAccess* inner = DirectAccessOf(inner_); inner != nullptr) inner->FollowDataFileAtime();
+  }
 
   StaleCaches CachedBranch(const std::string& name) override;
 

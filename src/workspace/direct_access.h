@@ -22,6 +22,13 @@
 // Errors: Unsupported when the file is not eligible (base bytes, not a
 // regular file), EBUSY as above.
 //
+// Access times: the kernel's reads of a data file never reach the daemon;
+// they move the data file's atime, by the rule of the filesystem holding it.
+// With FollowDataFileAtime (a relatime or strictatime mount) a data file
+// handed out is given the inode's atime when they differ, and the inode
+// takes the data file's atime whenever a read moved it, so that stat shows
+// passthrough reads. Without it (noatime) reads leave the inode's atime alone.
+//
 // Thread-safety: as Workspace.
 #pragma once
 
@@ -79,6 +86,7 @@ class DirectAccess {
   virtual void CloseDirect(InodeId ino, bool write) = 0;
   // The hold cuts use from now on (null: none); it must outlive its use.
   virtual void SetWriteHold(DirectWriteHold* hold) = 0;
+  virtual void FollowDataFileAtime() = 0;
 };
 
 // The direct access a workspace offers, or null when it offers none.

@@ -8,6 +8,10 @@
 //    all of the file counts as written. That costs nothing a range would
 //    save: a file eligible for direct access has no base bytes, so its
 //    capture chunks every byte anyway.
+//  - atime, when it follows the data file (FollowDataFileAtime): the
+//    kernel's reads move only the data file's, so a data file handed out
+//    gets the inode's atime, and the inode takes the data file's whenever a
+//    read moved it (RefreshDirect).
 //  - the point-in-time cut: a backing file cannot be taken back from an open
 //    file, so a cut lets no new direct writer in until its capture ends, and
 //    has the transport's hold (DirectWriteHold) keep the open ones' writes
@@ -45,14 +49,23 @@ Result<UniqueFd> OpenDescriptor(const std::string& path) {
 
 struct Seen {
   uint64_t size = 0;
-  int64_t mtime_ns = 0, ctime_ns = 0;
+  int64_t mtime_ns = 0, ctime_ns = 0, atime_ns = 0;
 };
 
 Result<Seen> StatOf(int fd) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return Status::IOError("stat of a data file", errno);
   auto ns = [](const timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec; };
-  return Seen{static_cast<uint64_t>(st.st_size), ns(st.st_mtim), ns(st.st_ctim)};
+  return Seen{static_cast<uint64_t>(st.st_size), ns(st.st_mtim), ns(st.st_ctim), ns(st.st_atim)};
+}
+
+// Gives the data file the atime atime_ns (mtime untouched).
+Status SetAtime(int fd, int64_t atime_ns) {
+  constexpr int64_t kNs = 1'000'000'000;
+  const int64_t sec = atime_ns >= 0 ? atime_ns / kNs : -((-atime_ns + kNs - 1) / kNs);  // floor, for times before 1970
+  const timespec times[2] = {{static_cast<time_t>(sec), static_cast<long>(atime_ns - sec * kNs)}, {0, UTIME_OMIT}};
+  if (::futimens(fd, times) != 0) return Status::IOError("setting the atime of a data file", errno);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -92,9 +105,16 @@ Result<int> SqliteWorkspace::OpenDirect(InodeId ino, bool write) {
   }
   STRATA_RETURN_IF_ERROR(files_.Extend(ino, row.size));
   STRATA_ASSIGN_OR_RETURN(info, StatOf(fd.get()));
+  // Only when they differ: setting it moves the data file's ctime, after
+  // which the next read moves its atime under relatime.
+  if (direct_atime_follows_ && info.atime_ns != row.atime_ns) {
+    STRATA_RETURN_IF_ERROR(SetAtime(fd.get(), row.atime_ns));
+    STRATA_ASSIGN_OR_RETURN(info, StatOf(fd.get()));
+  }
   DirectUse& use = direct_[ino];
   use.fd = std::move(fd);
   use.seen_ctime_ns = info.ctime_ns;
+  use.seen_atime_ns = info.atime_ns;
   use.seen_size = info.size;
   (write ? use.writers : use.readers)++;
   return use.fd.get();
@@ -105,42 +125,55 @@ void SqliteWorkspace::CloseDirect(InodeId ino, bool write) {
     MutexLock lock(&mu_);
     auto it = direct_.find(ino);
     if (it == direct_.end()) return;
-    if (write) {
-      // What the kernel wrote becomes the inode's for good.
+    // What the kernel wrote (and, following, the atime its reads left)
+    // becomes the inode's for good.
+    if (write || direct_atime_follows_) {
       if (Status s = RefreshDirect(ino); !s.ok())
-        std::fprintf(stderr, "strata: inode %llu: recording what was written directly: %s\n",
+        std::fprintf(stderr, "strata: inode %llu: recording what was done to its data file directly: %s\n",
                      static_cast<unsigned long long>(ino), s.ToString().c_str());
-      it->second.writers--;
-    } else {
-      it->second.readers--;
     }
+    (write ? it->second.writers : it->second.readers)--;
     if (it->second.readers == 0 && it->second.writers == 0) direct_.erase(it);
   }
   if (write) direct_cv_.NotifyAll();
 }
 
+void SqliteWorkspace::FollowDataFileAtime() {
+  MutexLock lock(&mu_);
+  direct_atime_follows_ = true;
+}
+
 Status SqliteWorkspace::RefreshDirect(InodeId ino) {
   auto it = direct_.find(ino);
-  if (it == direct_.end() || it->second.writers == 0) return Status::Ok();
+  if (it == direct_.end() || (it->second.writers == 0 && !direct_atime_follows_)) return Status::Ok();
   DirectUse& use = it->second;
   STRATA_ASSIGN_OR_RETURN(Seen info, StatOf(use.fd.get()));
   // Any write moves ctime (to a fine-grained time once it has been looked at).
-  if (info.ctime_ns == use.seen_ctime_ns && info.size == use.seen_size) return Status::Ok();
+  const bool written = use.writers > 0 && (info.ctime_ns != use.seen_ctime_ns || info.size != use.seen_size);
+  // A read moved atime: the inode's atime, which moves no ctime and is no change to commit.
+  const bool read = direct_atime_follows_ && info.atime_ns != use.seen_atime_ns;
+  if (!written && !read) return Status::Ok();
   STRATA_ASSIGN_OR_RETURN(auto found, db_->GetInode(ino));
   if (!found) return Status::Ok();  // deleted: nothing left to record
   InodeRow row = std::move(*found);
   Transaction txn(*db_);
   STRATA_RETURN_IF_ERROR(txn.status());
-  if (info.size < row.size) STRATA_RETURN_IF_ERROR(db_->ClipExtents(ino, info.size));
-  if (info.size > 0) STRATA_RETURN_IF_ERROR(db_->AddExtent(ino, 0, info.size));
-  row.size = info.size;
-  row.mtime_ns = info.mtime_ns;
-  row.ctime_ns = std::max(row.ctime_ns, info.ctime_ns);
-  row.changed = true;
+  if (written) {
+    if (info.size < row.size) STRATA_RETURN_IF_ERROR(db_->ClipExtents(ino, info.size));
+    if (info.size > 0) STRATA_RETURN_IF_ERROR(db_->AddExtent(ino, 0, info.size));
+    row.size = info.size;
+    row.mtime_ns = info.mtime_ns;
+    row.ctime_ns = std::max(row.ctime_ns, info.ctime_ns);
+    row.changed = true;
+  }
+  if (read) row.atime_ns = info.atime_ns;
   STRATA_RETURN_IF_ERROR(db_->UpdateInode(row));
   STRATA_RETURN_IF_ERROR(txn.Commit());
-  use.seen_ctime_ns = info.ctime_ns;
-  use.seen_size = info.size;
+  if (written) {
+    use.seen_ctime_ns = info.ctime_ns;
+    use.seen_size = info.size;
+  }
+  use.seen_atime_ns = info.atime_ns;
   return Status::Ok();
 }
 

@@ -124,6 +124,7 @@ class SqliteWorkspace final : public Workspace, public DirectAccess {
   Result<int> OpenDirect(InodeId ino, bool write) override;
   void CloseDirect(InodeId ino, bool write) override;
   void SetWriteHold(DirectWriteHold* hold) override;
+  void FollowDataFileAtime() override;
 
  private:
   // ---- group commit (workspace.cc)
@@ -320,13 +321,14 @@ class SqliteWorkspace final : public Workspace, public DirectAccess {
   std::unordered_set<InodeId> modified_since_cut_ GUARDED_BY(mu_);
   // Files open for direct access (OpenDirect): their data file, how many
   // opens read and write it, and what the data file looked like when the
-  // inode last took its size and mtime from it.
+  // inode last took its size and mtime (and, following, its atime) from it.
   struct DirectUse {
     UniqueFd fd;  // the kernel's descriptor of the data file
     uint32_t readers = 0, writers = 0;
-    int64_t seen_ctime_ns = 0;
+    int64_t seen_ctime_ns = 0, seen_atime_ns = 0;
     uint64_t seen_size = 0;
   };
+  bool direct_atime_follows_ GUARDED_BY(mu_) = false;  // FollowDataFileAtime
   std::unordered_map<InodeId, DirectUse> direct_ GUARDED_BY(mu_);
   uint32_t direct_writes_held_ GUARDED_BY(mu_) = 0;  // cuts waiting for direct writers to close
   DirectWriteHold* write_hold_ GUARDED_BY(mu_) = nullptr;  // SetWriteHold

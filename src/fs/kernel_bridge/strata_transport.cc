@@ -159,6 +159,9 @@ class StrataTransport final : public Transport, private kernel::RequestHandler, 
       if (agreed && agreed->passthrough && parts_.passthrough != nullptr && direct != nullptr) {
         passthrough_ = std::make_unique<PassthroughFiles>(*direct, static_cast<BackingFiles&>(*this), this,
                                                           *parts_.passthrough);
+        // Reads through passthrough never reach the daemon: atime comes from the data file.
+        const MountOptions& options = parts_.context->options;
+        if (options.atime != AtimeMode::kNoatime && !options.read_only) direct->FollowDataFileAtime();
         parts_.passthrough->on.store(true);
         hold_ = std::make_unique<PassthroughHold>(mountpoint_, HoldsPerCpu());
         direct->SetWriteHold(hold_.get());
