@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/vm/run.sh — a VM disk image on a workspace: qemu-img, qemu-io, fio and dd
-# on native, passthrough_ll and strata in one run, then strata's commit of the
+# on native, passthrough_ll and strata (two transports) in one run, then strata's commit of the
 # image after scattered 4 KiB writes.
 #
 # Usage: bench/vm/run.sh [--quick] [--size-gib G] [--ops N] [--runtime S] [--scatter-mib M]
