@@ -221,12 +221,14 @@ bench_install() {
 # libfuse 3.14's passthrough_ll example, from the libfuse3-dev package.
 readonly BENCH_PASSTHROUGH_SRC=/usr/share/doc/libfuse3-dev/examples/passthrough_ll.c
 
-# bench_build_passthrough DEST LOG: compiles passthrough_ll to DEST.
+# bench_build_passthrough DEST LOG [SRC]: compiles passthrough_ll (or SRC, a
+# changed copy of it, which finds the example's own headers) to DEST.
 bench_build_passthrough() {
+  local src=${3:-${BENCH_PASSTHROUGH_SRC}}
   bench_install "${BENCH_PASSTHROUGH_SRC}:libfuse3-dev" gcc:gcc pkg-config:pkg-config fusermount3:fuse3
   # shellcheck disable=SC2046  # pkg-config prints several words on purpose
-  gcc -O2 -Wall -o "$1" "${BENCH_PASSTHROUGH_SRC}" $(pkg-config --cflags --libs fuse3) >"$2" 2>&1 ||
-    bench_die "could not compile ${BENCH_PASSTHROUGH_SRC}; see $2"
+  gcc -O2 -Wall -I "$(dirname "${BENCH_PASSTHROUGH_SRC}")" -o "$1" "${src}" $(pkg-config --cflags --libs fuse3) \
+    >"$2" 2>&1 || bench_die "could not compile ${src}; see $2"
 }
 
 # The commit of strata measured: STRATA_COMMIT if set (a binary built elsewhere),
@@ -440,6 +442,7 @@ bench_wait_mounted() {
 readonly BENCH_WRITABLE_ARMS="native,overlayfs,passthrough_ll,passthrough_ll-60s,passthrough_ll-60s-perm,fuse-overlayfs,strata"
 readonly BENCH_STRATA_WS=bench  # name of the workspace in each fresh store
 BENCH_PT_BIN=
+BENCH_STRATA_MOUNT_ARGS=()  # more arguments for the strata arm's `strata mount`
 
 # The exact commands of those arms, for meta.tsv.
 bench_meta_writable_arms() {
@@ -510,7 +513,8 @@ bench_arm_up() {
       mkdir "${dir}/mnt"
       "${STRATA_BIN}" --store "${dir}/store" init >>"${log}" 2>&1 || bench_die "strata init failed; see ${log}"
       bench_track_mount "${dir}/mnt"
-      "${STRATA_BIN}" --store "${dir}/store" mount --new --name "${BENCH_STRATA_WS}" "${dir}/mnt" >>"${log}" 2>&1 ||
+      "${STRATA_BIN}" --store "${dir}/store" mount --new --name "${BENCH_STRATA_WS}" "${BENCH_STRATA_MOUNT_ARGS[@]}" \
+        "${dir}/mnt" >>"${log}" 2>&1 ||
         bench_die "strata mount failed; see ${log}"
       mountpoint -q "${dir}/mnt" || bench_die "strata mount returned but ${dir}/mnt is not a mountpoint"
       bench_track_strata_daemon "${dir}/store" "${dir}/mnt" "${log}"

@@ -3,10 +3,10 @@
 
 Usage: report.py RESULTS_DIR
 
-Per phase: each arm's value, median (min-max) over rounds, and strata's ratio
-to native and to passthrough_ll (strata / arm for higher-is-better phases, arm
-/ strata for lower-is-better ones: above 1 strata did better). The commit
-phases are strata's alone. Standard library only.
+Per phase: each arm's value, median (min-max) over rounds, and each strata
+arm's ratio to native and to passthrough_ll (strata / arm for higher-is-better
+phases, arm / strata for lower-is-better ones: above 1 strata did better). The
+commit phases are the strata arms' alone. Standard library only.
 """
 import csv
 import json
@@ -14,7 +14,8 @@ import statistics
 import sys
 from pathlib import Path
 
-ARMS = ["native", "passthrough_ll", "strata"]
+ARMS = ["native", "passthrough_ll", "strata", "strata-kernel"]
+OTHERS = ["native", "passthrough_ll"]
 
 
 def spread(values):
@@ -48,21 +49,24 @@ def main(out):
                 units.setdefault(p, "")
                 better.setdefault(p, "higher")
     doc = {"phases": {}, "failed": sorted("%s %s" % f for f in failed)}
-    lines = ["| phase | unit | " + " | ".join(ARMS) + " | strata/native | strata/passthrough_ll |",
-             "|---|---|" + "---|" * (len(ARMS) + 2)]
+    arms = [a for a in ARMS if any(arm == a for _, arm in values) or any(arm == a for _, arm in failed)]
+    mine_arms = [a for a in arms if a.startswith("strata")]
+    pairs = [(m, o) for m in mine_arms for o in OTHERS if o in arms]
+    lines = ["| phase | unit | " + " | ".join(arms) + "".join(" | %s/%s" % p for p in pairs) + " |",
+             "|---|---|" + "---|" * (len(arms) + len(pairs))]
     for p in phases:
         cells, entry = [], {"unit": units[p], "better": better[p], "arms": {}, "ratios": {}}
-        for a in ARMS:
+        for a in arms:
             v = values.get((p, a))
             s = spread(list(v.values())) if v else None
             entry["arms"][a] = s
             cells.append("failed" if s is None and (p, a) in failed else fmt(s))
-        for other in ("native", "passthrough_ll"):
-            mine, theirs = values.get((p, "strata"), {}), values.get((p, other), {})
+        for me, other in pairs:
+            mine, theirs = values.get((p, me), {}), values.get((p, other), {})
             ratios = [(mine[k] / theirs[k] if better[p] == "higher" else theirs[k] / mine[k])
                       for k in mine if k in theirs and theirs[k] > 0 and mine[k] > 0]
             s = spread(ratios) if ratios else None
-            entry["ratios"][other] = s
+            entry["ratios"]["%s/%s" % (me, other)] = s
             cells.append(fmt(s) + ("x" if s else ""))
         doc["phases"][p] = entry
         lines.append("| %s | %s | %s |" % (p, units[p], " | ".join(cells)))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/vm/run.sh — a VM disk image on a workspace: qemu-img, qemu-io, fio and dd
-# on native, passthrough_ll and strata in one run, then strata's commit of the
+# on native, passthrough_ll and strata (two transports) in one run, then strata's commit of the
 # image after scattered 4 KiB writes.
 #
 # Usage: bench/vm/run.sh [--quick] [--size-gib G] [--ops N] [--runtime S] [--scatter-mib M]
@@ -10,15 +10,28 @@
 #   --ops N          qemu-io operations per random phase (default 4000; quick 500)
 #   --runtime S      seconds of each fio phase (default 20; quick 3)
 #   --scatter-mib M  MiB of random 4 KiB writes before the measured commit (default 100; quick 16)
-#   --arms LIST      comma-separated subset of native,passthrough_ll,strata (default all)
+#   --arms LIST      comma-separated subset of native,passthrough_ll,strata,strata-kernel (default all)
 #   --rounds R       rounds (default 1); each round starts from fresh arms
 #   --out DIR        results folder (default bench/results/vm-<timestamp>)
 #
 # Environment: STRATA_BIN, or STRATA_BUILD (default <repo>/build): the strata binary.
 #
-# Phases, in order, each arm in turn (order rotated each round) on a fresh
-# filesystem (bench_arm_up: a plain directory, passthrough_ll with its
-# defaults, a new strata workspace):
+# Arms, each on a fresh filesystem (bench_arm_up), in turn, the order rotated each round:
+#   native           a plain directory
+#   passthrough_ll   libfuse 3.14's example with its defaults, built with one change:
+#                    its backing files are opened without O_DIRECT. As shipped it
+#                    opens them with the caller's flags and writes from its request
+#                    buffer, which is not aligned, so every O_DIRECT write fails with
+#                    EINVAL (the example has no option for it). Changed, the FUSE side
+#                    stays direct (the kernel sends each O_DIRECT request to the daemon,
+#                    past its page cache) and the daemon writes through the page cache
+#                    of its backing file, as strata's daemon does with its data files
+#   strata           a new workspace, `strata mount` with its defaults (the libfuse
+#                    transport: the daemon serves every read and write)
+#   strata-kernel    the same with --transport strata: FUSE passthrough on, so an image
+#                    whose bytes are all local is read and written by the kernel itself
+#                    (docs/passthrough.md); after a commit the daemon serves it
+# Phases, in order:
 #   create-raw, create-qcow2     `qemu-img create -f raw|qcow2 IMG G`: seconds
 #   qio-{none,wb}-{randwrite,randread}-4k
 #                                `qemu-io -f raw -t none|writeback` on the raw image,
@@ -31,9 +44,13 @@
 #   dd-direct-write, dd-sync-write, dd-direct-read
 #                                `dd bs=1M count=256 oflag=direct|oflag=sync` into a new file,
 #                                `iflag=direct` reading it back: MiB/s
-# strata only, on the same raw image after all the above:
+# strata arms only, on the same raw image after all the above:
 #   commit-first        seconds of the first `strata commit` (the image as the phases left it)
-#   commit-scattered    M MiB of 4 KiB writes at random offsets (fio, direct, not timed), then
+#   committed-fio-libaio-randread-4k
+#                       the fio random read phase again, on the committed image (its
+#                       bytes now the base commit's: the daemon serves them)
+#   commit-scattered    M MiB of 4 KiB writes at random offsets (fio, direct, libaio,
+#                       iodepth 16: their IOPS as committed-scatter-randwrite-4k), then
 #                       the timed commit: seconds, bytes hashed, and hashed / written. An image
 #                       that was content-defined turns fixed here (one pass over its data,
 #                       docs/format/chunking.md)
@@ -54,7 +71,7 @@ source "${SCRIPT_DIR}/../lib.sh"
 usage() { bench_usage 2 46; }
 
 SIZE_GIB='' OPS='' RUNTIME='' SCATTER_MIB=''
-ARMS_CSV="native,passthrough_ll,strata"
+ARMS_CSV="native,passthrough_ll,strata,strata-kernel"
 while [[ $# -gt 0 ]]; do
   if bench_common_opt "$@"; then shift "${BENCH_SHIFT}"; continue; fi
   case "$1" in
@@ -75,11 +92,11 @@ fi
 ROUNDS=${ROUNDS:-1}
 bench_check_int --size-gib "${SIZE_GIB}" --ops "${OPS}" --runtime "${RUNTIME}" --scatter-mib "${SCATTER_MIB}" \
   --rounds "${ROUNDS}"
-bench_parse_arms "native,passthrough_ll,strata" "${ARMS_CSV}"
+bench_parse_arms "native,passthrough_ll,strata,strata-kernel" "${ARMS_CSV}"
 
 require_root
 bench_install qemu-img:qemu-utils qemu-io:qemu-utils fio:fio
-if has_arm strata; then
+if has_arm strata || has_arm strata-kernel; then
   [[ -e /dev/fuse ]] || bench_die "no /dev/fuse: strata's workspace is a FUSE mount"
   bench_find_bin STRATA_BIN src/cli/strata strata
 fi
@@ -89,7 +106,13 @@ bench_results_dir vm
 bench_scratch vm
 if has_arm passthrough_ll; then
   BENCH_PT_BIN=${SCRATCH}/passthrough_ll
-  bench_build_passthrough "${BENCH_PT_BIN}" "${OUT}/logs/passthrough_ll-build.log"
+  pt_src=${SCRATCH}/passthrough_ll.c
+  sed -e 's/(fi->flags | O_CREAT) & ~O_NOFOLLOW/(fi->flags | O_CREAT) \& ~(O_NOFOLLOW | O_DIRECT)/' \
+    -e 's/open(buf, fi->flags & ~O_NOFOLLOW)/open(buf, fi->flags \& ~(O_NOFOLLOW | O_DIRECT))/' \
+    "${BENCH_PASSTHROUGH_SRC}" >"${pt_src}"
+  [[ $(grep -c 'O_NOFOLLOW | O_DIRECT' "${pt_src}") == 2 ]] ||
+    bench_die "${BENCH_PASSTHROUGH_SRC} changed: its two backing opens were not found to drop O_DIRECT from"
+  bench_build_passthrough "${BENCH_PT_BIN}" "${OUT}/logs/passthrough_ll-build.log" "${pt_src}"
 fi
 mkdir -p "${OUT}/logs"
 
@@ -103,6 +126,8 @@ meta size_gib "${SIZE_GIB}"
 meta ops "${OPS}"
 meta runtime_s "${RUNTIME}"
 meta scatter_mib "${SCATTER_MIB}"
+meta cmd_passthrough_ll "passthrough_ll -f -o source=SRC MP, built from ${BENCH_PASSTHROUGH_SRC} with O_DIRECT dropped from its two backing opens (fi->flags & ~(O_NOFOLLOW | O_DIRECT))"
+meta cmd_strata-kernel "as strata, with strata mount --transport strata (FUSE passthrough on by default)"
 meta qemu_version "$(qemu-img --version | head -n 1)"
 meta fio_version "$(fio --version)"
 meta disk "$(df -h --output=source,fstype "${SCRATCH}" | tail -n 1)"
@@ -158,12 +183,15 @@ qio_seq() {
   qio_rate "${mib}" "${img}" "${cache}" "${log}"
 }
 
-# fio_iops IMG ENGINE RW LOG: fio's IOPS of one phase.
+# fio_iops IMG ENGINE RW LOG [FIO_ARGS...]: fio's IOPS of one phase (RUNTIME
+# seconds, unless FIO_ARGS bound it by --io_size).
 fio_iops() {
   local img=$1 engine=$2 rw=$3 log=$4 json=${SCRATCH}/fio.json
+  shift 4
+  local -a bound=(--time_based --runtime="${RUNTIME}" --randrepeat=1)
+  if (($# > 0)); then bound=("$@"); fi
   fio --name=vm --filename="${img}" --direct=1 --ioengine="${engine}" --iodepth=16 --bs=4k --rw="${rw}" \
-    --time_based --runtime="${RUNTIME}" --randrepeat=1 --output-format=json --output="${json}" >>"${log}" 2>&1 ||
-    return 1
+    "${bound[@]}" --output-format=json --output="${json}" >>"${log}" 2>&1 || return 1
   python3 -c 'import json, sys; j = json.load(open(sys.argv[1]))["jobs"][0]; print("%.1f" % (j["write"]["iops"] + j["read"]["iops"]))' "${json}"
 }
 
@@ -201,29 +229,31 @@ arm_phases() {
   # Read back what the buffered dd wrote: a file the direct dd may have failed to write.
   measure "${r}" "${arm}" dd-direct-read MiB/s higher dd_mibs "${log}" if="${t}/dd-sync" of=/dev/null iflag=direct
   rm -f -- "${t}/dd-direct" "${t}/dd-sync"
-  if [[ ${arm} == strata ]]; then strata_commits "${r}" "${log}"; fi
+  if [[ ${arm} == strata* ]]; then strata_commits "${r}" "${arm}" "${log}"; fi
 }
 
-# strata_commits ROUND LOG: the commit phases of the strata arm.
+# strata_commits ROUND ARM LOG: the commit phases of a strata arm.
 strata_commits() {
-  local r=$1 log=$2 t=${BENCH_TARGET} store=${BENCH_ARM_DIR}/store json=${OUT}/logs/r$1-commit.json secs hashed
+  local r=$1 arm=$2 log=$3 t=${BENCH_TARGET} store=${BENCH_ARM_DIR}/store json=${OUT}/logs/r$1-$2-commit.json secs hashed
   vm_commit() { "${STRATA_BIN}" --store "${store}" commit "${t}" -m "$1" --branch vm --json >"${json}" 2>>"${log}"; }
   secs=$(timeit vm_commit first) || bench_die "strata commit failed; see ${log}"
-  record "${r}" strata commit-first "${secs}" s lower
-  local pass seed=1
+  record "${r}" "${arm}" commit-first "${secs}" s lower
+  measure "${r}" "${arm}" committed-fio-libaio-randread-4k IOPS higher fio_iops "${t}/disk.raw" libaio randread "${log}"
+  local pass seed=1 iops
   for pass in scattered scattered-again; do
-    fio --name=scatter --filename="${t}/disk.raw" --direct=1 --ioengine=libaio --iodepth=16 --bs=4k --rw=randwrite \
-      --io_size="${SCATTER_MIB}M" --randseed="${seed}" >>"${log}" 2>&1 || bench_die "fio scatter failed; see ${log}"
+    iops=$(fio_iops "${t}/disk.raw" libaio randwrite "${log}" --io_size="${SCATTER_MIB}M" --randseed="${seed}") ||
+      bench_die "fio scatter failed; see ${log}"
+    if [[ ${pass} == scattered ]]; then record "${r}" "${arm}" committed-scatter-randwrite-4k "${iops}" IOPS higher; fi
     seed=$((seed + 1))
     secs=$(timeit vm_commit "${pass}") || bench_die "strata commit failed; see ${log}"
     hashed=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["stats"]["bytes_hashed"])' "${json}")
-    record "${r}" strata "commit-${pass}" "${secs}" s lower
-    record "${r}" strata "commit-${pass}-hashed-mib" "$(rate "${hashed}" $((1 << 20)))" MiB lower
-    record "${r}" strata "commit-${pass}-hashed-per-written" "$(rate "${hashed}" $((SCATTER_MIB << 20)))" x lower
+    record "${r}" "${arm}" "commit-${pass}" "${secs}" s lower
+    record "${r}" "${arm}" "commit-${pass}-hashed-mib" "$(rate "${hashed}" $((1 << 20)))" MiB lower
+    record "${r}" "${arm}" "commit-${pass}-hashed-per-written" "$(rate "${hashed}" $((SCATTER_MIB << 20)))" x lower
   done
   drop_caches
   secs=$(timeit dd if="${t}/disk.raw" of=/dev/null bs=1M status=none 2>>"${log}") || bench_die "full read failed"
-  record "${r}" strata full-read "${secs}" s lower
+  record "${r}" "${arm}" full-read "${secs}" s lower
 }
 
 bench_log "results: ${OUT}; arms: ${ARMS[*]}; ${SIZE_GIB} GiB images, ${OPS} qemu-io ops, ${RUNTIME} s fio, ${SCATTER_MIB} MiB scattered"
@@ -231,7 +261,10 @@ for ((round = 1; round <= ROUNDS; round++)); do
   mapfile -t order < <(bench_rotate "${round}" "${ARMS[@]}")
   meta "order_r${round}" "${order[*]}"
   for arm in "${order[@]}"; do
-    bench_arm_up "${arm}" "${SCRATCH}/r${round}-${arm}" "${OUT}/logs/r${round}-${arm}.log"
+    BENCH_STRATA_MOUNT_ARGS=()
+    [[ ${arm} == strata-kernel ]] && BENCH_STRATA_MOUNT_ARGS=(--transport strata)
+    bench_arm_up "$([[ ${arm} == strata* ]] && echo strata || echo "${arm}")" "${SCRATCH}/r${round}-${arm}" \
+      "${OUT}/logs/r${round}-${arm}.log"
     arm_phases "${round}" "${arm}"
     bench_strata_stats "${OUT}/logs/r${round}-${arm}-stats.json"
     bench_arm_down "${OUT}/logs/r${round}-${arm}.log"
