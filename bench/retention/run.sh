@@ -317,7 +317,7 @@ for arm in arms:
 pushes = [r["pushes_meanwhile"] for r in rows if r["arm"].startswith("strata") and r.get("pushes_meanwhile", "-") != "-"]
 if pushes:
     print()
-    print("Another machine pushed to the same remote during strata's runs: %s pushes landed (per round), fsck of "
+    print("Another machine pushed to the same remote during strata's runs: %s pushes landed (per strata arm and round), fsck of "
           "the remote clean after each; strata's requests and bytes above include that machine's." % ", ".join(pushes))
 print()
 for arm in arms[:-1]:
