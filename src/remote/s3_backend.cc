@@ -40,9 +40,9 @@ class RemotePack : public RandomAccessFile {
 std::string Describe(const std::optional<Hash>& h) { return h ? h->ToHex().substr(0, 12) : "nowhere"; }
 
 // Multi-object deletes of `keys`, several requests at once: the server
-// deletes the keys of one request one after another (RGW takes about a
-// second per thousand), so a gc deleting thousands of packs waits for that
-// in turn otherwise. Each request's answer is taken as one request's is.
+// deletes the keys of one request one after another, so a gc deleting
+// thousands of packs would wait for each thousand in turn. Each request's
+// answer is taken as one request's is.
 Result<S3DeleteOutcome> DeleteInParallel(S3Client& client, const std::vector<std::string>& keys) {
   // S3 takes at most 1000 keys a request (DeleteMany splits longer lists).
   constexpr size_t kRequests = 4, kMinKeysPerRequest = 64, kMaxKeysPerDelete = 1000;
