@@ -10,6 +10,7 @@
 #include "fs/call.h"
 #include "fs/fuse_server.h"
 #include "fs/op_stats.h"
+#include "fs/write_opens.h"
 
 namespace strata::fs {
 
@@ -18,6 +19,7 @@ struct Context {
   MountOptions options;
   OpStats* stats = nullptr;
   KernelNotifier* notifier = nullptr;  // for notifications to the kernel; set by the transport
+  WriteOpens* write_opens = nullptr;   // what a flush before a cut must write back
   // The kernel opens files without asking (set at INIT by the transport):
   // OPEN answers ENOSYS once, and no OPEN or RELEASE follows.
   bool no_open = false;

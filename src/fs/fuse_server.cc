@@ -25,6 +25,7 @@ struct FuseServer::State {
   fs::RequestLoopCounters loop;
   fs::InFlight in_flight;
   fs::PassthroughCounters passthrough;
+  fs::WriteOpens write_opens;
   // Last: it serves with everything above until it is gone.
   std::unique_ptr<fs::Transport> transport;
 };
@@ -35,6 +36,7 @@ Result<std::unique_ptr<FuseServer>> FuseServer::Mount(Workspace* ws, const std::
   server->state_ = std::make_unique<State>();
   State& state = *server->state_;
   state.context = fs::Context{ws, options, &state.stats};
+  state.context.write_opens = &state.write_opens;
   const fs::TransportParts parts{&state.context, &state.in_flight, &state.loop, &state.passthrough};
   auto transport = options.transport == FuseTransport::kLibfuse ? fs::MountWithLibfuse(mountpoint, parts)
                                                                 : fs::MountWithStrataCodec(mountpoint, parts);
@@ -77,7 +79,13 @@ void FuseServer::FlushKernelPages() {
   // other threads meanwhile) and drops the file's cached pages, which the
   // next access reads again. From the control socket's thread, no workspace
   // lock held; ENOENT only means the kernel had nothing of that inode.
-  for (InodeId ino : state_->context.ws->HeldFiles()) (void)state_->transport->InvalInode(ino, 0, 0);
+  // Only files opened for writing can hold such pages (fs/write_opens.h);
+  // when the kernel opens files without asking, that is not known, and
+  // every file it holds is flushed.
+  const uint64_t mark = state_->write_opens.Mark();
+  std::vector<InodeId> held = state_->context.ws->HeldFiles();
+  if (!state_->context.no_open) held = state_->write_opens.Among(held, mark);
+  for (InodeId ino : held) (void)state_->transport->InvalInode(ino, 0, 0);
 }
 
 void FuseServer::Invalidate(const StaleCaches& stale) {

@@ -127,8 +127,9 @@ class FuseServer {
   void InvalidateAfterSwap(const StaleCaches& stale);
   static constexpr std::chrono::milliseconds kSwapDrainLimit{5000};
   // Makes the kernel write back, and wait for, the dirty pages of every file
-  // it holds, so that a cut taken next holds every write made before it was
-  // asked for (shared mappings included). Never from inside a request handler.
+  // it holds that may have any (fs/write_opens.h), so that a cut taken next
+  // holds every write made before it was asked for (shared mappings
+  // included). Never from inside a request handler.
   void FlushKernelPages();
 
  private:

@@ -58,13 +58,14 @@ void OpOpen(Call& call, Ino ino, const FileInfo& fi) {
   }
   // Nothing but this daemon changes the file, so the kernel's page cache stays
   // valid from one open to the next. Not even O_DIRECT sets direct_io (above).
+  if ((fi.flags & O_ACCMODE) != O_RDONLY) ctx.write_opens->Note(ino);
   OpenOut out;
   out.keep_cache = true;
   ctx.ws->Ref(ino);  // an open file keeps an unlinked inode alive
   if (call.ReplyOpen(out) != 0) ctx.ws->Unref(ino, 1);
 }
 
-void OpCreate(Call& call, Ino parent, const char* name, mode_t mode, const FileInfo&) {
+void OpCreate(Call& call, Ino parent, const char* name, mode_t mode, const FileInfo& fi) {
   OpScope scope(call, Op::kCreate);
   Context& ctx = call.ctx();
   // When files open without asking, a created file is better made by MKNOD:
@@ -77,6 +78,7 @@ void OpCreate(Call& call, Ino parent, const char* name, mode_t mode, const FileI
   e.ino = a->ino;
   e.timeout = ctx.options.cache_timeout;
   FillStat(*a, &e.attr);
+  if ((fi.flags & O_ACCMODE) != O_RDONLY) ctx.write_opens->Note(a->ino);
   OpenOut out;
   out.keep_cache = true;
   ctx.ws->Ref(a->ino);  // the lookup the entry gives the kernel
