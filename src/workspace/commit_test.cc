@@ -3,12 +3,14 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <thread>
 
 #include "store/revision.h"
 #include "testing/store_test_util.h"
+#include "workspace/namespace_db.h"
 #include "workspace/workspace.h"
 
 namespace strata {
@@ -333,6 +335,78 @@ TEST_F(CommitTest, AnImageWrittenAtScatteredOffsetsCommitsWhatChanged) {
   reads_back(*ws);
   ws.reset();
   ws = std::move(Workspace::Open(*store_, "ws")).value();
+  reads_back(*ws);
+}
+
+// A list of many chunks (here 20 480 fixed ones) stays in the commit's tree:
+// the workspace names that tree instead of writing the list into its database
+// again, reads the list back from the tree once it no longer has it decoded,
+// and reports the tree among what gc must keep.
+TEST_F(CommitTest, ALongChunkListIsKeptInTheCommitsTreeNotWrittenAgain) {
+  constexpr uint64_t kSize = 160ull << 20, kBlock = 4096;
+  auto ws = Open(std::nullopt, "ws", "main");
+  Attr f = Mk(*ws, kRootInode, "disk.img", "");
+  SetAttrRequest grow;
+  grow.size = kSize;
+  ASSERT_TRUE(ws->SetAttr(f.ino, grow).ok());
+  std::map<uint64_t, std::string> image;
+  auto scatter = [&](int n, uint64_t seed) {
+    for (int i = 0; i < n; i++) {
+      const uint64_t at = ((seed * 7919 + i * 104729) % (kSize / kBlock)) * kBlock;
+      image[at] = testing::RandomBytes(kBlock, seed * 1000 + i);
+      ASSERT_TRUE(ws->Write(f.ino, at, image[at]).ok());
+    }
+  };
+  auto reads_back = [&](Workspace& w) {
+    std::string buf(kBlock, '\0');
+    for (const auto& [at, data] : image) {
+      ASSERT_EQ(*w.Read(f.ino, at, kBlock, buf.data()), kBlock);
+      ASSERT_EQ(buf, data) << "at " << at;
+    }
+    for (uint64_t at : {uint64_t{0}, kSize / 2 + kBlock, kSize - kBlock}) {
+      if (image.count(at)) continue;
+      ASSERT_EQ(*w.Read(f.ino, at, kBlock, buf.data()), kBlock);
+      EXPECT_EQ(buf, std::string(kBlock, '\0')) << "at " << at;
+    }
+  };
+  auto reopen = [&]() {
+    ws.reset();
+    ws = std::move(Workspace::Open(*store_, "ws")).value();
+  };
+  scatter(300, 3);
+  CommitOutcome first = CommitOk(*ws, "one");
+  ASSERT_TRUE(first.commit);
+  EXPECT_EQ(first.stats.bytes_written, 300 * kBlock);
+  EXPECT_GE(first.stats.tree_bytes, kSize / 8192 * 33) << "the tree holds the list: an id and a length a chunk";
+  ASSERT_EQ(EntryOf(*first.commit, "disk.img").chunks.size(), kSize / 8192);
+  reads_back(*ws);
+  ws.reset();
+  {
+    // Not in the database: without the store's tree the list cannot be had.
+    auto db = workspace_internal::NamespaceDb::Open(Workspace::StateDir(*store_, "ws") + "/workspace.db", false);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    EXPECT_EQ((*db)->GetBaseChunks(f.ino).status().code(), Status::Code::kUnsupported);
+  }
+  ws = std::move(Workspace::Open(*store_, "ws")).value();
+  reads_back(*ws);  // the list read from the tree
+
+  // A new name changes the directory, whose tree id goes: the reference alone keeps the tree.
+  Mk(*ws, kRootInode, "other", "x");
+  ws.reset();
+  auto refs = Workspace::References(*store_, "ws");
+  ASSERT_TRUE(refs.ok()) << refs.status().ToString();
+  const Hash root = store_->GetCommit(*first.commit)->root;
+  EXPECT_NE(std::find(refs->trees.begin(), refs->trees.end(), root), refs->trees.end());
+  ws = std::move(Workspace::Open(*store_, "ws")).value();
+
+  scatter(200, 4);
+  scatter(50, 3);  // blocks written before, again
+  CommitOutcome second = CommitOk(*ws, "two");
+  ASSERT_TRUE(second.commit);
+  EXPECT_EQ(second.stats.bytes_written, 250 * kBlock);
+  EXPECT_LE(second.stats.bytes_hashed, 4 * 250 * kBlock) << "at most 4x what was written";
+  reads_back(*ws);
+  reopen();
   reads_back(*ws);
 }
 

@@ -536,7 +536,7 @@ TEST_F(WorkspaceTest, AVersion1DatabaseIsUpgradedWhenOpened) {
   sqlite3_stmt* st = nullptr;
   ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr), SQLITE_OK);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), "3");
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), "4");
   sqlite3_finalize(st);
   // A version this strata does not know is refused, saying which.
   ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = '99' WHERE key = 'schema_version'", nullptr, nullptr, nullptr),
@@ -572,6 +572,31 @@ TEST_F(WorkspaceTest, AVersion2DatabaseMovesItsChunkListsWhenOpened) {
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
   EXPECT_EQ(sqlite3_column_int(st, 0), 0) << "no list is left in an inode's row";
   sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+// Version 3 had no table of lists kept by reference; opened, it gets one.
+TEST_F(WorkspaceTest, AVersion3DatabaseIsUpgradedWhenOpened) {
+  Hash base = MakeBase();
+  auto ws = CreateAndOpen(base);
+  ASSERT_TRUE(ws);
+  const InodeId small = L(*ws, L(*ws, kRootInode, "a").ino, "small").ino;
+  ws.reset();
+  ExecOnDatabase(WsDir() + "/workspace.db",
+                 "DROP TABLE base_chunk_refs; UPDATE meta SET value = '3' WHERE key = 'schema_version';");
+  auto reopened = Workspace::Open(*store_, "ws");
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  EXPECT_EQ(ReadAll(**reopened, small), "hello");
+  reopened->reset();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open((WsDir() + "/workspace.db").c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), "4");
+  sqlite3_finalize(st);
+  EXPECT_EQ(sqlite3_exec(db, "SELECT count(*) FROM base_chunk_refs", nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
   sqlite3_close(db);
 }
 
