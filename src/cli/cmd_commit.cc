@@ -53,10 +53,9 @@ int RunCommit(Globals& g, const CommitArgs& a) {
   // visited), so that the numbers the commands print agree.
   auto paths = CommitChangeCount(**store, *reply->commit);
   if (!paths.ok()) return Fail(paths.status().WithContext("the commit landed, but its changes could not be counted"));
-  fmt::print("  {} changed paths: {} files and {} directories written, {} hashed of {} written, {} of trees; {} "
-             "objects new to the store (chunks, trees and the commit; the rest were there already); {:.0f} ms\n",
-             *paths, s.files_captured, s.directories_written, HumanBytes(s.bytes_hashed), HumanBytes(s.bytes_written),
-             HumanBytes(s.tree_bytes), s.objects_written,
+  fmt::print("  {} changed paths: {} files and {} directories written, {} hashed; {} objects new to the store "
+             "(chunks, trees and the commit; the rest were there already); {:.0f} ms\n",
+             *paths, s.files_captured, s.directories_written, HumanBytes(s.bytes_hashed), s.objects_written,
              s.cut_ms + s.capture_ms + s.trees_ms + s.publish_ms + s.rebase_ms);
   return kExitOk;
 }

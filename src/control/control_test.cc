@@ -18,7 +18,7 @@ namespace {
 
 const char kCommitReply[] =
     R"({"commit":null,"branch":"main","stats":{"changed_inodes":0,"directories_written":0,"files_captured":0,)"
-    R"("bytes_hashed":0,"bytes_written":0,"tree_bytes":0,"objects_written":0,"cut_ms":0,"capture_ms":0,"trees_ms":0,"publish_ms":0,"rebase_ms":0}})";
+    R"("bytes_hashed":0,"objects_written":0,"cut_ms":0,"capture_ms":0,"trees_ms":0,"publish_ms":0,"rebase_ms":0}})";
 
 TEST(ControlReplyTest, AReplyWithoutItsNewlineIsADaemonThatStopped) {
   for (std::string cut : {std::string(), std::string(kCommitReply).substr(0, 20), std::string(kCommitReply)}) {

@@ -28,7 +28,6 @@ Json IdOrNull(const std::optional<Hash>& id) { return id ? Json(id->ToHex()) : J
 Json ToJson(const CommitStats& s) {
   return {{"changed_inodes", s.changed_inodes}, {"directories_written", s.directories_written},
           {"files_captured", s.files_captured}, {"bytes_hashed", s.bytes_hashed},
-          {"bytes_written", s.bytes_written},   {"tree_bytes", s.tree_bytes},
           {"objects_written", s.objects_written}, {"cut_ms", s.cut_ms},
           {"capture_ms", s.capture_ms},         {"trees_ms", s.trees_ms},
           {"publish_ms", s.publish_ms},         {"rebase_ms", s.rebase_ms}};
@@ -40,8 +39,6 @@ CommitStats ReadCommitStats(FieldReader r) {
   s.directories_written = r.Unsigned("directories_written");
   s.files_captured = r.Unsigned("files_captured");
   s.bytes_hashed = r.Unsigned("bytes_hashed");
-  s.bytes_written = r.Unsigned("bytes_written");
-  s.tree_bytes = r.Unsigned("tree_bytes");
   s.objects_written = r.Unsigned("objects_written");
   s.cut_ms = r.Number("cut_ms");
   s.capture_ms = r.Number("capture_ms");

@@ -15,8 +15,6 @@ void CommitTally::Record(const CommitOutcome& outcome) {
   totals_.directories_written += s.directories_written;
   totals_.files_captured += s.files_captured;
   totals_.bytes_hashed += s.bytes_hashed;
-  totals_.bytes_written += s.bytes_written;
-  totals_.tree_bytes += s.tree_bytes;
   totals_.objects_written += s.objects_written;
 }
 

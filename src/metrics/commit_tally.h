@@ -18,7 +18,6 @@ struct CommitTotals {
   // Seconds in each phase of those that ran (workspace.h, CommitStats).
   double cut_seconds = 0, capture_seconds = 0, trees_seconds = 0, publish_seconds = 0, rebase_seconds = 0;
   uint64_t changed_inodes = 0, directories_written = 0, files_captured = 0, bytes_hashed = 0, objects_written = 0;
-  uint64_t bytes_written = 0, tree_bytes = 0;
 };
 
 class CommitTally {

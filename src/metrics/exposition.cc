@@ -200,9 +200,6 @@ void WriteCommits(Writer& w, const CommitTotals& c) {
       {"strata_commit_directories_written_total", "counter", "Trees commits built (the others reused by id).",
        c.directories_written},
       {"strata_commit_hashed_bytes_total", "counter", "File bytes commits chunked and hashed.", c.bytes_hashed},
-      {"strata_commit_written_bytes_total", "counter", "Bytes written into the files commits captured, since their base.",
-       c.bytes_written},
-      {"strata_commit_tree_bytes_total", "counter", "Bytes of the trees commits built and hashed.", c.tree_bytes},
       {"strata_commit_objects_written_total", "counter", "Objects commits added to the store.", c.objects_written},
   });
 }

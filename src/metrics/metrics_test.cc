@@ -151,8 +151,6 @@ TEST(CommitTallyTest, CountsOutcomesAndPhases) {
   made.commit = Hash();
   made.stats.cut_ms = 1500;
   made.stats.bytes_hashed = 10;
-  made.stats.bytes_written = 4;
-  made.stats.tree_bytes = 3;
   tally.Record(made);
   tally.Record(CommitOutcome{});
   tally.RecordFailure();
@@ -162,8 +160,6 @@ TEST(CommitTallyTest, CountsOutcomesAndPhases) {
   EXPECT_EQ(t.failed, 1u);
   EXPECT_DOUBLE_EQ(t.cut_seconds, 1.5);
   EXPECT_EQ(t.bytes_hashed, 10u);
-  EXPECT_EQ(t.bytes_written, 4u);
-  EXPECT_EQ(t.tree_bytes, 3u);
 }
 
 }  // namespace

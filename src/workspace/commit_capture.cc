@@ -28,7 +28,7 @@ struct SqliteWorkspace::CaptureRun {
   CommitPlan& plan;
   CommitProgress* progress;
   std::atomic<bool> failed{false};
-  std::atomic<uint64_t> files{0}, bytes_hashed{0}, bytes_written{0}, objects_written{0};
+  std::atomic<uint64_t> files{0}, bytes_hashed{0}, objects_written{0};
   Mutex mu;
   Status error GUARDED_BY(mu);  // the first one
 };
@@ -103,10 +103,6 @@ Status SqliteWorkspace::CaptureFile(InodeId ino, CaptureRun& run, const Chunker&
   if (!chunks.ok()) return AsEio(chunks.status(), "capturing " + CapturedPath(run.plan, ino));
   c.chunks = std::move(*chunks);
   run.bytes_hashed += hashed;
-  uint64_t written = 0;
-  for (const Extent& w : c.input.written) written += w.end - w.start;
-  for (const Extent& h : c.input.holes) written -= std::min(written, h.end - h.start);
-  run.bytes_written += written;
   run.files++;
   if (run.progress != nullptr) run.progress->FileCaptured(c.input.size);
   return Status::Ok();
@@ -155,7 +151,6 @@ Status SqliteWorkspace::CaptureFiles(CommitPlan& plan, CommitProgress* progress)
   }
   plan.stats.files_captured += run.files;
   plan.stats.bytes_hashed += run.bytes_hashed;
-  plan.stats.bytes_written += run.bytes_written;
   plan.stats.objects_written += run.objects_written;
   MutexLock lock(&run.mu);
   return run.error;

@@ -58,11 +58,9 @@ Status SqliteWorkspace::WriteTrees(CommitPlan& plan) {
     }
     std::sort(tree.entries.begin(), tree.entries.end(),
               [](const TreeEntry& a, const TreeEntry& b) { return a.name < b.name; });
-    const std::string encoded = EncodeTree(tree);
-    STRATA_ASSIGN_OR_RETURN(PutResult r, store_.Put(ObjectType::kTree, encoded));
+    STRATA_ASSIGN_OR_RETURN(PutResult r, store_.Put(ObjectType::kTree, EncodeTree(tree)));
     if (r.stored) plan.stats.objects_written++;
     plan.stats.directories_written++;
-    plan.stats.tree_bytes += encoded.size();
     d.id = r.id;
     for (const CommitPlan::Entry& e : d.entries) {
       if (!e.captured) continue;

@@ -159,8 +159,6 @@ struct CommitStats {
   uint64_t directories_written = 0;  // trees built (every other one reused by id)
   uint64_t files_captured = 0;       // regular files whose chunk lists were recomputed
   uint64_t bytes_hashed = 0;         // file bytes chunked and hashed (not reused chunks)
-  uint64_t bytes_written = 0;        // of the captured files, bytes written since their base (holes left out)
-  uint64_t tree_bytes = 0;           // bytes of the trees built, each hashed (file entries hold their chunk lists)
   uint64_t objects_written = 0;      // objects new to the store
   double cut_ms = 0, capture_ms = 0, trees_ms = 0, publish_ms = 0, rebase_ms = 0;
 };

@@ -51,12 +51,9 @@ scatter "$IMG" "$NATIVE" 256 2
 expect_ok strata commit "$MP" -m "scattered again" --json
 hashed=$(hashed_by_commit)
 written=$((256 * 4096))
-counted=$(json 'd["stats"]["bytes_written"]')
-step "the commit hashed $hashed bytes for $written written ($counted counted by the commit: blocks drawn twice count once)"
+step "the commit hashed $hashed bytes for $written written"
 [ "$hashed" -ge 4096 ] || fail "the commit hashed $hashed bytes: the writes were not captured"
 [ "$hashed" -le $((4 * written)) ] || fail "the commit hashed $hashed bytes for $written written"
-[ "$counted" -gt $((written / 2)) ] && [ "$counted" -le "$written" ] ||
-  fail "the commit counted $counted bytes written for $written"
 strata cat main:disk.raw >"$WORK/out.raw" || fail "cat of the committed image"
 cmp "$WORK/out.raw" "$NATIVE" || fail "the committed image differs from the native copy"
 
