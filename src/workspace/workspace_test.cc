@@ -588,16 +588,8 @@ TEST_F(WorkspaceTest, AVersion3DatabaseIsUpgradedWhenOpened) {
   ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
   EXPECT_EQ(ReadAll(**reopened, small), "hello");
   reopened->reset();
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open((WsDir() + "/workspace.db").c_str(), &db), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), "4");
-  sqlite3_finalize(st);
-  EXPECT_EQ(sqlite3_exec(db, "SELECT count(*) FROM base_chunk_refs", nullptr, nullptr, nullptr), SQLITE_OK)
-      << sqlite3_errmsg(db);
-  sqlite3_close(db);
+  // Opened at all: the version is this strata's now. And the table is there.
+  ExecOnDatabase(WsDir() + "/workspace.db", "SELECT count(*) FROM base_chunk_refs");
 }
 
 TEST_F(WorkspaceTest, EverythingSurvivesCloseAndReopen) {
