@@ -64,6 +64,8 @@ class CommitTest : public ::testing::Test {
     for (const ChunkRef& ref : e->chunks) out += *store_->Get(ref.id, ObjectType::kChunk);
     return out;
   }
+  // A new file "disk.img" of `size` bytes, never written (scattered_image below).
+  struct ScatteredImage NewImage(Workspace& ws, uint64_t size);
   TreeEntry EntryOf(const Hash& commit, const std::string& path) {
     auto e = LookupPath(*store_, store_->GetCommit(commit)->root, path);
     EXPECT_TRUE(e.ok()) << path;
@@ -103,6 +105,14 @@ struct ScatteredImage {
     }
   }
 };
+
+ScatteredImage CommitTest::NewImage(Workspace& ws, uint64_t size) {
+  ScatteredImage image{Mk(ws, kRootInode, "disk.img", "").ino, size, {}};
+  SetAttrRequest grow;
+  grow.size = size;
+  EXPECT_TRUE(ws.SetAttr(image.ino, grow).ok());
+  return image;
+}
 
 TEST_F(CommitTest, ANewWorkspaceBecomesACommitWithEverythingInIt) {
   auto ws = Open(std::nullopt, "ws", "");
@@ -322,10 +332,7 @@ TEST_F(CommitTest, AOneMiBChangeInAFourGiBSparseFileHashesAFewMiB) {
 TEST_F(CommitTest, AnImageWrittenAtScatteredOffsetsCommitsWhatChanged) {
   constexpr uint64_t kSize = 32ull << 20, kBlock = ScatteredImage::kBlock;
   auto ws = Open(std::nullopt, "ws", "main");
-  ScatteredImage image{Mk(*ws, kRootInode, "disk.img", "").ino, kSize, {}};
-  SetAttrRequest grow;
-  grow.size = kSize;
-  ASSERT_TRUE(ws->SetAttr(image.ino, grow).ok());
+  ScatteredImage image = NewImage(*ws, kSize);
   image.Scatter(*ws, 200, 1);
   CommitOutcome first = CommitOk(*ws, "scattered");
   ASSERT_TRUE(first.commit);
@@ -356,10 +363,7 @@ TEST_F(CommitTest, AnImageWrittenAtScatteredOffsetsCommitsWhatChanged) {
 TEST_F(CommitTest, ALongChunkListIsKeptInTheCommitsTreeNotWrittenAgain) {
   constexpr uint64_t kSize = 160ull << 20, kBlock = ScatteredImage::kBlock;
   auto ws = Open(std::nullopt, "ws", "main");
-  ScatteredImage image{Mk(*ws, kRootInode, "disk.img", "").ino, kSize, {}};
-  SetAttrRequest grow;
-  grow.size = kSize;
-  ASSERT_TRUE(ws->SetAttr(image.ino, grow).ok());
+  ScatteredImage image = NewImage(*ws, kSize);
   auto reopen = [&]() {
     ws.reset();
     ws = std::move(Workspace::Open(*store_, "ws")).value();
