@@ -30,8 +30,9 @@ std::string MedianBucket(const control::OperationCounters& op) {
   return "?";
 }
 
-// The read path of base data: chunk demands and loads, read-ahead, the store's reads.
-void PrintReadPath(const WorkspaceCounters::ReadPath& r) {
+// The read path of base data: chunk demands and loads, read-ahead, the store's
+// reads; `reads`, the read requests served, for the frames decoded per read.
+void PrintReadPath(const WorkspaceCounters::ReadPath& r, uint64_t reads) {
   const StoreReadCounters& s = r.store;
   fmt::print("read path   {} chunk demands, {} fetches ({} errors, at most {} at once); cache {} of {}\n", r.demands,
              r.fetches, r.fetch_errors, r.fetches_in_flight_max, HumanBytes(r.cache_bytes),
@@ -42,9 +43,10 @@ void PrintReadPath(const WorkspaceCounters::ReadPath& r) {
              "at most {} at once\n",
              s.objects, HumanBytes(s.bytes_stored), HumanBytes(s.bytes_verified), s.lookup_us / 1000.0,
              s.pread_us / 1000.0, s.decode_us / 1000.0, s.max_in_flight);
-  fmt::print("checks      {} frames decoded ({:.1f} per object read, {} reads of some frames only); {} checked by "
-             "XXH3, {} by SHA-256\n",
-             s.frames_decoded, s.objects ? static_cast<double>(s.frames_decoded) / s.objects : 0.0, s.range_reads,
+  fmt::print("checks      {} frames decoded ({:.1f} per object read, {:.2f} per read request, {} reads of some "
+             "frames only); {} checked by XXH3, {} by SHA-256\n",
+             s.frames_decoded, s.objects ? static_cast<double>(s.frames_decoded) / s.objects : 0.0,
+             reads ? static_cast<double>(s.frames_decoded) / reads : 0.0, s.range_reads,
              HumanBytes(s.fast_checked_bytes), HumanBytes(s.sha256_checked_bytes));
   // A remote store's block cache has counters; a local store has none.
   auto backend = [&](const char* name) -> std::optional<uint64_t> {
@@ -126,7 +128,10 @@ int RunMountStats(Globals& g, const std::string& mp_arg) {
              HumanBytes(ws.bytes_read), ws.data_files_to_delete);
   fmt::print("base        {} directories loaded; chunk cache {} hits, {} misses, {} waits\n", ws.directories_loaded,
              ws.chunk_cache_hits, ws.chunk_cache_misses, ws.chunk_cache_waits);
-  PrintReadPath(ws.read_path);
+  uint64_t reads = 0;
+  for (const control::OperationCounters& op : counters->operations)
+    if (op.name == "read") reads = op.count;
+  PrintReadPath(ws.read_path, reads);
   const control::RequestLoopCounters& loop = counters->request_loop;
   if (counters->transport == "libfuse")  // the request loop is the libfuse transport's
     fmt::print("requests    {} answered by the dispatcher, {} by workers; {} caught while polling, {} sleeps\n",

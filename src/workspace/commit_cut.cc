@@ -140,8 +140,8 @@ Status SqliteWorkspace::TakeCut(CommitPlan& plan) {
         case EntryKind::kFile:
           e.entry.size = row.size;
           if (!row.changed && row.base_len == row.size) {
-            STRATA_ASSIGN_OR_RETURN(std::string chunks, db_->GetBaseChunks(row.ino));
-            STRATA_ASSIGN_OR_RETURN(e.entry.chunks, DecodeChunkList(chunks));
+            STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const BaseChunkList> list, BaseChunksOf(row.ino));
+            e.entry.chunks = list->chunks;
           } else {
             e.captured = true;
             if (!plan.captures.count(row.ino)) {
@@ -151,9 +151,11 @@ Status SqliteWorkspace::TakeCut(CommitPlan& plan) {
               c.plan.size = c.input.size = row.size;
               c.plan.base_len = c.input.base_len = row.base_len;
               if (row.base_len > 0) {
-                STRATA_ASSIGN_OR_RETURN(std::string chunks, db_->GetBaseChunks(row.ino));
-                STRATA_ASSIGN_OR_RETURN(c.plan.base_chunks, DecodeChunkList(chunks));
-                c.input.old_chunks = c.plan.base_chunks;
+                // Decoded already when the file was read since its list was set
+                // (a large list a commit kept by reference is never read back then).
+                STRATA_ASSIGN_OR_RETURN(std::shared_ptr<const BaseChunkList> list, BaseChunksOf(row.ino));
+                c.plan.base_chunks = list->chunks;
+                c.input.old_chunks = list->chunks;
               }
               STRATA_ASSIGN_OR_RETURN(c.plan.extents, db_->Extents(row.ino, 0, row.size));
               c.input.written = c.plan.extents;

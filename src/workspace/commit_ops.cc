@@ -30,6 +30,12 @@ namespace strata::workspace_internal {
 
 namespace {
 
+// Captured files of at least this many chunks keep their new list in the
+// commit's tree only, not in the database as well (NamespaceDb::SetBaseChunksRef):
+// 45 MB for a 10 GiB image in fixed 8 KiB chunks, written again by every
+// commit. Smaller lists stay in their rows, so reading them needs no tree.
+constexpr size_t kListByReference = 16384;
+
 double MsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
@@ -56,6 +62,12 @@ Status SqliteWorkspace::WriteTrees(CommitPlan& plan) {
     if (r.stored) plan.stats.objects_written++;
     plan.stats.directories_written++;
     d.id = r.id;
+    for (const CommitPlan::Entry& e : d.entries) {
+      if (!e.captured) continue;
+      CommitPlan::Capture& c = plan.captures.at(e.ino);
+      c.tree = d.id;
+      c.name = e.entry.name;
+    }
   }
   return Status::Ok();
 }
@@ -216,6 +228,7 @@ Result<CommitOutcome> SqliteWorkspace::Commit(const CommitRequest& request, Comm
 
 Status SqliteWorkspace::Rebase(CommitPlan& plan, const Hash& commit) {
   MutexLock lock(&mu_);
+  std::vector<InodeId> by_reference;  // captured files whose list stays in the new tree only
   Status s = [&]() REQUIRES(mu_) -> Status {
     Transaction txn(*db_);
     STRATA_RETURN_IF_ERROR(txn.status());
@@ -229,7 +242,12 @@ Status SqliteWorkspace::Rebase(CommitPlan& plan, const Hash& commit) {
       row.base_len = row.size;
       row.changed = false;
       STRATA_RETURN_IF_ERROR(db_->UpdateInode(row));
-      STRATA_RETURN_IF_ERROR(db_->SetBaseChunks(ino, EncodeChunkList(c.chunks)));
+      if (c.chunks.size() >= kListByReference) {
+        STRATA_RETURN_IF_ERROR(db_->SetBaseChunksRef(ino, c.tree, c.name));
+        by_reference.push_back(ino);
+      } else {
+        STRATA_RETURN_IF_ERROR(db_->SetBaseChunks(ino, EncodeChunkList(c.chunks)));
+      }
       STRATA_RETURN_IF_ERROR(db_->ClipExtents(ino, 0));
       doomed_files_.push_back(ino);  // its bytes are in the store now
     }
@@ -251,6 +269,9 @@ Status SqliteWorkspace::Rebase(CommitPlan& plan, const Hash& commit) {
   if (s.ok()) {
     info_.base = commit;
     info_.branch = plan.branch;
+    // The lists kept by reference are known already: the next read or cut
+    // takes them from here instead of reading the tree back.
+    for (InodeId ino : by_reference) KeepBaseChunks(ino, std::move(plan.captures.at(ino).chunks));
     s = CommitPending();
   }
   lock.Unlock();

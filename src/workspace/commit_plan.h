@@ -29,6 +29,9 @@ struct SqliteWorkspace::CommitPlan {
     ReadPlan plan;
     RechunkInput input;
     std::vector<ChunkRef> chunks;
+    // The written tree whose entry `name` holds the new list (WriteTrees).
+    Hash tree;
+    std::string name;
   };
 
   std::string branch;

@@ -3,12 +3,14 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <thread>
 
 #include "store/revision.h"
 #include "testing/store_test_util.h"
+#include "workspace/namespace_db.h"
 #include "workspace/workspace.h"
 
 namespace strata {
@@ -62,6 +64,8 @@ class CommitTest : public ::testing::Test {
     for (const ChunkRef& ref : e->chunks) out += *store_->Get(ref.id, ObjectType::kChunk);
     return out;
   }
+  // A new file "disk.img" of `size` bytes, never written (scattered_image below).
+  struct ScatteredImage NewImage(Workspace& ws, uint64_t size);
   TreeEntry EntryOf(const Hash& commit, const std::string& path) {
     auto e = LookupPath(*store_, store_->GetCommit(commit)->root, path);
     EXPECT_TRUE(e.ok()) << path;
@@ -71,6 +75,44 @@ class CommitTest : public ::testing::Test {
   testing::TempDir dir_;
   std::unique_ptr<Store> store_;
 };
+
+// A sparse image of `size` bytes written in 4 KiB blocks at scattered
+// offsets, and what it must read back: the blocks written, zeros elsewhere.
+struct ScatteredImage {
+  static constexpr uint64_t kBlock = 4096;
+  InodeId ino = 0;
+  uint64_t size = 0;
+  std::map<uint64_t, std::string> blocks;  // what the image holds at each block written
+
+  void Scatter(Workspace& ws, int n, uint64_t seed) {
+    for (int i = 0; i < n; i++) {
+      const uint64_t at = ((seed * 7919 + i * 104729) % (size / kBlock)) * kBlock;
+      blocks[at] = testing::RandomBytes(kBlock, seed * 1000 + i);
+      ASSERT_TRUE(ws.Write(ino, at, blocks[at]).ok());
+    }
+  }
+  // Every block written, and the blocks at `zeros` that were not.
+  void ReadsBack(Workspace& ws, std::initializer_list<uint64_t> zeros) const {
+    std::string buf(kBlock, '\0');
+    for (const auto& [at, data] : blocks) {
+      ASSERT_EQ(*ws.Read(ino, at, kBlock, buf.data()), kBlock);
+      ASSERT_EQ(buf, data) << "at " << at;
+    }
+    for (uint64_t at : zeros) {
+      if (blocks.count(at)) continue;
+      ASSERT_EQ(*ws.Read(ino, at, kBlock, buf.data()), kBlock);
+      EXPECT_EQ(buf, std::string(kBlock, '\0')) << "at " << at;
+    }
+  }
+};
+
+ScatteredImage CommitTest::NewImage(Workspace& ws, uint64_t size) {
+  ScatteredImage image{Mk(ws, kRootInode, "disk.img", "").ino, size, {}};
+  SetAttrRequest grow;
+  grow.size = size;
+  EXPECT_TRUE(ws.SetAttr(image.ino, grow).ok());
+  return image;
+}
 
 TEST_F(CommitTest, ANewWorkspaceBecomesACommitWithEverythingInIt) {
   auto ws = Open(std::nullopt, "ws", "");
@@ -288,52 +330,77 @@ TEST_F(CommitTest, AOneMiBChangeInAFourGiBSparseFileHashesAFewMiB) {
 // commit hashes about what was written, and reads after it, served from the
 // new chunk list, return the new bytes.
 TEST_F(CommitTest, AnImageWrittenAtScatteredOffsetsCommitsWhatChanged) {
-  constexpr uint64_t kSize = 32ull << 20, kBlock = 4096;
+  constexpr uint64_t kSize = 32ull << 20, kBlock = ScatteredImage::kBlock;
   auto ws = Open(std::nullopt, "ws", "main");
-  Attr f = Mk(*ws, kRootInode, "disk.img", "");
-  SetAttrRequest grow;
-  grow.size = kSize;
-  ASSERT_TRUE(ws->SetAttr(f.ino, grow).ok());
-  std::map<uint64_t, std::string> image;  // what the image holds at each block written, else zeros
-  auto scatter = [&](int n, uint64_t seed) {
-    for (int i = 0; i < n; i++) {
-      const uint64_t at = ((seed * 7919 + i * 104729) % (kSize / kBlock)) * kBlock;
-      image[at] = testing::RandomBytes(kBlock, seed * 1000 + i);
-      ASSERT_TRUE(ws->Write(f.ino, at, image[at]).ok());
-    }
-  };
-  auto reads_back = [&](Workspace& w) {
-    std::string buf(kBlock, '\0');
-    for (const auto& [at, data] : image) {
-      ASSERT_EQ(*w.Read(f.ino, at, kBlock, buf.data()), kBlock);
-      ASSERT_EQ(buf, data) << "at " << at;
-    }
-    ASSERT_EQ(*w.Read(f.ino, kSize - kBlock, kBlock, buf.data()), kBlock);
-    if (!image.count(kSize - kBlock)) {
-      EXPECT_EQ(buf, std::string(kBlock, '\0'));
-    }
-  };
-  scatter(200, 1);
+  ScatteredImage image = NewImage(*ws, kSize);
+  image.Scatter(*ws, 200, 1);
   CommitOutcome first = CommitOk(*ws, "scattered");
   ASSERT_TRUE(first.commit);
   EXPECT_LE(first.stats.bytes_hashed, 2 * 200 * kBlock + 8192) << "the touched 8 KiB chunks and the zero chunk";
   TreeEntry e = EntryOf(*first.commit, "disk.img");
   ASSERT_EQ(e.chunks.size(), kSize / 8192);
   for (const ChunkRef& c : e.chunks) ASSERT_EQ(c.length, 8192u) << "cut at fixed offsets";
-  reads_back(*ws);
+  image.ReadsBack(*ws, {kSize - kBlock});
 
   // Blocks read before are written again: the next reads must not use the old list.
-  image.clear();
-  scatter(100, 2);
-  scatter(50, 1);
+  image.blocks.clear();
+  image.Scatter(*ws, 100, 2);
+  image.Scatter(*ws, 50, 1);
   CommitOutcome second = CommitOk(*ws, "scattered again");
   ASSERT_TRUE(second.commit);
   EXPECT_GT(second.stats.bytes_hashed, 0u);
   EXPECT_LE(second.stats.bytes_hashed, 4 * 150 * kBlock) << "kept fixed: at most 4x what was written";
-  reads_back(*ws);
+  image.ReadsBack(*ws, {kSize - kBlock});
   ws.reset();
   ws = std::move(Workspace::Open(*store_, "ws")).value();
-  reads_back(*ws);
+  image.ReadsBack(*ws, {kSize - kBlock});
+}
+
+// A list of many chunks (here 20 480 fixed ones) stays in the commit's tree:
+// the workspace names that tree instead of writing the list into its database
+// again, reads the list back from the tree once it no longer has it decoded,
+// and reports the tree among what gc must keep.
+TEST_F(CommitTest, ALongChunkListIsKeptInTheCommitsTreeNotWrittenAgain) {
+  constexpr uint64_t kSize = 160ull << 20, kBlock = ScatteredImage::kBlock;
+  auto ws = Open(std::nullopt, "ws", "main");
+  ScatteredImage image = NewImage(*ws, kSize);
+  auto reopen = [&]() {
+    ws.reset();
+    ws = std::move(Workspace::Open(*store_, "ws")).value();
+  };
+  const auto zeros = {uint64_t{0}, kSize / 2 + kBlock, kSize - kBlock};
+  image.Scatter(*ws, 300, 3);
+  CommitOutcome first = CommitOk(*ws, "one");
+  ASSERT_TRUE(first.commit);
+  ASSERT_EQ(EntryOf(*first.commit, "disk.img").chunks.size(), kSize / 8192);
+  image.ReadsBack(*ws, zeros);
+  ws.reset();
+  {
+    // Not in the database: without the store's tree the list cannot be had.
+    auto db = workspace_internal::NamespaceDb::Open(Workspace::StateDir(*store_, "ws") + "/workspace.db", false);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    EXPECT_EQ((*db)->GetBaseChunks(image.ino).status().code(), Status::Code::kUnsupported);
+  }
+  ws = std::move(Workspace::Open(*store_, "ws")).value();
+  image.ReadsBack(*ws, zeros);  // the list read from the tree
+
+  // A new name changes the directory, whose tree id goes: the reference alone keeps the tree.
+  Mk(*ws, kRootInode, "other", "x");
+  ws.reset();
+  auto refs = Workspace::References(*store_, "ws");
+  ASSERT_TRUE(refs.ok()) << refs.status().ToString();
+  const Hash root = store_->GetCommit(*first.commit)->root;
+  EXPECT_NE(std::find(refs->trees.begin(), refs->trees.end(), root), refs->trees.end());
+  ws = std::move(Workspace::Open(*store_, "ws")).value();
+
+  image.Scatter(*ws, 200, 4);
+  image.Scatter(*ws, 50, 3);  // blocks written before, again
+  CommitOutcome second = CommitOk(*ws, "two");
+  ASSERT_TRUE(second.commit);
+  EXPECT_LE(second.stats.bytes_hashed, 4 * 250 * kBlock) << "at most 4x what was written";
+  image.ReadsBack(*ws, zeros);
+  reopen();
+  image.ReadsBack(*ws, zeros);
 }
 
 TEST_F(CommitTest, MoreChangedFilesThanOpenDescriptors) {

@@ -73,9 +73,14 @@ Result<std::shared_ptr<const BaseChunkList>> SqliteWorkspace::BaseChunksOf(Inode
   if (known != base_chunk_lists_.end() && known->second.generation == generation) return known->second.list;
   STRATA_ASSIGN_OR_RETURN(std::string encoded, db_->GetBaseChunks(ino));
   STRATA_ASSIGN_OR_RETURN(std::vector<ChunkRef> chunks, DecodeChunkList(encoded));
-  auto list = std::make_shared<const BaseChunkList>(std::move(chunks));
-  if (base_chunk_lists_.size() >= kKnownBaseChunkLists) base_chunk_lists_.clear();
-  base_chunk_lists_[ino] = KnownBaseChunks{generation, list};
+  return KeepBaseChunks(ino, std::move(chunks));
+}
+
+std::shared_ptr<const BaseChunkList> SqliteWorkspace::KeepBaseChunks(InodeId ino, std::vector<ChunkRef> chunks) const {
+  const ZeroChunks zero = ZeroChunksOf(store_);
+  auto list = std::make_shared<const BaseChunkList>(std::move(chunks), std::vector{zero.content_defined, zero.fixed});
+  if (base_chunk_lists_.size() >= kKnownBaseChunkLists && base_chunk_lists_.count(ino) == 0) base_chunk_lists_.clear();
+  base_chunk_lists_[ino] = KnownBaseChunks{db_->base_chunks_generation(), list};
   return list;
 }
 
@@ -173,40 +178,58 @@ Status SqliteWorkspace::SyncWal() {
   return Status::IOError("syncing " + wal, EIO);
 }
 
-uint64_t HeldBytes(NamespaceDb& db, const FileData& files, const Store& store, const InodeRow& row,
-                   const BaseChunksGetter& base) {
-  uint64_t held = 0;
-  if (row.changed) {
-    held += files.AllocatedBytes(row.ino);
+namespace {
+
+// Files whose held base bytes HeldBytes keeps (a few large ones looked at often).
+constexpr size_t kHeldBaseFiles = 64;
+
+// The bytes of [0, base_len) the base holds: neither in a zero chunk nor
+// replaced by an extent. From `cache` when it is current, else counted anew
+// (every extent read once) and followed from then on.
+Result<uint64_t> BaseHeld(NamespaceDb& db, const Store& store, const InodeRow& row, const BaseChunksGetter& base,
+                          HeldBaseCache& cache) {
+  const uint64_t generation = db.base_chunks_generation();
+  std::shared_ptr<const BaseChunkList> list;
+  if (row.base_len >= ZeroChunksOf(store).content_defined.length) {  // smaller files hold few zero chunks
+    STRATA_ASSIGN_OR_RETURN(list, base(row.ino));
   }
-  if (row.base_len == 0) return held;
-  // The parts of [0, base_len) the base does not hold or that extents replace.
-  std::vector<Extent> not_held;
-  const ZeroChunks zero = ZeroChunksOf(store);
-  if (row.base_len >= zero.content_defined.length) {  // smaller files hold few zero chunks
-    auto list = base(row.ino);
-    if (!list.ok()) return row.size;
-    uint64_t pos = 0;
-    for (const ChunkRef& c : (*list)->chunks) {
-      if (pos >= row.base_len) break;
-      if (c == zero.content_defined || c == zero.fixed) not_held.push_back(Extent{pos, pos + c.length});
-      pos += c.length;
+  auto empty_in = [&](uint64_t start, uint64_t end) { return list ? list->EmptyBytesIn(start, end) : 0; };
+  std::vector<Extent> covered;
+  auto known = cache.find(row.ino);
+  if (known != cache.end() && known->second.generation == generation && known->second.base_len == row.base_len &&
+      db.TakeNewlyCovered(row.ino, &covered)) {
+    // Each newly covered range was held unless it is past base_len or empty.
+    for (const Extent& c : covered) {
+      const uint64_t end = std::min(c.end, row.base_len);
+      if (c.start >= end) continue;
+      known->second.bytes -= std::min(known->second.bytes, end - c.start - empty_in(c.start, end));
     }
+    return known->second.bytes;
   }
+  std::vector<Extent> extents;
   if (row.changed) {
-    auto extents = db.Extents(row.ino, 0, row.base_len);
-    if (!extents.ok()) return row.size;
-    not_held.insert(not_held.end(), extents->begin(), extents->end());
-    std::sort(not_held.begin(), not_held.end(), [](const Extent& a, const Extent& b) { return a.start < b.start; });
+    STRATA_ASSIGN_OR_RETURN(extents, db.Extents(row.ino, 0, row.base_len));
   }
-  uint64_t base_held = 0, pos = 0;
-  for (const Extent& x : not_held) {
-    const uint64_t start = std::min(x.start, row.base_len);
-    if (start > pos) base_held += start - pos;
-    pos = std::max(pos, std::min(x.end, row.base_len));
+  uint64_t held = row.base_len - empty_in(0, row.base_len);
+  for (const Extent& x : extents) {
+    const uint64_t end = std::min(x.end, row.base_len);
+    if (x.start < end) held -= std::min(held, end - x.start - empty_in(x.start, end));
   }
-  base_held += row.base_len - pos;
-  return held + base_held;
+  db.FollowExtents(row.ino);
+  if (cache.size() >= kHeldBaseFiles && known == cache.end()) cache.clear();
+  cache[row.ino] = HeldBase{generation, row.base_len, held};
+  return held;
+}
+
+}  // namespace
+
+uint64_t HeldBytes(NamespaceDb& db, const FileData& files, const Store& store, const InodeRow& row,
+                   const BaseChunksGetter& base, HeldBaseCache& cache) {
+  const uint64_t written = row.changed ? files.AllocatedBytes(row.ino) : 0;
+  if (row.base_len == 0) return written;
+  auto held = BaseHeld(db, store, row, base, cache);
+  if (!held.ok()) return row.size;
+  return written + *held;
 }
 
 }  // namespace strata::workspace_internal

@@ -332,10 +332,29 @@ bool FileData::ReadAhead(const ReadPlan& plan, uint64_t offset, size_t n) {
   return true;
 }
 
-BaseChunkList::BaseChunkList(std::vector<ChunkRef> list) : chunks(std::move(list)) {
+BaseChunkList::BaseChunkList(std::vector<ChunkRef> list, const std::vector<ChunkRef>& empty)
+    : chunks(std::move(list)) {
   ends.reserve(chunks.size());
   uint64_t e = 0;
-  for (const ChunkRef& c : chunks) ends.push_back(e += c.length);
+  for (const ChunkRef& c : chunks) {
+    const uint64_t start = e;
+    ends.push_back(e += c.length);
+    if (std::find(empty.begin(), empty.end(), c) == empty.end()) continue;
+    if (!empty_runs.empty() && empty_runs.back().end == start) {
+      empty_runs.back().end = e;
+    } else {
+      empty_runs.push_back(Extent{start, e});
+    }
+  }
+}
+
+uint64_t BaseChunkList::EmptyBytesIn(uint64_t start, uint64_t end) const {
+  uint64_t n = 0;
+  // The first run ending after start, then every run starting before end.
+  auto it = std::upper_bound(empty_runs.begin(), empty_runs.end(), start,
+                             [](uint64_t v, const Extent& r) { return v < r.end; });
+  for (; it != empty_runs.end() && it->start < end; ++it) n += std::min(it->end, end) - std::max(it->start, start);
+  return n;
 }
 
 void BaseChunkList::SliceInto(uint64_t from, uint64_t to, ReadPlan* plan) const {

@@ -100,12 +100,16 @@ struct ReadPlan {
 // of a large file takes only the chunks it needs (a 10 GiB image cut into
 // 8 KiB chunks has 1.3 million of them).
 struct BaseChunkList {
-  explicit BaseChunkList(std::vector<ChunkRef> list);
+  // `empty`: the chunks that hold nothing (the zero chunks, file_space.h).
+  explicit BaseChunkList(std::vector<ChunkRef> list, const std::vector<ChunkRef>& empty = {});
   // Sets plan's base_chunks to those overlapping [from, to) and its base_start.
   void SliceInto(uint64_t from, uint64_t to, ReadPlan* plan) const;
+  // How many bytes of [start, end) lie in chunks that hold nothing.
+  uint64_t EmptyBytesIn(uint64_t start, uint64_t end) const;
 
   std::vector<ChunkRef> chunks;
   std::vector<uint64_t> ends;
+  std::vector<Extent> empty_runs;  // where those chunks lie, runs of them merged, by start
 };
 
 class FileData {

@@ -48,6 +48,42 @@ TEST_F(WorkspaceTest, NoFileGrowsPastSixteenTiBLessABlock) {
   EXPECT_TRUE(ws->SetAttr(f.ino, to_limit).ok());
 }
 
+// What a file holds is kept between looks and brought up to date by each
+// write (file_space.h, HeldBytes): at every point it must equal a count made
+// anew, by a workspace opened afresh that has kept nothing.
+TEST_F(WorkspaceTest, BlocksKeptBetweenLooksEqualACountMadeAnew) {
+  // Zero chunks, a dense middle and zero chunks again.
+  const std::string content = std::string(8 * kMiB, '\0') + testing::RandomBytes(3 * kMiB, 5) +
+                              std::string(8 * kMiB, '\0') + "x";
+  auto ws = CreateAndOpen(PutCommit({File("img", content, 2 * kMiB)}));
+  ASSERT_TRUE(ws);
+  const InodeId img = L(*ws, kRootInode, "img").ino;
+  auto afresh = [&]() {
+    ws.reset();
+    ws = std::move(Workspace::Open(*store_, "ws")).value();
+    return ws->GetAttr(img)->blocks;
+  };
+  uint64_t seed = 17;
+  for (int round = 0; round < 4; round++) {
+    for (int i = 0; i < 25; i++) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      // Into zero chunks, the dense part and bytes written before; some unaligned.
+      const uint64_t at = (seed >> 20) % (content.size() - 8192) / (i % 3 == 0 ? 1 : 4096) * (i % 3 == 0 ? 1 : 4096);
+      W(*ws, img, at, std::string(i % 2 ? 4096 : 6000, 'w'));
+      ASSERT_GT(ws->GetAttr(img)->blocks, 0u);  // looked at between writes, so the count is kept
+    }
+    if (round == 2) {  // a change other than a write: counted anew from then on
+      ASSERT_TRUE(ws->Allocate(img, kAllocPunchHole | kAllocKeepSize, 9 * kMiB, 64 * 1024).ok());
+      ASSERT_TRUE(ws->GetAttr(img).ok());
+      W(*ws, img, 9 * kMiB + 4096, std::string(4096, 'p'));
+    }
+    // Synced first: the data file's own blocks (its extent tree) settle when written back.
+    ASSERT_TRUE(ws->Sync(img).ok());
+    const uint64_t kept = ws->GetAttr(img)->blocks;
+    EXPECT_EQ(kept, afresh()) << "round " << round;
+  }
+}
+
 TEST_F(WorkspaceTest, BlocksCountWrittenBytesAndBaseBytesButNoHoles) {
   // A base file of 8 MiB of zeros and one byte: four zero chunks and "x".
   const std::string sparse = std::string(8 * kMiB, '\0') + "x";

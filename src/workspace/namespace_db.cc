@@ -126,7 +126,7 @@ Result<std::optional<CommittingRecord>> DecodeCommittingRecord(std::string_view 
 
 namespace {
 
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 
 // Names and blobs are stored as BLOBs: file names are bytes, not text.
 const char* kSchema = R"sql(
@@ -150,6 +150,7 @@ CREATE INDEX IF NOT EXISTS dentries_by_ino ON dentries(ino);
 CREATE TABLE IF NOT EXISTS extents(ino INTEGER NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL,
   PRIMARY KEY(ino, start)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS base_chunks(ino INTEGER PRIMARY KEY, list BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS base_chunk_refs(ino INTEGER PRIMARY KEY, tree BLOB NOT NULL, name BLOB NOT NULL);
 )sql";
 
 // Version 1 lacked the tree ids of loaded directories (and the index that finds
@@ -171,6 +172,14 @@ CREATE TABLE IF NOT EXISTS base_chunks(ino INTEGER PRIMARY KEY, list BLOB NOT NU
 INSERT OR REPLACE INTO base_chunks(ino, list) SELECT ino, base_chunks FROM inodes WHERE length(base_chunks) > 1;
 UPDATE inodes SET base_chunks = x'' WHERE length(base_chunks) > 1;
 UPDATE meta SET value = '3' WHERE key = 'schema_version';
+)sql";
+
+// Version 3 wrote every captured file's whole list into base_chunks at each
+// commit, though the commit's tree holds it already: lists may now be kept by
+// reference to that tree (SetBaseChunksRef). Nothing to convert.
+const char* kUpgradeFrom3 = R"sql(
+CREATE TABLE IF NOT EXISTS base_chunk_refs(ino INTEGER PRIMARY KEY, tree BLOB NOT NULL, name BLOB NOT NULL);
+UPDATE meta SET value = '4' WHERE key = 'schema_version';
 )sql";
 
 }  // namespace
@@ -244,7 +253,7 @@ Result<std::unique_ptr<NamespaceDb>> NamespaceDb::Open(const std::string& path, 
     STRATA_RETURN_IF_ERROR(ndb->SetMeta("schema_version", std::to_string(kSchemaVersion)));
   }
   STRATA_ASSIGN_OR_RETURN(auto version, ndb->GetMeta("schema_version"));
-  for (const auto& [from, upgrade] : {std::pair{"1", kUpgradeFrom1}, std::pair{"2", kUpgradeFrom2}}) {
+  for (const auto& [from, upgrade] : {std::pair{"1", kUpgradeFrom1}, std::pair{"2", kUpgradeFrom2}, std::pair{"3", kUpgradeFrom3}}) {
     if (!version || *version != from) continue;
     STRATA_RETURN_IF_ERROR(ndb->Exec("BEGIN IMMEDIATE"));
     if (Status s = ndb->Exec(upgrade); !s.ok()) {
@@ -446,6 +455,10 @@ uint64_t NamespaceDb::NewBaseChunksGeneration() {
 }
 
 Status NamespaceDb::PutBaseChunkList(InodeId ino, std::string_view base_chunks) {
+  {
+    Query q(*this, "DELETE FROM base_chunk_refs WHERE ino = ?");
+    STRATA_RETURN_IF_ERROR(q.Int(1, ino).Run("writing base chunks"));
+  }
   if (base_chunks.size() > 1) {
     Query q(*this, "INSERT OR REPLACE INTO base_chunks(ino, list) VALUES(?, ?)");
     return q.Int(1, ino).Blob(2, base_chunks).Run("writing base chunks");
@@ -460,6 +473,10 @@ Status NamespaceDb::DeleteInode(InodeId ino) {
     Query q(*this, "DELETE FROM base_chunks WHERE ino = ?");
     STRATA_RETURN_IF_ERROR(q.Int(1, ino).Run("deleting base chunks"));
   }
+  {
+    Query q(*this, "DELETE FROM base_chunk_refs WHERE ino = ?");
+    STRATA_RETURN_IF_ERROR(q.Int(1, ino).Run("deleting base chunks"));
+  }
   if (track_changed_ != nullptr) track_changed_->insert(ino);
   {
     Query q(*this, "DELETE FROM inodes WHERE ino = ?");
@@ -469,11 +486,25 @@ Status NamespaceDb::DeleteInode(InodeId ino) {
     Query q(*this, "DELETE FROM xattrs WHERE ino = ?");
     STRATA_RETURN_IF_ERROR(q.Int(1, ino).Run("deleting xattrs"));
   }
+  StopFollowing(ino);
   Query q(*this, "DELETE FROM extents WHERE ino = ?");
   return q.Int(1, ino).Run("deleting extents");
 }
 
 Result<std::string> NamespaceDb::GetBaseChunks(InodeId ino) {
+  {
+    Query ref(*this, "SELECT tree, name FROM base_chunk_refs WHERE ino = ?");
+    ref.Int(1, ino);
+    const int rc = ref.Step();
+    if (rc == SQLITE_ROW) {
+      STRATA_ASSIGN_OR_RETURN(Hash tree, DecodeIdBlob(ref.ColBlob(0), "chunk list tree"));
+      const std::string name = ref.ColBlob(1);
+      if (!resolver_) return Status::Unsupported("the base chunk list of inode " + std::to_string(ino) +
+                                                 " is kept in tree " + tree.ToHex() + ", which is not read here");
+      return resolver_(tree, name);
+    }
+    if (rc != SQLITE_DONE) return ref.Error("reading base chunks");
+  }
   {
     Query list(*this, "SELECT list FROM base_chunks WHERE ino = ?");
     list.Int(1, ino);
@@ -495,6 +526,21 @@ Status NamespaceDb::SetBaseChunks(InodeId ino, std::string_view base_chunks) {
         q.Blob(1, base_chunks.size() > 1 ? std::string_view() : base_chunks).Int(2, ino).Run("writing base chunks"));
   }
   return PutBaseChunkList(ino, base_chunks);
+}
+
+Status NamespaceDb::SetBaseChunksRef(InodeId ino, const Hash& tree, std::string_view name) {
+  BaseChunksMayHaveChanged();
+  {
+    Query q(*this, "UPDATE inodes SET base_chunks = x'' WHERE ino = ?");
+    STRATA_RETURN_IF_ERROR(q.Int(1, ino).Run("writing base chunks"));
+  }
+  {
+    Query q(*this, "DELETE FROM base_chunks WHERE ino = ?");
+    STRATA_RETURN_IF_ERROR(q.Int(1, ino).Run("writing base chunks"));
+  }
+  Query q(*this, "INSERT OR REPLACE INTO base_chunk_refs(ino, tree, name) VALUES(?, ?, ?)");
+  const std::string_view id(reinterpret_cast<const char*>(tree.bytes.data()), tree.bytes.size());
+  return q.Int(1, ino).Blob(2, id).Blob(3, name).Run("writing base chunks");
 }
 
 Result<std::optional<Hash>> NamespaceDb::GetTreeId(InodeId ino) {
@@ -576,7 +622,8 @@ Result<std::vector<InodeId>> NamespaceDb::AllInodes() {
 Status NamespaceDb::StoreReferences(std::vector<Hash>* trees, std::vector<std::string>* chunk_lists) {
   Query q(*this,
           "SELECT base_tree FROM inodes WHERE base_tree IS NOT NULL UNION "
-          "SELECT tree_id FROM inodes WHERE tree_id IS NOT NULL");
+          "SELECT tree_id FROM inodes WHERE tree_id IS NOT NULL UNION "
+          "SELECT tree FROM base_chunk_refs");
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
     STRATA_ASSIGN_OR_RETURN(Hash id, DecodeIdBlob(q.ColBlob(0), "tree id"));
@@ -729,9 +776,41 @@ Result<std::vector<Extent>> NamespaceDb::Extents(InodeId ino, uint64_t start, ui
   return out;
 }
 
+namespace {
+
+// Bounds on what following extents keeps: a file written in more new ranges
+// between two looks than this is counted again whole.
+constexpr size_t kMaxFollowed = 64;
+constexpr size_t kMaxNewlyCovered = 4096;
+
+}  // namespace
+
+void NamespaceDb::FollowExtents(InodeId ino) {
+  if (followed_.size() >= kMaxFollowed && followed_.count(ino) == 0) followed_.clear();
+  followed_[ino].clear();
+}
+
+bool NamespaceDb::TakeNewlyCovered(InodeId ino, std::vector<Extent>* covered) {
+  auto it = followed_.find(ino);
+  if (it == followed_.end()) return false;
+  covered->clear();
+  covered->swap(it->second);
+  return true;
+}
+
 Status NamespaceDb::AddExtent(InodeId ino, uint64_t start, uint64_t end) {
   // Widen by one on both sides so that adjacent extents are found and merged too.
   STRATA_ASSIGN_OR_RETURN(auto near, Extents(ino, start == 0 ? 0 : start - 1, end + 1));
+  if (auto followed = followed_.find(ino); followed != followed_.end()) {
+    // What [start, end) adds: the gaps the extents near it leave (sorted, disjoint).
+    uint64_t pos = start;
+    for (const Extent& x : near) {
+      if (x.start > pos && pos < end) followed->second.push_back(Extent{pos, std::min(x.start, end)});
+      pos = std::max(pos, x.end);
+    }
+    if (pos < end) followed->second.push_back(Extent{pos, end});
+    if (followed->second.size() > kMaxNewlyCovered) followed_.erase(followed);
+  }
   // The two cases of most writes, in one statement or none: a rewrite inside
   // bytes already written, and an append to the extent that ends where it starts.
   if (near.size() == 1 && near[0].start <= start) {
@@ -752,6 +831,7 @@ Status NamespaceDb::AddExtent(InodeId ino, uint64_t start, uint64_t end) {
 }
 
 Status NamespaceDb::ClipExtents(InodeId ino, uint64_t size) {
+  StopFollowing(ino);
   {
     Query q(*this, "DELETE FROM extents WHERE ino = ? AND start >= ?");
     STRATA_RETURN_IF_ERROR(q.Int(1, ino).Int(2, static_cast<int64_t>(size)).Run("clipping extents"));
@@ -762,6 +842,7 @@ Status NamespaceDb::ClipExtents(InodeId ino, uint64_t size) {
 }
 
 Status NamespaceDb::RemoveExtentRange(InodeId ino, uint64_t start, uint64_t end) {
+  StopFollowing(ino);
   STRATA_ASSIGN_OR_RETURN(auto hit, Extents(ino, start, end));
   for (const Extent& x : hit) {
     {
@@ -810,7 +891,10 @@ Status NamespaceDb::BeginOperation(bool* outer) {
 
 Status NamespaceDb::EndOperation(bool success) {
   in_operation_ = false;
-  if (!success) BaseChunksMayHaveChanged();
+  if (!success) {
+    BaseChunksMayHaveChanged();
+    followed_.clear();  // the undone operation's extents may have been recorded
+  }
   Status s = success ? Run("RELEASE op") : Run("ROLLBACK TO op");
   if (!success && s.ok()) s = Run("RELEASE op");
   if (success && s.ok()) batch_operations_++;
@@ -861,6 +945,7 @@ Status NamespaceDb::CommitBatch(uint64_t* operations) {
 
 void NamespaceDb::NoteLostBatch(const Status& why, bool acknowledged) {
   BaseChunksMayHaveChanged();
+  followed_.clear();
   lost_batches_++;
   if (acknowledged) acknowledged_lost_++;
   lost_errno_ = why.errno_value() == ENOSPC ? ENOSPC : EIO;

@@ -172,8 +172,19 @@ class NamespaceDb {
   Status UpdateInode(const InodeRow& row);
   // Deletes the row and the inode's xattrs and extents (not its entries).
   Status DeleteInode(InodeId ino);
+  // The file's base chunk list (EncodeChunkList): its own row, or, for a list
+  // kept by reference (SetBaseChunksRef), what the resolver makes of it.
   Result<std::string> GetBaseChunks(InodeId ino);
   Status SetBaseChunks(InodeId ino, std::string_view base_chunks);
+  // Makes the file's base list the chunk list of the file entry `name` of the
+  // store's tree `tree`, which holds it already: a commit records a large
+  // list this way instead of writing it again (45 MB for a 10 GiB image in
+  // 8 KiB chunks). The tree is one of the rows' store references.
+  Status SetBaseChunksRef(InodeId ino, const Hash& tree, std::string_view name);
+  // What GetBaseChunks calls for a list kept by reference; without one such
+  // a list cannot be read (Unsupported). Set once, before any such read.
+  using ListResolver = std::function<Result<std::string>(const Hash& tree, std::string_view name)>;
+  void SetListResolver(ListResolver resolver) { resolver_ = std::move(resolver); }
   // Changes whenever a base chunk list may have changed (an inode inserted or
   // deleted, a list set, an operation undone, a batch lost); unique across
   // every NamespaceDb of the process, so a decoded list kept under one value
@@ -184,8 +195,9 @@ class NamespaceDb {
   Status ClearOrigin(InodeId ino);  // the inode no longer stands for a base path
   Result<std::vector<InodeId>> InodesWithoutLinks();
   Result<std::vector<InodeId>> AllInodes();
-  // Every store object the rows name: distinct trees (base_tree, tree_id) and
-  // the raw base chunk lists of files (EncodeChunkList; decoded by the caller).
+  // Every store object the rows name: distinct trees (base_tree, tree_id, the
+  // trees of lists kept by reference) and the raw base chunk lists of files
+  // kept in rows (EncodeChunkList; decoded by the caller).
   Status StoreReferences(std::vector<Hash>* trees, std::vector<std::string>* chunk_lists);
   // Changed inodes. The root of a workspace that has no base yet is marked
   // changed from the start (its first commit must write it) but is no change
@@ -242,6 +254,15 @@ class NamespaceDb {
   Status ClipExtents(InodeId ino, uint64_t size);
   // Forgets written bytes in [start, end), splitting an extent across either edge.
   Status RemoveExtentRange(InodeId ino, uint64_t start, uint64_t end);
+  // Following the extents of a file, so that what it holds (st_blocks,
+  // file_space.h) is kept up to date without reading them all again: from
+  // FollowExtents(ino) on, each AddExtent records the ranges it newly covers.
+  // Any other change to the file's extents (clipped, removed, the inode
+  // deleted), an operation undone or a batch lost stops the following.
+  // TakeNewlyCovered moves what was recorded into *covered (disjoint ranges,
+  // none covered before); false when ino is not followed (any more).
+  void FollowExtents(InodeId ino);
+  bool TakeNewlyCovered(InodeId ino, std::vector<Extent>* covered);
 
  private:
   friend class Query;
@@ -275,6 +296,10 @@ class NamespaceDb {
   // The list of a file from the base, in the base_chunks table (an empty one: no row).
   Status PutBaseChunkList(InodeId ino, std::string_view base_chunks);
   void BaseChunksMayHaveChanged() { base_chunks_generation_ = NewBaseChunksGeneration(); }
+  ListResolver resolver_;
+  // Followed inodes and the ranges AddExtent newly covered (FollowExtents).
+  std::unordered_map<InodeId, std::vector<Extent>> followed_;
+  void StopFollowing(InodeId ino) { followed_.erase(ino); }
   uint64_t acknowledged_lost_ = 0;
   int lost_errno_ = 0;
   bool commit_each_ = false;

@@ -49,7 +49,7 @@ Attr SqliteWorkspace::ToAttr(const InodeRow& row) const {
   a.mtime_ns = row.mtime_ns;
   a.ctime_ns = row.ctime_ns;
   auto base = [this](InodeId ino) REQUIRES(mu_) { return BaseChunksOf(ino); };
-  a.blocks = ((S_ISREG(row.mode) ? HeldBytes(*db_, files_, store_, row, base) : row.size) + 511) / 512;
+  a.blocks = ((S_ISREG(row.mode) ? HeldBytes(*db_, files_, store_, row, base, held_base_) : row.size) + 511) / 512;
   return a;
 }
 

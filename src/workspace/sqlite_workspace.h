@@ -40,6 +40,7 @@
 #include "util/unique_fd.h"
 #include "workspace/direct_access.h"
 #include "workspace/file_data.h"
+#include "workspace/file_space.h"
 #include "workspace/space_reserve.h"
 #include "workspace/namespace_db.h"
 #include "workspace/workspace.h"
@@ -303,6 +304,9 @@ class SqliteWorkspace final : public Workspace, public DirectAccess {
   };
   mutable std::unordered_map<InodeId, KnownBaseChunks> base_chunk_lists_ GUARDED_BY(mu_);  // a cache
   Result<std::shared_ptr<const BaseChunkList>> BaseChunksOf(InodeId ino) const REQUIRES(mu_);
+  // Keeps chunks as ino's decoded base list (they must be the row's now).
+  std::shared_ptr<const BaseChunkList> KeepBaseChunks(InodeId ino, std::vector<ChunkRef> chunks) const REQUIRES(mu_);
+  mutable HeldBaseCache held_base_ GUARDED_BY(mu_);  // what files hold, for st_blocks (file_space.h)
   std::atomic<uint64_t> content_swaps_{0};       // ReplaceContent calls; written under mu_
   // Data files to delete / cut to their inode's size after the next commit.
   std::vector<InodeId> doomed_files_ GUARDED_BY(mu_);

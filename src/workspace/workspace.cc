@@ -342,6 +342,16 @@ SqliteWorkspace::SqliteWorkspace(Store& store, std::string dir, WorkspaceInfo in
   // Best effort: on a disk already full, RoomForData keeps the room instead,
   // and each operation commits before it answers (space_reserve.h).
   db_->SetCommitEachOperation(!reserve_.Take());
+  // Lists a commit kept by reference to its tree (NamespaceDb::SetBaseChunksRef).
+  db_->SetListResolver([this](const Hash& tree, std::string_view name) -> Result<std::string> {
+    auto read = store_.GetTree(tree);
+    if (!read.ok()) return AsEio(read.status(), "reading tree " + tree.ToHex() + " for a base chunk list");
+    const TreeEntry* e = read->Find(name);
+    if (e == nullptr || e->kind != EntryKind::kFile)
+      return Status::IOError("tree " + tree.ToHex() + " holds no file '" + std::string(name) +
+                                 "', whose chunk list the workspace names", EIO);
+    return EncodeChunkList(e->chunks);
+  });
   // Called by db_ when an operation opens a batch, so with mu_ held.
   db_->OnBatchOpened([this]() REQUIRES(mu_) {
     // An operation that will commit its own batch needs the room as a

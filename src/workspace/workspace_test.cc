@@ -536,7 +536,7 @@ TEST_F(WorkspaceTest, AVersion1DatabaseIsUpgradedWhenOpened) {
   sqlite3_stmt* st = nullptr;
   ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st, nullptr), SQLITE_OK);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), "3");
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), "4");
   sqlite3_finalize(st);
   // A version this strata does not know is refused, saying which.
   ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = '99' WHERE key = 'schema_version'", nullptr, nullptr, nullptr),
@@ -573,6 +573,18 @@ TEST_F(WorkspaceTest, AVersion2DatabaseMovesItsChunkListsWhenOpened) {
   EXPECT_EQ(sqlite3_column_int(st, 0), 0) << "no list is left in an inode's row";
   sqlite3_finalize(st);
   sqlite3_close(db);
+}
+
+// Version 3 had no table of lists kept by reference; opened, it gets one.
+TEST_F(WorkspaceTest, AVersion3DatabaseIsUpgradedWhenOpened) {
+  ASSERT_TRUE(CreateAndOpen(MakeBase()));  // closed again at once
+  ExecOnDatabase(WsDir() + "/workspace.db",
+                 "DROP TABLE base_chunk_refs; UPDATE meta SET value = '3' WHERE key = 'schema_version';");
+  auto ws = std::move(Workspace::Open(*store_, "ws")).value();
+  EXPECT_EQ(ReadAll(*ws, L(*ws, L(*ws, kRootInode, "a").ino, "small").ino), "hello");
+  ws.reset();
+  // Opened at all: the version is this strata's now. And the table is there.
+  ExecOnDatabase(WsDir() + "/workspace.db", "SELECT count(*) FROM base_chunk_refs");
 }
 
 TEST_F(WorkspaceTest, EverythingSurvivesCloseAndReopen) {

@@ -34,10 +34,12 @@ expect_ok strata mount --new --name vm "$MP"
 IMG="$MP/disk.raw"
 NATIVE="$WORK/disk.raw"
 
-step "a 64 MiB raw image filled sequentially, then committed (content-defined chunks)"
-expect_ok qemu-img create -f raw "$IMG" 64M
-expect_ok qemu-io -f raw -t none -c "write -P 0x5a 0 64M" "$IMG"
-python3 -c "open('$NATIVE','wb').write(b'\x5a' * (64 << 20))"
+# 160 MiB: 20 480 fixed chunks once it turns, a list the workspace keeps by
+# reference to the commit's tree (docs/format/workspace.md, base_chunk_refs).
+step "a 160 MiB raw image filled sequentially, then committed (content-defined chunks)"
+expect_ok qemu-img create -f raw "$IMG" 160M
+expect_ok qemu-io -f raw -t none -c "write -P 0x5a 0 160M" "$IMG"
+python3 -c "open('$NATIVE','wb').write(b'\x5a' * (160 << 20))"
 expect_ok strata commit "$MP" -m filled --branch main --json
 
 step "256 scattered 4 KiB writes: the commit turns the image fixed (one full pass) and lands the bytes"
@@ -45,6 +47,11 @@ scatter "$IMG" "$NATIVE" 256 1
 expect_ok strata commit "$MP" -m scattered --json
 strata cat main:disk.raw >"$WORK/out.raw" || fail "cat of the committed image"
 cmp "$WORK/out.raw" "$NATIVE" || fail "the committed image differs from the native copy"
+
+step "the same workspace mounted again reads the image's list back from the commit's tree"
+expect_ok strata umount "$MP"
+expect_ok strata mount --workspace vm "$MP"
+cmp "$IMG" "$NATIVE" || fail "the image read through the list kept by reference differs from the native copy"
 
 step "256 more: now the commit hashes at most 4x what was written"
 scatter "$IMG" "$NATIVE" 256 2
