@@ -435,6 +435,10 @@ void SqliteWorkspace::CommitLoop() {
   }
 }
 
+namespace {
+constexpr size_t kReleasedAtOnce = 64;
+}  // namespace
+
 Status SqliteWorkspace::CommitPending() {
   if (!db_->HasBatch() && doomed_files_.empty() && shrunk_files_.empty()) return Status::Ok();
   const auto start = std::chrono::steady_clock::now();
@@ -480,8 +484,16 @@ Status SqliteWorkspace::CommitPending() {
       return Status::Ok();
     }
   }
+  // A few names go at once, as a deleted file's should. Thousands (every file
+  // a commit captured, an rm -rf) are left to the release thread: a rename
+  // each would hold this lock for seconds (FileData::RemoveLater).
+  const bool later = doomed_files_.size() > kReleasedAtOnce;
   for (InodeId ino : doomed_files_) {
-    files_.RemoveLater(ino);  // thousands after a commit: their names are freed off this lock
+    if (later) {
+      files_.RemoveLater(ino);
+    } else {
+      files_.Remove(ino);
+    }
     shrunk_files_.erase(ino);
   }
   doomed_files_.clear();
