@@ -729,19 +729,23 @@ Result<std::vector<std::pair<InodeId, uint64_t>>> NamespaceDb::DataFileLengths()
 
 Result<std::vector<Extent>> NamespaceDb::Extents(InodeId ino, uint64_t start, uint64_t end) {
   std::vector<Extent> out;
-  if (start == 0) {
-    // Nothing starts before 0: one probe (a commit asks this of every file
-    // it captures). An extent at 0 is found even for an empty range, as the
-    // first probe below finds it.
-    Query q(*this, "SELECT start, end FROM extents WHERE ino = ? AND start < ? ORDER BY start");
-    q.Int(1, ino).Int(2, static_cast<int64_t>(std::max<uint64_t>(end, 1)));
+  // Appends every row of q, in order.
+  auto rest = [&out](Query& q) -> Result<std::vector<Extent>> {
     int rc;
     while ((rc = q.Step()) == SQLITE_ROW) {
       STRATA_ASSIGN_OR_RETURN(Extent e, DecodeExtentRow(q.ColInt(0), q.ColInt(1)));
       out.push_back(e);
     }
     if (rc != SQLITE_DONE) return q.Error("reading extents");
-    return out;
+    return std::move(out);
+  };
+  if (start == 0) {
+    // Nothing starts before 0: one probe (a commit asks this of every file
+    // it captures). An extent at 0 is found even for an empty range, as the
+    // first probe below finds it.
+    Query q(*this, "SELECT start, end FROM extents WHERE ino = ? AND start < ? ORDER BY start");
+    q.Int(1, ino).Int(2, static_cast<int64_t>(std::max<uint64_t>(end, 1)));
+    return rest(q);
   }
   {
     Query q(*this, "SELECT start, end FROM extents WHERE ino = ? AND start <= ? ORDER BY start DESC LIMIT 1");
@@ -756,13 +760,7 @@ Result<std::vector<Extent>> NamespaceDb::Extents(InodeId ino, uint64_t start, ui
   }
   Query q(*this, "SELECT start, end FROM extents WHERE ino = ? AND start > ? AND start < ? ORDER BY start");
   q.Int(1, ino).Int(2, static_cast<int64_t>(start)).Int(3, static_cast<int64_t>(end));
-  int rc;
-  while ((rc = q.Step()) == SQLITE_ROW) {
-    STRATA_ASSIGN_OR_RETURN(Extent e, DecodeExtentRow(q.ColInt(0), q.ColInt(1)));
-    out.push_back(e);
-  }
-  if (rc != SQLITE_DONE) return q.Error("reading extents");
-  return out;
+  return rest(q);
 }
 
 Status NamespaceDb::AddExtent(InodeId ino, uint64_t start, uint64_t end) {
