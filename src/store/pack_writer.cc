@@ -41,9 +41,24 @@ PackWriter::~PackWriter() {
   }
 }
 
+Status PackWriter::WriteBuffer() {
+  if (buffer_.empty()) return Status::Ok();
+  // A failed append leaves the file as it was (WritableFile cuts a short
+  // write back): the bytes stay here for the next try.
+  STRATA_RETURN_IF_ERROR(file_->Append(buffer_));
+  buffer_.clear();
+  return Status::Ok();
+}
+
 Status PackWriter::Write(std::string_view data) {
   STRATA_RETURN_IF_ERROR(broken_);
-  STRATA_RETURN_IF_ERROR(file_->Append(data));
+  if (data.size() < kBufferedObject) {
+    if (buffer_.size() + data.size() > kBufferBytes) STRATA_RETURN_IF_ERROR(WriteBuffer());
+    buffer_.append(data);
+  } else {
+    STRATA_RETURN_IF_ERROR(WriteBuffer());
+    STRATA_RETURN_IF_ERROR(file_->Append(data));
+  }
   checksum_.Update(data);
   size_ += data.size();
   return Status::Ok();
@@ -74,6 +89,7 @@ Result<SealedPack> PackWriter::Finish() {
   whole.Update(tail);
   Hash sum = whole.Finish();
   tail.append(reinterpret_cast<const char*>(sum.bytes.data()), Hash::kSize);
+  STRATA_RETURN_IF_ERROR(WriteBuffer());
   STRATA_RETURN_IF_ERROR(file_->Append(tail));
   size_ += tail.size();
   // A failed fsync may have lost pages for good: no second try trusts it.

@@ -5,6 +5,11 @@
 // the file to its Backend under the pack's name. Until then it is a temp file
 // that the next Store::Open removes once its writer process is gone.
 //
+// Small objects are gathered in memory and written a few hundred at a time
+// (a commit of many small files stores one chunk of some twenty bytes per
+// file: a write(2) each cost as much as storing it). Larger ones go to the
+// file as they come. Either way nothing can read an object before Finish.
+//
 // Thread-safety: none; the Store serialises access.
 #pragma once
 
@@ -50,13 +55,21 @@ class PackWriter {
  private:
   PackWriter(Env* env, std::string tmp_path, std::unique_ptr<WritableFile> file, const StoreCipher* cipher);
   Status Write(std::string_view data);
+  // Writes out what buffer_ holds; on failure it still holds it.
+  Status WriteBuffer();
+
+  // An object smaller than this waits in buffer_, and buffer_ is written
+  // out once it would pass kBufferBytes.
+  static constexpr size_t kBufferedObject = 4096;
+  static constexpr size_t kBufferBytes = 256 * 1024;
 
   Env* const env_;
   const std::string tmp_path_;
   std::unique_ptr<WritableFile> file_;
   const StoreCipher* const cipher_;
   Sha256 checksum_;
-  uint64_t size_ = 0;
+  uint64_t size_ = 0;  // of the pack so far, buffer_ included
+  std::string buffer_;  // the last size_ bytes not in file_ yet
   std::vector<PackEntry> entries_;
   bool finished_ = false;
   Status broken_;

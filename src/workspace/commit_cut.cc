@@ -97,6 +97,7 @@ Status SqliteWorkspace::TakeCut(CommitPlan& plan) {
     queue.pop_back();
     STRATA_ASSIGN_OR_RETURN(InodeRow dir_row, Directory(dir));
     STRATA_ASSIGN_OR_RETURN(auto rows, db_->ListEntries(dir_row.ino, 0, SIZE_MAX));
+    STRATA_ASSIGN_OR_RETURN(auto with_xattrs, db_->ChildrenWithXattrs(dir_row.ino));
     std::vector<CommitPlan::Entry> entries;
     for (const DentryRow& d : rows) {
       STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(d.ino));
@@ -110,11 +111,13 @@ Status SqliteWorkspace::TakeCut(CommitPlan& plan) {
       const SplitTime mtime = SplitNs(row.mtime_ns);
       e.entry.mtime_sec = mtime.sec;
       e.entry.mtime_nsec = mtime.nsec;
-      STRATA_ASSIGN_OR_RETURN(auto names, db_->ListXattrs(row.ino));
-      std::sort(names.begin(), names.end());
-      for (const std::string& n : names) {
-        STRATA_ASSIGN_OR_RETURN(auto v, db_->GetXattr(row.ino, n));
-        if (v) e.entry.xattrs.emplace_back(n, *v);
+      if (with_xattrs.count(row.ino)) {
+        STRATA_ASSIGN_OR_RETURN(auto names, db_->ListXattrs(row.ino));
+        std::sort(names.begin(), names.end());
+        for (const std::string& n : names) {
+          STRATA_ASSIGN_OR_RETURN(auto v, db_->GetXattr(row.ino, n));
+          if (v) e.entry.xattrs.emplace_back(n, *v);
+        }
       }
       switch (e.entry.kind) {
         case EntryKind::kDirectory:

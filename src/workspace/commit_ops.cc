@@ -238,17 +238,18 @@ Status SqliteWorkspace::Rebase(CommitPlan& plan, const Hash& commit) {
       // One the kernel reads (or may write) straight from its data file
       // keeps it: it stays changed, to be captured again by the next commit.
       if (direct_.count(ino)) continue;
-      STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
-      row.base_len = row.size;
-      row.changed = false;
-      STRATA_RETURN_IF_ERROR(db_->UpdateInode(row));
       if (c.chunks.size() >= kListByReference) {
+        STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
+        row.base_len = row.size;
+        row.changed = false;
+        STRATA_RETURN_IF_ERROR(db_->UpdateInode(row));
         STRATA_RETURN_IF_ERROR(db_->SetBaseChunksRef(ino, c.tree, c.name));
+        STRATA_RETURN_IF_ERROR(db_->ClipExtents(ino, 0));
         by_reference.push_back(ino);
       } else {
-        STRATA_RETURN_IF_ERROR(db_->SetBaseChunks(ino, EncodeChunkList(c.chunks)));
+        // Unchanged since the cut, so its size is still the one captured.
+        STRATA_RETURN_IF_ERROR(db_->MarkCaptured(ino, EncodeChunkList(c.chunks)));
       }
-      STRATA_RETURN_IF_ERROR(db_->ClipExtents(ino, 0));
       doomed_files_.push_back(ino);  // its bytes are in the store now
     }
     for (auto& [ino, d] : plan.dirs) {

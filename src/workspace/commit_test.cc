@@ -418,6 +418,35 @@ TEST_F(CommitTest, MoreChangedFilesThanOpenDescriptors) {
   EXPECT_EQ(FileOf(*out->commit, "f999"), "data 999");
 }
 
+// A commit's captured data files are deleted a little after it returns
+// (FileData::RemoveLater). A file written again meanwhile gets a new data
+// file: none of the old one's bytes shows through where it was grown.
+TEST_F(CommitTest, AFileWrittenRightAfterItsCommitReadsNoneOfItsOldBytes) {
+  auto ws = Open(std::nullopt, "ws", "main");
+  std::vector<InodeId> inos;
+  for (int i = 0; i < 2000; i++)
+    inos.push_back(Mk(*ws, kRootInode, "f" + std::to_string(i), "old contents " + std::to_string(i)).ino);
+  CommitOk(*ws, "first");
+  // The last ones: the thread that deletes them has most likely not got there yet.
+  for (int i = 1999; i >= 1950; i--) {
+    SetAttrRequest empty;
+    empty.size = 0;
+    ASSERT_TRUE(ws->SetAttr(inos[i], empty).ok());
+    ASSERT_TRUE(ws->Write(inos[i], 0, "new").ok());
+    SetAttrRequest grow;
+    grow.size = 20;
+    ASSERT_TRUE(ws->SetAttr(inos[i], grow).ok());
+    std::string buf(20, '?');
+    auto read = ws->Read(inos[i], 0, 20, buf.data());
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    EXPECT_EQ(buf, "new" + std::string(17, '\0')) << "f" << i;
+  }
+  const CommitOutcome second = CommitOk(*ws, "second");
+  ASSERT_TRUE(second.commit);
+  EXPECT_EQ(FileOf(*second.commit, "f1999"), "new" + std::string(17, '\0'));
+  EXPECT_EQ(FileOf(*second.commit, "f0"), "old contents 0");
+}
+
 TEST_F(CommitTest, TwoWorkspacesOnOneBranchTheSecondIsToldHeadMoved) {
   auto one = Open(std::nullopt, "one", "main");
   Mk(*one, kRootInode, "f", "base");

@@ -55,6 +55,30 @@ class DataFileDamageTest : public WorkspaceTest {
   }
 };
 
+// A data file no extent names is garbage (left by a crash before a commit's
+// released files were deleted): it goes when the workspace opens, so a file
+// grown by truncation reads zeros there, not the old bytes.
+TEST_F(DataFileDamageTest, ADataFileNoExtentNamesIsRemovedAtOpen) {
+  InodeId ino = 0;
+  {
+    auto ws = CreateAndOpen(std::nullopt);
+    ASSERT_TRUE(ws);
+    ino = Mk(*ws, kRootInode, "g").ino;
+  }
+  std::ofstream(DataPath(ino)) << std::string(100, 'x');
+  auto ws = Reopen();
+  ASSERT_TRUE(ws);
+  EXPECT_FALSE(std::filesystem::exists(DataPath(ino)));
+  SetAttrRequest grow;
+  grow.size = 50;
+  auto grown = ws->SetAttr(ino, grow);
+  ASSERT_TRUE(grown.ok()) << grown.status().ToString();
+  std::string buf(50, '?');
+  auto read = ws->Read(ino, 0, 50, buf.data());
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(buf, std::string(50, '\0'));
+}
+
 // The bug: a data file cut to 50 000 bytes read as 50 000 good bytes and then
 // zeros, and a commit recorded the zeros for good.
 TEST_F(DataFileDamageTest, ATruncatedDataFileIsAnErrorForReadsCommitsAndFsck) {

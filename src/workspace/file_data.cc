@@ -105,6 +105,7 @@ Result<std::shared_ptr<DataFile>> FileData::Get(InodeId ino, bool create) {
   if (it != open_.end()) return it->second;
   STRATA_RETURN_IF_ERROR(dir_status_);
   const std::string path = PathOf(ino), name = std::to_string(ino);
+  released_.Claim(name);  // a file released but still under this name is not this inode's any more
   // Refused before it is opened: opening a device or a fifo may do things.
   if (auto info = data_dir_->Stat(name); info.ok() && !IsOwnRegularFile(*info))
     return Status::IOError("data file " + path + " is not a regular file of its own (a link or a special file): refused", EIO);
@@ -178,6 +179,15 @@ void FileData::Remove(InodeId ino) {
   }
   if (!dir_status_.ok()) return;
   released_.Release(std::to_string(ino));  // a missing file is the expected case for unchanged inodes
+}
+
+void FileData::RemoveLater(InodeId ino) {
+  {
+    MutexLock lock(&mu_);
+    open_.erase(ino);
+  }
+  if (!dir_status_.ok()) return;
+  released_.ReleaseLater(std::to_string(ino));
 }
 
 Status FileData::Sync(InodeId ino) {

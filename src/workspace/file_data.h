@@ -156,6 +156,10 @@ class FileData {
   // Deletes the data file; a missing one is fine. It is gone from its name
   // at once, its space comes back a little later (ReleasedFiles).
   void Remove(InodeId ino);
+  // The same, its name freed by a thread of this class a little later
+  // (ReleasedFiles::ReleaseLater): for the thousands a commit releases at
+  // once. Get() of the inode meanwhile finds no file, or a new one.
+  void RemoveLater(InodeId ino);
   // Data files removed whose space is not back yet.
   uint64_t RemovalsPending() { return released_.pending(); }
   // fdatasync of the data file (if any) and of data/ if files were created.

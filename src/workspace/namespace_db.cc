@@ -543,6 +543,19 @@ Status NamespaceDb::SetBaseChunksRef(InodeId ino, const Hash& tree, std::string_
   return q.Int(1, ino).Blob(2, id).Blob(3, name).Run("writing base chunks");
 }
 
+Status NamespaceDb::MarkCaptured(InodeId ino, std::string_view base_chunks) {
+  BaseChunksMayHaveChanged();
+  StopFollowing(ino);
+  {
+    Query q(*this, "UPDATE inodes SET base_len = size, changed = 0, base_chunks = ? WHERE ino = ?");
+    q.Blob(1, base_chunks.size() > 1 ? std::string_view() : base_chunks).Int(2, ino);
+    STRATA_RETURN_IF_ERROR(q.Run("marking a file captured"));
+  }
+  STRATA_RETURN_IF_ERROR(PutBaseChunkList(ino, base_chunks));
+  Query q(*this, "DELETE FROM extents WHERE ino = ?");
+  return q.Int(1, ino).Run("marking a file captured");
+}
+
 Result<std::optional<Hash>> NamespaceDb::GetTreeId(InodeId ino) {
   Query q(*this, "SELECT tree_id FROM inodes WHERE ino = ?");
   q.Int(1, ino);
@@ -723,6 +736,16 @@ Result<bool> NamespaceDb::DeleteXattr(InodeId ino, std::string_view name) {
   return sqlite3_changes(db_) > 0;
 }
 
+Result<std::unordered_set<InodeId>> NamespaceDb::ChildrenWithXattrs(InodeId dir) {
+  Query q(*this, "SELECT DISTINCT x.ino FROM dentries d JOIN xattrs x ON x.ino = d.ino WHERE d.parent = ?");
+  q.Int(1, dir);
+  std::unordered_set<InodeId> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) out.insert(static_cast<InodeId>(q.ColInt(0)));
+  if (rc != SQLITE_DONE) return q.Error("listing xattrs");
+  return out;
+}
+
 Result<std::vector<std::string>> NamespaceDb::ListXattrs(InodeId ino) {
   Query q(*this, "SELECT name FROM xattrs WHERE ino = ? ORDER BY name");
   q.Int(1, ino);
@@ -754,6 +777,24 @@ Result<std::vector<std::pair<InodeId, uint64_t>>> NamespaceDb::DataFileLengths()
 
 Result<std::vector<Extent>> NamespaceDb::Extents(InodeId ino, uint64_t start, uint64_t end) {
   std::vector<Extent> out;
+  // Appends every row of q, in order.
+  auto rest = [&out](Query& q) -> Result<std::vector<Extent>> {
+    int rc;
+    while ((rc = q.Step()) == SQLITE_ROW) {
+      STRATA_ASSIGN_OR_RETURN(Extent e, DecodeExtentRow(q.ColInt(0), q.ColInt(1)));
+      out.push_back(e);
+    }
+    if (rc != SQLITE_DONE) return q.Error("reading extents");
+    return std::move(out);
+  };
+  if (start == 0) {
+    // Nothing starts before 0: one probe (a commit asks this of every file
+    // it captures). An extent at 0 is found even for an empty range, as the
+    // first probe below finds it.
+    Query q(*this, "SELECT start, end FROM extents WHERE ino = ? AND start < ? ORDER BY start");
+    q.Int(1, ino).Int(2, static_cast<int64_t>(std::max<uint64_t>(end, 1)));
+    return rest(q);
+  }
   {
     Query q(*this, "SELECT start, end FROM extents WHERE ino = ? AND start <= ? ORDER BY start DESC LIMIT 1");
     q.Int(1, ino).Int(2, static_cast<int64_t>(start));
@@ -767,13 +808,7 @@ Result<std::vector<Extent>> NamespaceDb::Extents(InodeId ino, uint64_t start, ui
   }
   Query q(*this, "SELECT start, end FROM extents WHERE ino = ? AND start > ? AND start < ? ORDER BY start");
   q.Int(1, ino).Int(2, static_cast<int64_t>(start)).Int(3, static_cast<int64_t>(end));
-  int rc;
-  while ((rc = q.Step()) == SQLITE_ROW) {
-    STRATA_ASSIGN_OR_RETURN(Extent e, DecodeExtentRow(q.ColInt(0), q.ColInt(1)));
-    out.push_back(e);
-  }
-  if (rc != SQLITE_DONE) return q.Error("reading extents");
-  return out;
+  return rest(q);
 }
 
 namespace {

@@ -185,6 +185,10 @@ class NamespaceDb {
   // a list cannot be read (Unsupported). Set once, before any such read.
   using ListResolver = std::function<Result<std::string>(const Hash& tree, std::string_view name)>;
   void SetListResolver(ListResolver resolver) { resolver_ = std::move(resolver); }
+  // A file a commit captured, as the rebase leaves it: its whole content is
+  // now these base chunks (base_len = size), it is unchanged, and it has no
+  // extents. Three statements where reading and rewriting the row took six.
+  Status MarkCaptured(InodeId ino, std::string_view base_chunks);
   // Changes whenever a base chunk list may have changed (an inode inserted or
   // deleted, a list set, an operation undone, a batch lost); unique across
   // every NamespaceDb of the process, so a decoded list kept under one value
@@ -241,6 +245,9 @@ class NamespaceDb {
   Status PutXattr(InodeId ino, std::string_view name, std::string_view value);
   Result<bool> DeleteXattr(InodeId ino, std::string_view name);  // false: there was none
   Result<std::vector<std::string>> ListXattrs(InodeId ino);
+  // The inodes named in directory dir that have xattrs: one query for a
+  // directory, where asking ListXattrs of every entry took one each.
+  Result<std::unordered_set<InodeId>> ChildrenWithXattrs(InodeId dir);
 
   // ---- extents
   // Every inode with extents and the end of its last one: how long its data

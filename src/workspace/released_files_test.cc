@@ -123,6 +123,89 @@ TEST(ReleasedFilesTest, WithoutItsFolderFilesAreDeletedInPlace) {
   EXPECT_EQ(released.pending(), 0u);
 }
 
+TEST(ReleasedFilesTest, AFileReleasedLaterIsDeletedByDrain) {
+  TempDir dir;
+  auto parent = OpenDir(dir.path());
+  ReleasedFiles released(parent.get(), "released");
+  for (int i = 0; i < 300; i++) {
+    WriteFile(dir.path() + "/" + std::to_string(i), 100);
+    released.ReleaseLater(std::to_string(i));
+  }
+  released.ReleaseLater("never-written");
+  released.Drain();
+  EXPECT_EQ(released.pending(), 0u);
+  EXPECT_EQ(CountEntries(dir.path()), 1u);  // the folder alone
+  EXPECT_EQ(CountEntries(dir.path() + "/released"), 0u);
+}
+
+TEST(ReleasedFilesTest, AClaimedNameIsFreeAtOnceAndItsNewFileIsKept) {
+  TempDir dir;
+  auto parent = OpenDir(dir.path());
+  ReleasedFiles released(parent.get(), "released");
+  // Many noted at once, so the thread has not got to the last ones when
+  // they are claimed; whichever it reached first, the new files stay.
+  std::vector<std::string> paths;
+  for (int i = 0; i < 500; i++) {
+    paths.push_back(dir.path() + "/" + std::to_string(i));
+    WriteFile(paths.back(), 5000);
+    released.ReleaseLater(NameOf(paths.back()));
+  }
+  for (int i = 499; i >= 450; i--) {
+    released.Claim(NameOf(paths[i]));
+    EXPECT_FALSE(Exists(paths[i])) << paths[i];  // the old file is out of the way
+    WriteFile(paths[i], 10);                     // the inode's new data file
+  }
+  released.Claim("never-noted");  // nothing to do
+  released.Drain();
+  EXPECT_EQ(released.pending(), 0u);
+  EXPECT_EQ(CountEntries(dir.path() + "/released"), 0u);
+  for (int i = 0; i < 500; i++) {
+    struct stat st;
+    if (i < 450) {
+      EXPECT_FALSE(Exists(paths[i])) << paths[i];
+    } else {
+      ASSERT_EQ(::stat(paths[i].c_str(), &st), 0) << paths[i];
+      EXPECT_EQ(st.st_size, 10) << paths[i];
+    }
+  }
+}
+
+TEST(ReleasedFilesTest, ReleasingNowANameNotedForLaterKeepsItsNextFile) {
+  TempDir dir;
+  auto parent = OpenDir(dir.path());
+  ReleasedFiles released(parent.get(), "released");
+  std::vector<std::string> paths;
+  for (int i = 0; i < 300; i++) {
+    paths.push_back(dir.path() + "/" + std::to_string(i));
+    WriteFile(paths.back(), 100);
+    released.ReleaseLater(NameOf(paths.back()));
+  }
+  released.Release(NameOf(paths.back()));
+  EXPECT_FALSE(Exists(paths.back()));
+  WriteFile(paths.back(), 7);  // no longer noted: the thread leaves it alone
+  released.Drain();
+  struct stat st;
+  ASSERT_EQ(::stat(paths.back().c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 7);
+  EXPECT_EQ(CountEntries(dir.path()), 2u);  // the folder and that file
+}
+
+TEST(ReleasedFilesTest, WithoutItsFolderFilesReleasedLaterAreDeletedInPlace) {
+  TempDir dir;
+  WriteFile(dir.path() + "/released", 1);
+  auto parent = OpenDir(dir.path());
+  ReleasedFiles released(parent.get(), "released");
+  WriteFile(dir.path() + "/4", 100);
+  WriteFile(dir.path() + "/5", 100);
+  released.ReleaseLater("4");
+  released.ReleaseLater("5");
+  released.Claim("5");
+  EXPECT_FALSE(Exists(dir.path() + "/5"));
+  released.Drain();
+  EXPECT_FALSE(Exists(dir.path() + "/4"));
+  EXPECT_EQ(released.pending(), 0u);
+}
+
 TEST(ReleasedFilesTest, ReleasesFromManyThreadsAreAllDeleted) {
   TempDir dir;
   auto parent = OpenDir(dir.path());

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <chrono>
+#include <unordered_set>
 #include <ctime>
 #include <thread>
 
@@ -444,6 +445,10 @@ void SqliteWorkspace::CommitLoop() {
   }
 }
 
+namespace {
+constexpr size_t kReleasedAtOnce = 64;
+}  // namespace
+
 Status SqliteWorkspace::CommitPending() {
   if (!db_->HasBatch() && doomed_files_.empty() && shrunk_files_.empty()) return Status::Ok();
   const auto start = std::chrono::steady_clock::now();
@@ -489,8 +494,16 @@ Status SqliteWorkspace::CommitPending() {
       return Status::Ok();
     }
   }
+  // A few names go at once, as a deleted file's should. Thousands (every file
+  // a commit captured, an rm -rf) are left to the release thread: a rename
+  // each would hold this lock for seconds (FileData::RemoveLater).
+  const bool later = doomed_files_.size() > kReleasedAtOnce;
   for (InodeId ino : doomed_files_) {
-    files_.Remove(ino);
+    if (later) {
+      files_.RemoveLater(ino);
+    } else {
+      files_.Remove(ino);
+    }
     shrunk_files_.erase(ino);
   }
   doomed_files_.clear();
@@ -579,14 +592,17 @@ Status SqliteWorkspace::Recover() {
     doomed_files_.insert(doomed_files_.end(), orphans.begin(), orphans.end());
     STRATA_RETURN_IF_ERROR(CommitPending());
   }
-  // Data files whose inode is gone: the crash came between the transaction
-  // that deleted the inode and the unlink of its file.
+  // Data files that no extent names: the crash came between the transaction
+  // that deleted the inode, or committed the file, and the removal of its
+  // data file (FileData::RemoveLater leaves it a while). None of their bytes
+  // is ever read, and a file written again must start from an empty one.
   // Collected first: deleting while a directory is being read may skip entries.
   STRATA_ASSIGN_OR_RETURN(auto files, files_.ListFiles());
-  for (InodeId ino : files) {
-    STRATA_ASSIGN_OR_RETURN(auto row, db_->GetInode(ino));
-    if (!row) files_.Remove(ino);
-  }
+  STRATA_ASSIGN_OR_RETURN(auto lengths, db_->DataFileLengths());
+  std::unordered_set<InodeId> named;
+  for (const auto& [ino, length] : lengths) named.insert(ino);
+  for (InodeId ino : files)
+    if (!named.count(ino)) files_.Remove(ino);
   return RecoverCommit();
 }
 
