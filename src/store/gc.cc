@@ -164,7 +164,7 @@ class Collector {
     auto locked = Clock::now();
     if (added) STRATA_RETURN_IF_ERROR(store_.backend()->PublishPack(local_path, added->name));
     STRATA_RETURN_IF_ERROR(store_.index()->ReplacePacks(added, removed));
-    for (const std::string& name : removed) STRATA_RETURN_IF_ERROR(store_.backend()->DeletePack(name));
+    STRATA_RETURN_IF_ERROR(store_.backend()->DeletePackGroup(removed));
     report_.locked_ms += MsSince(locked);
     return Status::Ok();
   }

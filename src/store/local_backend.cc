@@ -28,6 +28,12 @@ class LocalBackend : public Backend {
     return env_->SyncDir(packs_dir_);
   }
 
+  Status DeletePackGroup(const std::vector<std::string>& names) override {
+    if (names.empty()) return Status::Ok();
+    for (const std::string& name : names) STRATA_RETURN_IF_ERROR(env_->RemoveFile(packs_dir_ + "/" + name));
+    return env_->SyncDir(packs_dir_);
+  }
+
   Result<std::vector<std::string>> ListPacks() override {
     STRATA_ASSIGN_OR_RETURN(auto files, env_->ListDir(packs_dir_));
     std::vector<std::string> packs;

@@ -68,7 +68,7 @@ Result<uint64_t> MergeSmallPacks(Store& store) {
     return s;
   }
   STRATA_RETURN_IF_ERROR(store.index()->ReplacePacks(NewPack{sealed.name, sealed.size, sealed.entries}, merged));
-  for (const std::string& name : merged) STRATA_RETURN_IF_ERROR(store.backend()->DeletePack(name));
+  STRATA_RETURN_IF_ERROR(store.backend()->DeletePackGroup(merged));
   return static_cast<uint64_t>(merged.size());
 }
 

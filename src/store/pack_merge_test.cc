@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 
@@ -16,6 +17,7 @@
 #include "store/pack_reader.h"
 #include "store/store.h"
 #include "store/store_test_fixture.h"
+#include "testing/gated_env_test_util.h"
 #include "testing/store_test_util.h"
 
 namespace strata {
@@ -151,6 +153,46 @@ TEST_F(PackMergeTest, MergeWaitsForNoWriterAndGcWaitsForNoMerge) {
   EXPECT_EQ(*merged, kMergeFanIn);
   EXPECT_EQ(Packs(), 1u);
   EXPECT_EQ(ReadFile(*store_, *head), testing::RandomBytes(200 + (kMergeFanIn - 1) % 300, kMergeFanIn - 1));
+}
+
+// Counts the flushes of one directory; everything else goes to the default Env.
+class DirSyncCounter : public testing::GatedEnv {
+ public:
+  explicit DirSyncCounter(std::string dir) : dir_(std::move(dir)) {}
+  Status SyncDir(const std::string& path) override {
+    if (path == dir_) syncs_++;
+    return GatedEnv::SyncDir(path);
+  }
+  int syncs() const { return syncs_.load(); }
+
+ private:
+  const std::string dir_;
+  std::atomic<int> syncs_{0};
+};
+
+// A merge removes a whole tier of packs: their removals are made durable by
+// one flush of packs/, not one each.
+TEST_F(PackMergeTest, MergeFlushesThePacksFolderOncePerMerge) {
+  store_.reset();
+  DirSyncCounter env(path_ + "/packs");
+  auto opened = Store::Open(path_, &env);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  Store& store = **opened;
+  store.SetPackMerging(false);
+  std::optional<Hash> head;
+  for (uint64_t i = 0; i < kMergeFanIn; i++) head = SmallCommit(store, i, head);
+  ASSERT_EQ(*store.index()->PackCount(), kMergeFanIn);
+  const int before = env.syncs();
+  auto merged = MergeSmallPacks(store);
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  EXPECT_EQ(*merged, kMergeFanIn);
+  // One for the merged pack's publication, one for all the removals.
+  EXPECT_EQ(env.syncs() - before, 2);
+  EXPECT_EQ(*store.index()->PackCount(), 1u);
+  auto files = Env::Default()->ListDir(path_ + "/packs");
+  ASSERT_TRUE(files.ok());
+  EXPECT_EQ(files->size(), 1u) << "a merged pack was left in packs/";
+  EXPECT_EQ(ReadFile(store, *head), testing::RandomBytes(200 + (kMergeFanIn - 1) % 300, kMergeFanIn - 1));
 }
 
 // The case that failed: a process whose descriptor limit is low keeps every
