@@ -192,9 +192,10 @@ int RunKeyLock(const Globals& g) {
   if (!config.ok()) return Fail(config.status());
   auto dropped = DropStoreKey(*config);
   if (!dropped.ok()) return Fail(dropped.status().WithContext("dropping the key of the store at " + root));
-  fmt::print(*dropped ? "dropped the kept key of the store at {}: commands on it need the passphrase again\n"
-                      : "no key was kept for the store at {}; nothing to drop\n",
-             root);
+  if (*dropped)
+    fmt::print("dropped the kept key of the store at {}: commands on it need the passphrase again\n", root);
+  else
+    fmt::print("no key was kept for the store at {}; nothing to drop\n", root);
   return kExitOk;
 }
 

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "remote/gc_protocol.h"
+#include "store/seal_limit.h"
 #include "store/store_cipher.h"
 
 namespace strata {
@@ -117,7 +118,7 @@ Status ShareSealGenerations(Store& local, S3Client& client, const StoreConfig& b
   }
   STRATA_ASSIGN_OR_RETURN(SealRange owned, local.OwnedSealGenerations());
   if (owned.first < owned.end) return Status::Ok();
-  if (bucket.seal_generations()) STRATA_RETURN_IF_ERROR(local.TakeSealLimit(bucket.seal_limit));
+  if (bucket.seal_generations()) STRATA_RETURN_IF_ERROR(TakeSealLimitBeforeFirstSeal(local, bucket.seal_limit));
   STRATA_ASSIGN_OR_RETURN(SealRange claimed, ClaimBucketGenerations(client, kStoreClaim));
   return local.AdoptSealGenerations(claimed);
 }

@@ -165,22 +165,6 @@ Result<SealRange> Store::GrantSealGenerations(uint64_t max_count) {
   return range;
 }
 
-Status Store::TakeSealLimit(uint64_t limit) {
-  MutexLock lock(&seal_mu_);
-  if (!cipher_ || !config_.seal_generations())
-    return Status::InvalidArgument("the store at " + path_ + " has no key generations, so no seal limit");
-  if (limit < StoreConfig::kMinSealLimit || limit > StoreConfig::kMaxSealLimit)
-    return Status::InvalidArgument("a seal limit is from " + std::to_string(StoreConfig::kMinSealLimit) +
-                                   " to 2^31, not " + std::to_string(limit));
-  STRATA_ASSIGN_OR_RETURN(SealRange owned, index_->OwnedSeals(kSealGenerationCounter, kSealGenerationsGivenCounter));
-  if (owned.first < owned.end || limit >= config_.seal_limit) return Status::Ok();
-  StoreConfig lowered = config_;
-  lowered.seal_limit = limit;
-  STRATA_RETURN_IF_ERROR(env_->WriteFileAtomically(path_ + kConfigFile, lowered.ToJson()));
-  config_ = lowered;
-  return Status::Ok();
-}
-
 Status Store::AdoptSealGenerations(const SealRange& range) {
   MutexLock lock(&seal_mu_);
   if (seals_left_ != 0) return Status::InvalidArgument("the store at " + path_ + " holds a reservation of seals");

@@ -267,13 +267,6 @@ class Store {
   // is what the store may still seal under.
   Result<SealRange> GrantSealGenerations(uint64_t max_count);
   Status AdoptSealGenerations(const SealRange& range) EXCLUDES(seal_mu_);
-  // A store that owns no generation yet (made with another store's master
-  // key) takes limit as its seal limit when it is lower than its own, in
-  // its config.json: the stores sharing a key and a bucket then move to a
-  // new key generation as often as the bucket's first store chose (a lower
-  // limit is never less safe). A store that owns generations keeps its own;
-  // InvalidArgument for a limit out of range or a store without generations.
-  Status TakeSealLimit(uint64_t limit) EXCLUDES(seal_mu_);
   Result<SealRange> OwnedSealGenerations();
   // Where the store gets more key generations once it has sealed all it may
   // under those it owns: a claim on the bucket of a remote (seal_grants.h).
@@ -396,9 +389,7 @@ class Store {
   const std::string path_;  // canonical
   const std::unique_ptr<Env> owned_env_;  // confined to path_ (Env::Beneath)
   Env* const env_;
-  // Fixed but for seal_limit, which TakeSealLimit may lower before the
-  // store seals anything (under seal_mu_, as ReserveSeals reads it).
-  StoreConfig config_;
+  const StoreConfig config_;
   std::unique_ptr<Index> index_;
   std::unique_ptr<Backend> backend_;  // packs and refs
   const std::unique_ptr<StoreCipher> cipher_;  // null: a plain store
