@@ -152,7 +152,10 @@ the store when \fB\-\-store\fR is not given; otherwise
 .TP
 .B STRATA_PASSWORD
 the passphrase of an encrypted store when \fB\-\-password\-file\fR is not
-given; otherwise it is asked on the terminal, without echo.
+given; otherwise it is asked on the terminal, without echo. Not needed while
+the store's key is kept by \fBkey unlock\fR (in the kernel keyring, readable
+by every process of the same user and by root until \fBkey lock\fR or the
+timeout).
 .TP
 .B STRATA_KEY_FILE
 a master key file (\fBkey export\fR) that opens an encrypted store without a

@@ -7,9 +7,11 @@
 #   --rounds N    rounds to run (default 3, quick 1)
 #   --out DIR     results folder (default bench/results/import-<timestamp>)
 #   --data SRC    tree to import (default /usr/share, quick /usr/share/doc)
-#   --arms LIST   comma-separated subset of strata,strata-enc,restic,borg (default
-#                 strata,restic,borg); strata-enc is strata on an encrypted store
-#                 (init --encrypt), so encryption's cost is a ratio in the same run
+#   --arms LIST   comma-separated subset of strata,strata-enc,strata-enc-kept,restic,borg
+#                 (default strata,restic,borg); strata-enc is strata on an encrypted store
+#                 (init --encrypt), so encryption's cost is a ratio in the same run, each
+#                 import given the passphrase; strata-enc-kept the same with the store's
+#                 key kept unlocked (`strata key unlock`, not timed) and no passphrase
 #   --modify N    files v2 modifies (default 300; see mutate_data)
 #
 # Environment: STRATA_BIN, or STRATA_BUILD (default <repo>/build): the strata binary.
@@ -73,14 +75,14 @@ if [[ -z "${DATA_SRC}" ]]; then
 fi
 [[ -d "${DATA_SRC}" ]] || bench_die "data source ${DATA_SRC} is not a directory"
 DATA_SRC=$(cd "${DATA_SRC}" && pwd -P)
-bench_parse_arms "strata,strata-enc,restic,borg" "${ARMS_CSV}"
+bench_parse_arms "strata,strata-enc,strata-enc-kept,restic,borg" "${ARMS_CSV}"
 
 # --- prerequisites ------------------------------------------------------------
 require_root
 
 if has_arm restic; then bench_install restic:restic; fi
 if has_arm borg; then bench_install borg:borgbackup; fi
-if has_arm strata || has_arm strata-enc; then bench_find_bin STRATA_BIN src/cli/strata strata; fi
+if has_arm strata || has_arm strata-enc || has_arm strata-enc-kept; then bench_find_bin STRATA_BIN src/cli/strata strata; fi
 
 # --- scratch and results folders ---------------------------------------------
 cleanup_install_trap
@@ -99,13 +101,14 @@ meta arms "${ARMS_CSV}"
 meta data_source "${DATA_SRC}"
 if has_arm restic; then meta restic_version "$(restic version)"; fi
 if has_arm borg; then meta borg_version "$(borg --version)"; fi
-if has_arm strata || has_arm strata-enc; then
+if has_arm strata || has_arm strata-enc || has_arm strata-enc-kept; then
   meta strata_bin "${STRATA_BIN}"
   meta strata_version "$("${STRATA_BIN}" --version 2>/dev/null | head -n1 || true)"
 fi
 # Exact command lines as run (REPO is the arm's fresh repository, DATA the tree).
 meta cmd_strata "${STRATA_BIN} --store REPO init; XDG_CACHE_HOME=<scratch> ${STRATA_BIN} --store REPO import DATA --branch main -m v1|v2"
 meta cmd_strata_enc "STRATA_PASSWORD=<fixed> ${STRATA_BIN} --store REPO init --encrypt; then as strata, with STRATA_PASSWORD=<fixed> (every command unlocks the store: one scrypt derivation, N = 2^17, timed with the import)"
+meta cmd_strata_enc_kept "as strata-enc, then (not timed) STRATA_PASSWORD=<fixed> ${STRATA_BIN} --store REPO key unlock --for 1h; the imports without STRATA_PASSWORD (the key comes from the kernel keyring: no scrypt); key lock after v2"
 meta cmd_restic "RESTIC_PASSWORD=<fixed> RESTIC_CACHE_DIR=<scratch> restic -r REPO init; restic -r REPO backup DATA (twice)"
 meta cmd_borg "BORG_BASE_DIR=<scratch> borg init -e none REPO; borg create --compression zstd,3 REPO::v1|v2 DATA"
 meta cache_state "cold: sync; echo 3 > /proc/sys/vm/drop_caches before every timed import; Cached (kB) from /proc/meminfo right after the drop is recorded per import"
@@ -120,6 +123,9 @@ arm_init() {
   case "${arm}" in
     strata) "${STRATA_BIN}" --store "${dir}/repo" init ;;
     strata-enc) STRATA_PASSWORD=${BENCH_STRATA_PASSWORD} "${STRATA_BIN}" --store "${dir}/repo" init --encrypt ;;
+    strata-enc-kept)
+      STRATA_PASSWORD=${BENCH_STRATA_PASSWORD} "${STRATA_BIN}" --store "${dir}/repo" init --encrypt &&
+        STRATA_PASSWORD=${BENCH_STRATA_PASSWORD} "${STRATA_BIN}" --store "${dir}/repo" key unlock --for 1h ;;
     restic) RESTIC_PASSWORD=${BENCH_RESTIC_PASSWORD} RESTIC_CACHE_DIR=${dir}/cache \
       restic -r "${dir}/repo" init ;;
     borg) BORG_BASE_DIR=${dir}/base BORG_UNKNOWN_UNENCRYPTED_REPO_ACCESS_IS_OK=yes \
@@ -140,6 +146,11 @@ arm_import() {
       ;;
     strata-enc)
       STRATA_PASSWORD=${BENCH_STRATA_PASSWORD} XDG_CACHE_HOME=${dir}/cache \
+        "${STRATA_BIN}" --store "${dir}/repo" import "${DATA}" --branch main -m "${phase}" || rc=$?
+      ;;
+    strata-enc-kept)
+      # No passphrase: without the kept key this import fails.
+      env -u STRATA_PASSWORD XDG_CACHE_HOME="${dir}/cache" \
         "${STRATA_BIN}" --store "${dir}/repo" import "${DATA}" --branch main -m "${phase}" || rc=$?
       ;;
     restic)
@@ -295,7 +306,12 @@ for ((round = 1; round <= ROUNDS; round++)); do
     measure "${round}" "$((i + 1))" "${order[i]}" v2
   done
 
-  # Repositories of a finished round are not needed any more; keep the disk free.
+  # Repositories of a finished round are not needed any more; keep the disk free
+  # (and the kept key of the round's store leaves the kernel keyring).
+  if has_arm strata-enc-kept; then
+    "${STRATA_BIN}" --store "${SCRATCH}/r${round}/strata-enc-kept/repo" key lock >/dev/null ||
+      bench_log "warning: key lock failed in round ${round}"
+  fi
   rm -rf -- "${SCRATCH:?}/r${round}"
 done
 

@@ -8,8 +8,8 @@
 #   --rounds N      rounds (default 3, quick 1); arms interleaved, their order rotated each round
 #   --size-mib M    size of the file (default 1024, quick 256): half random bytes, half base64 text
 #   --runtime SECS  length of the random 4 KiB read phase (default 10, quick 3)
-#   --arms LIST     comma-separated subset of native,passthrough_ll,squashfuse,strata,strata-enc
-#                   (default all but strata-enc)
+#   --arms LIST     comma-separated subset of native,passthrough_ll,squashfuse,strata,strata-enc,
+#                   strata-enc-kept (default all but the two strata-enc)
 #   --phases LIST   comma-separated subset of the phases below (default all)
 #   --out DIR       results folder (default bench/results/read-<timestamp>)
 #
@@ -28,6 +28,8 @@
 #   strata-enc      the same in an encrypted store (`strata init --encrypt`), so that
 #                   encryption's cost is a ratio in the same run (the mount unlocks the
 #                   store once, before the timed read)
+#   strata-enc-kept the same encrypted store, its key kept unlocked (`strata key unlock`,
+#                   once, not timed) and mounted with no passphrase (no scrypt at mount)
 # Every measurement mounts its FUSE arm afresh (no daemon-side cache carries over),
 # and a cold one drops the page cache first and records what stayed cached: the
 # kernel's "Cached" figure and `fincore` of the file, the image and the packs.
@@ -50,7 +52,7 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 source "${SCRIPT_DIR}/../lib.sh"
 
-readonly ALL_ARMS="native,passthrough_ll,squashfuse,strata,strata-enc"
+readonly ALL_ARMS="native,passthrough_ll,squashfuse,strata,strata-enc,strata-enc-kept"
 readonly DEFAULT_ARMS="native,passthrough_ll,squashfuse,strata"
 readonly ALL_PHASES="cold-seq-1m-1j,cold-seq-128k-1j,cold-seq-1m-4j,cold-seq-128k-4j,cold-rand-4k-1j,warm-seq-1m-1j"
 PHASES_CSV=${ALL_PHASES}
@@ -88,7 +90,7 @@ require_root
 [[ -e /dev/fuse ]] || bench_die "/dev/fuse is missing: the FUSE arms cannot run"
 bench_install fio:fio fincore:util-linux
 if has_arm squashfuse; then bench_install mksquashfs:squashfs-tools squashfuse:squashfuse; fi
-if has_arm strata || has_arm strata-enc; then bench_find_bin STRATA_BIN src/cli/strata strata; fi
+if has_arm strata || has_arm strata-enc || has_arm strata-enc-kept; then bench_find_bin STRATA_BIN src/cli/strata strata; fi
 # folio_orders, for the warm phase: FOLIO_ORDERS_BIN, else the build directory's,
 # built there with ninja if missing (as bench/run does for mdbench).
 if [[ " ${PHASES[*]} " == *" warm-seq-1m-1j "* ]]; then
@@ -141,11 +143,17 @@ fi
 # Fixed, documented benchmark passphrase: the secret is irrelevant here.
 STORE_ENC=${SCRATCH}/store-enc
 strata_enc() { STRATA_PASSWORD="strata-bench-not-a-secret" "${STRATA_BIN}" --store "${STORE_ENC}" "$@"; }
-if has_arm strata-enc; then
+# The kept arm's mounts get the key from the kernel keyring, no passphrase.
+strata_enc_kept() { env -u STRATA_PASSWORD "${STRATA_BIN}" --store "${STORE_ENC}" "$@"; }
+if has_arm strata-enc || has_arm strata-enc-kept; then
   bench_log "strata import (encrypted store)"
   strata_enc init --encrypt >"${OUT}/logs/strata-enc-init.log" 2>&1
   strata_enc import "${SCRATCH}/data" --branch bench -m data --json >"${OUT}/logs/strata-enc-import.json" 2>&1 ||
     bench_die "strata import into the encrypted store failed; see ${OUT}/logs/strata-enc-import.json"
+fi
+if has_arm strata-enc-kept; then
+  strata_enc key unlock --for 2h >"${OUT}/logs/strata-enc-unlock.log" 2>&1 ||
+    bench_die "strata key unlock failed; see ${OUT}/logs/strata-enc-unlock.log"
 fi
 
 # --- environment record -------------------------------------------------------
@@ -161,6 +169,7 @@ meta cmd_passthrough_ll "gcc -O2 ${BENCH_PASSTHROUGH_SRC}; passthrough_ll -f -o 
 meta cmd_squashfuse "mksquashfs DATA image.sqfs -comp zstd -noappend; squashfuse -f image.sqfs MP"
 meta cmd_strata "strata init; strata import DATA --branch bench; strata mount --read-only bench ${STRATA_MOUNT_ARGS:-}MP"
 meta cmd_strata_enc "STRATA_PASSWORD=<fixed> strata init --encrypt; then as strata, with STRATA_PASSWORD=<fixed>"
+meta cmd_strata_enc_kept "the strata-enc store; STRATA_PASSWORD=<fixed> strata key unlock --for 2h once, then as strata with no STRATA_PASSWORD; key lock at the end"
 meta cmd_fio "fio --name=read --filename=FILE --ioengine=psync --invalidate=0 --readonly --rw=read|randread --bs=1m|128k|4k --numjobs=1|4 --group_reporting [--time_based --runtime=${RUNTIME} --norandommap]"
 meta cache_cold "sync; echo 3 > /proc/sys/vm/drop_caches, then Cached kB and fincore of the backing files recorded"
 meta cache_warm "cat FILE > /dev/null just before"
@@ -194,9 +203,10 @@ arm_up() {
       DAEMON_PID=$!
       bench_track_pid "${DAEMON_PID}"
       ;;
-    strata | strata-enc)
+    strata | strata-enc | strata-enc-kept)
       local run=strata
       [[ "${arm}" == strata-enc ]] && run=strata_enc
+      [[ "${arm}" == strata-enc-kept ]] && run=strata_enc_kept
       "${run}" mount --read-only bench "${STRATA_MOUNT_EXTRA[@]}" "${MP}" >>"${log}" 2>&1 || bench_die "${arm} mount failed; see ${log}"
       DAEMON_PID=$("${run}" stats "${MP}" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["daemon_pid"])')
       bench_track_pid "${DAEMON_PID}"
@@ -211,7 +221,7 @@ arm_down() {
   case "${arm}" in
     native) return ;;
     strata) strata umount "${MP}" >>"${log}" 2>&1 || bench_die "strata umount failed; see ${log}" ;;
-    strata-enc) strata_enc umount "${MP}" >>"${log}" 2>&1 || bench_die "strata-enc umount failed; see ${log}" ;;
+    strata-enc | strata-enc-kept) strata_enc umount "${MP}" >>"${log}" 2>&1 || bench_die "${arm} umount failed; see ${log}" ;;
     *) fusermount3 -u "${MP}" >>"${log}" 2>&1 || bench_die "fusermount3 -u failed; see ${log}" ;;
   esac
   for ((i = 0; i < 100; i++)); do
@@ -288,7 +298,7 @@ measure() {
     resident=$(backing_resident)
   fi
   timeout -k 10 1800 fio "${args[@]}" >"${json}" 2>>"${log}" || bench_die "fio failed for ${name}; see ${log}"
-  if [[ "${arm}" == strata || "${arm}" == strata-enc ]]; then
+  if [[ "${arm}" == strata* ]]; then
     stats=logs/${name}-stats.json
     "${STRATA_BIN}" stats "${MP}" --json >"${OUT}/${stats}" 2>>"${log}" || bench_log "warning: strata stats failed for ${name}"
   fi
@@ -320,5 +330,6 @@ for ((round = 1; round <= ROUNDS; round++)); do
   done
 done
 meta loadavg_end "$(cut -d' ' -f1-3 /proc/loadavg)"
+if has_arm strata-enc-kept; then strata_enc key lock >/dev/null || bench_log "warning: strata key lock failed"; fi
 
 python3 "${SCRIPT_DIR}/report.py" "${OUT}" | tee "${OUT}/table.md"

@@ -117,7 +117,7 @@ void RegisterGcCommands(CLI::App& app, Globals& g, int* exit_code);        // gc
 void RegisterForgetCommands(CLI::App& app, Globals& g, int* exit_code);    // forget
 void RegisterRemoteCommands(CLI::App& app, Globals& g, int* exit_code);    // remote, push, pull
 void RegisterExecCommands(CLI::App& app, Globals& g, int* exit_code);      // exec
-void RegisterKeyCommands(CLI::App& app, Globals& g, int* exit_code);       // key add|list|remove|passwd
+void RegisterKeyCommands(CLI::App& app, Globals& g, int* exit_code);       // key (add, list, passwd, unlock...)
 // `strata stats MOUNTPOINT`: the counters of the daemon serving a mount.
 int RunMountStats(Globals& g, const std::string& mountpoint);
 // `strata stats MOUNTPOINT --watch`: those counters every interval_s seconds,

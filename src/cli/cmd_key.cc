@@ -2,13 +2,17 @@
 // file each in the store's keys/ (crypto/key_ring.h does the work). Every
 // one of them needs a passphrase that opens the store; none rewrites data.
 // key export: the master key itself, in a master key file for --key-file.
+// key unlock|lock: the master key kept in the kernel keyring for a while
+// (cli/kept_key.h), so that commands meanwhile need no passphrase.
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <filesystem>
 #include <functional>
 
 #include "cli/cli.h"
+#include "cli/kept_key.h"
 #include "crypto/key_ring.h"
 #include "crypto/master_key_file.h"
 
@@ -139,7 +143,8 @@ int RunKeyExport(const Globals& g, const std::string& out) {
   if (!config.ok()) return Fail(config.status());
   if (!config->encrypted())
     return Fail(Status::InvalidArgument("the store at " + path + " is not encrypted: it has no key"));
-  auto master = UnlockStoreKey(path, StorePassphrase(g, path), StoreKeyFile(g));
+  // Not from a kept key: a copy that outlives the unlock needs the passphrase.
+  auto master = UnlockStoreKey(path, StorePassphrase(g, path), StoreKeyFile(g), KeptKey::kIgnore);
   if (!master.ok()) return Fail(master.status());
   std::string bytes = crypto::EncodeMasterKeyFile(*master);
   Status written = WriteNewPrivateFile(out, bytes);
@@ -151,10 +156,54 @@ int RunKeyExport(const Globals& g, const std::string& out) {
   return kExitOk;
 }
 
+// The selected store's config, refused unless it is encrypted; *root gets
+// its canonical path.
+Result<StoreConfig> EncryptedConfig(const Globals& g, std::string* root) {
+  const std::string path = StorePath(g);
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<Env> inside, Store::TrustedEnv(path, Env::Default(), root));
+  STRATA_ASSIGN_OR_RETURN(StoreConfig config, Store::ReadConfig(*root));
+  if (!config.encrypted())
+    return Status::InvalidArgument("the store at " + *root + " is not encrypted: it has no key to keep");
+  return config;
+}
+
+int RunKeyUnlock(const Globals& g, const std::string& duration) {
+  auto seconds = duration.empty() ? Result<uint32_t>(kDefaultKeptSeconds) : ParseKeptDuration(duration);
+  if (!seconds.ok()) return Fail(seconds.status());
+  std::string root;
+  auto config = EncryptedConfig(g, &root);
+  if (!config.ok()) return Fail(config.status());
+  // The passphrase or key file every time: keeping the key longer is as much
+  // a use of it as reading the store.
+  auto master = UnlockStoreKey(root, StorePassphrase(g, root), StoreKeyFile(g), KeptKey::kIgnore);
+  if (!master.ok()) return Fail(master.status());
+  if (Status s = KeepStoreKey(*config, *master, *seconds); !s.ok())
+    return Fail(s.WithContext("keeping the key of the store at " + root));
+  fmt::print("kept the key of the store at {} in the kernel keyring for {} s (until {}): commands on it need no "
+             "passphrase until then or 'strata key lock'\n",
+             root, *seconds, FormatTime(static_cast<int64_t>(::time(nullptr)) + *seconds, 0));
+  fmt::print("until then any process of this user, and root, can read that key\n");
+  return kExitOk;
+}
+
+int RunKeyLock(const Globals& g) {
+  std::string root;
+  auto config = EncryptedConfig(g, &root);
+  if (!config.ok()) return Fail(config.status());
+  auto dropped = DropStoreKey(*config);
+  if (!dropped.ok()) return Fail(dropped.status().WithContext("dropping the key of the store at " + root));
+  if (*dropped)
+    fmt::print("dropped the kept key of the store at {}: commands on it need the passphrase again\n", root);
+  else
+    fmt::print("no key was kept for the store at {}; nothing to drop\n", root);
+  return kExitOk;
+}
+
 }  // namespace
 
 void RegisterKeyCommands(CLI::App& app, Globals& g, int* exit_code) {
-  auto* key = app.add_subcommand("key", "the keys of an encrypted store: add, list, remove, passwd, export");
+  auto* key = app.add_subcommand(
+      "key", "the keys of an encrypted store: add, list, remove, passwd, export, unlock, lock");
   key->require_subcommand(1);
 
   static std::string add_file, passwd_file, remove_id;
@@ -178,6 +227,15 @@ void RegisterKeyCommands(CLI::App& app, Globals& g, int* exit_code) {
   auto* exp = key->add_subcommand("export", "write the master key to a new file, for --key-file (unattended use)");
   exp->add_option("--out", export_out, "the file to write (mode 0600; never overwritten)")->required();
   exp->callback([&g, exit_code] { *exit_code = RunKeyExport(g, export_out); });
+
+  static std::string unlock_for;
+  auto* unlock = key->add_subcommand(
+      "unlock", "keep the store's key in the kernel keyring for a while: later commands need no passphrase");
+  unlock->add_option("--for", unlock_for, "how long: 90s, 15m, 2h (1s to 24h; default 15m)");
+  unlock->callback([&g, exit_code] { *exit_code = RunKeyUnlock(g, unlock_for); });
+
+  auto* lock = key->add_subcommand("lock", "drop the key 'key unlock' kept: commands need the passphrase again");
+  lock->callback([&g, exit_code] { *exit_code = RunKeyLock(g); });
 }
 
 }  // namespace strata::cli

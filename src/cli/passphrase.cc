@@ -11,7 +11,9 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 
+#include "cli/kept_key.h"
 #include "crypto/master_key_file.h"
 #include "env/env.h"
 #include "store/store.h"
@@ -129,7 +131,7 @@ Result<crypto::Key256> KeyFromFile(const std::string& canonical, const std::stri
 }  // namespace
 
 Result<crypto::Key256> UnlockStoreKey(const std::string& path, const PassphraseSource& source,
-                                      const std::string& key_file) {
+                                      const std::string& key_file, KeptKey kept) {
   static std::mutex mu;
   static std::map<std::string, crypto::Key256> unlocked;  // by canonical path
   char* real = ::realpath(path.c_str(), nullptr);
@@ -137,9 +139,15 @@ Result<crypto::Key256> UnlockStoreKey(const std::string& path, const PassphraseS
   std::free(real);
   {
     std::lock_guard<std::mutex> lock(mu);
-    if (auto it = unlocked.find(canonical); it != unlocked.end()) return it->second;
+    if (auto it = unlocked.find(canonical); it != unlocked.end() && kept == KeptKey::kUse) return it->second;
   }
-  auto master = key_file.empty() ? KeyFromPassphrase(canonical, source) : KeyFromFile(canonical, key_file);
+  std::optional<crypto::Key256> kept_key;
+  if (kept == KeptKey::kUse) {
+    if (auto config = Store::ReadConfig(canonical); config.ok()) kept_key = KeptStoreKey(canonical, *config);
+  }
+  auto master = kept_key           ? Result<crypto::Key256>(*kept_key)
+                : key_file.empty() ? KeyFromPassphrase(canonical, source)
+                                   : KeyFromFile(canonical, key_file);
   if (!master.ok()) return master.status();
   std::lock_guard<std::mutex> lock(mu);
   unlocked.emplace(canonical, *master);

@@ -28,14 +28,20 @@ struct PassphraseSource {
 // says what it is for) when no source has one. Never empty.
 Result<std::string> ReadPassphrase(const PassphraseSource& source, const std::string& what);
 
+// Whether UnlockStoreKey may take a key kept by `strata key unlock`
+// (cli/kept_key.h). Commands that make the key last longer than the unlock
+// (key export, key unlock itself) need the passphrase or key file.
+enum class KeptKey { kUse, kIgnore };
+
 // The master key of the encrypted store at path, unlocked once per process
-// with the passphrase from `source` and kept for later opens of the same
-// store (a mount opens it again in the daemon it forks, which has no
-// terminal). A wrong passphrase is refused before the store is opened.
-// With a key_file (a master key file) that file's key is used instead of any
-// passphrase, once it is checked to be this store's.
+// and kept for later opens of the same store (a mount opens it again in the
+// daemon it forks, which has no terminal). First the key kept in the kernel
+// keyring by `strata key unlock`, if any and unless `kept` says otherwise,
+// once the store's key check accepts it; else a key_file (a master key
+// file), once it is checked to be this store's; else the passphrase from
+// `source`. A wrong passphrase is refused before the store is opened.
 Result<crypto::Key256> UnlockStoreKey(const std::string& path, const PassphraseSource& source,
-                                      const std::string& key_file);
+                                      const std::string& key_file, KeptKey kept = KeptKey::kUse);
 
 // The master key in the master key file at path. Refused, naming the file,
 // unless it is a regular file that only its owner can read or write (mode

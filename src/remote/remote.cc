@@ -156,7 +156,7 @@ Status AddRemote(Store& local, const RemoteSpec& spec, bool create_bucket, const
   // another machine's config landed first): a plain one for an encrypted
   // store, the other way round, or another master key, is refused here.
   STRATA_RETURN_IF_ERROR(CheckRemoteConfig(local.config(), *config, master, spec.location.Url()));
-  if (config->encrypted()) STRATA_RETURN_IF_ERROR(ShareSealGenerations(local, *client));
+  if (config->encrypted()) STRATA_RETURN_IF_ERROR(ShareSealGenerations(local, *client, *config));
   STRATA_RETURN_IF_ERROR(env->CreateDir(local.path() + "/remotes"));
   STRATA_RETURN_IF_ERROR(env->CreateDir(dir));
   STRATA_RETURN_IF_ERROR(config->encrypted() ? Store::InitWithoutKeys(dir + "/store", *config, env)

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "remote/gc_protocol.h"
+#include "store/seal_limit.h"
 #include "store/store_cipher.h"
 
 namespace strata {
@@ -107,7 +108,7 @@ Status CheckRemoteConfig(const StoreConfig& local, const StoreConfig& remote, co
   return Status::Ok();
 }
 
-Status ShareSealGenerations(Store& local, S3Client& client) {
+Status ShareSealGenerations(Store& local, S3Client& client, const StoreConfig& bucket) {
   STRATA_ASSIGN_OR_RETURN(auto given, ReadBucketGenerations(client));
   if (!given) {
     // The first store to add the bucket (or one after a crash before this):
@@ -117,6 +118,7 @@ Status ShareSealGenerations(Store& local, S3Client& client) {
   }
   STRATA_ASSIGN_OR_RETURN(SealRange owned, local.OwnedSealGenerations());
   if (owned.first < owned.end) return Status::Ok();
+  if (bucket.seal_generations()) STRATA_RETURN_IF_ERROR(TakeSealLimitBeforeFirstSeal(local, bucket.seal_limit));
   STRATA_ASSIGN_OR_RETURN(SealRange claimed, ClaimBucketGenerations(client, kStoreClaim));
   return local.AdoptSealGenerations(claimed);
 }

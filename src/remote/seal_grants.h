@@ -61,7 +61,9 @@ Status CheckRemoteConfig(const StoreConfig& local, const StoreConfig& remote, co
 
 // For an encrypted store adding a remote: gives the bucket generations from
 // the store's own if it has none yet, and gives the store generations from
-// the bucket's if it owns none (a store made with another store's key).
-Status ShareSealGenerations(Store& local, S3Client& client);
+// the bucket's if it owns none (a store made with another store's key),
+// which then also takes the bucket's seal limit if it is lower
+// (store/seal_limit.h); bucket is the bucket's config.json.
+Status ShareSealGenerations(Store& local, S3Client& client, const StoreConfig& bucket);
 
 }  // namespace strata

@@ -18,7 +18,8 @@ read_only = {"verify", "stats", "log", "ls", "show", "diff", "status", "fsck", "
 # Commands that change something, or print a file's or a run's bytes.
 others = {"init", "import", "export", "cat", "branch create", "branch delete", "fork", "mount", "umount",
           "workspace end", "commit", "reset", "rebase", "gc", "forget", "remote add", "remote remove", "push",
-          "pull", "exec", "output", "stop", "key add", "key remove", "key passwd", "key export"}
+          "pull", "exec", "output", "stop", "key add", "key remove", "key passwd", "key export", "key unlock",
+          "key lock"}
 def leaves(command, prefix=""):
     for sub in command["commands"]:
         name = (prefix + " " + sub["name"]).strip()
