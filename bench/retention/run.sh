@@ -15,9 +15,6 @@
 #
 # Environment: STRATA_BIN (default <repo>/build/src/cli/strata); GRACE (default 5): the seconds of
 # gc --remote's grace; the remote's request timeout is set below it (GRACE-1), as the protocol needs.
-# STRATA_BIN_BEFORE: another strata binary (an earlier version) measured as a third arm,
-# "strata-before", in the same run: the same days are pushed to a second remote of the same store
-# (s3://.../rN/strata-before), which that binary forgets and collects.
 #
 # The suite starts its own single-node Ceph (scripts/ceph.sh: memstore OSD, radosgw on 127.0.0.1).
 # A round builds one changing tree day by day (bench/retention/tree_day.py: 2% of the files rewritten,
@@ -61,12 +58,7 @@ fi
 GRACE=${GRACE:-5}
 bench_check_int --days "${DAYS}" --files "${FILES}" --rounds "${ROUNDS}" GRACE "${GRACE}"
 ((GRACE >= 2)) || bench_die "GRACE must be at least 2 (the request timeout is GRACE-1)"
-ARMS=(strata restic)
-if [[ -n ${STRATA_BIN_BEFORE:-} ]]; then
-  [[ -x ${STRATA_BIN_BEFORE} ]] || bench_die "STRATA_BIN_BEFORE is not an executable: ${STRATA_BIN_BEFORE}"
-  ARMS=(strata strata-before restic)
-fi
-readonly ARMS
+readonly ARMS=(strata restic)
 readonly POLICY=(--keep-daily 7 --keep-weekly 4 --keep-monthly 12)
 
 require_root
@@ -109,7 +101,6 @@ meta restic_version "$(restic version | head -n 1)"
 meta ceph_version "$(ceph --version 2>/dev/null | head -n 1)"
 meta policy "${POLICY[*]}"
 meta push_meanwhile "${PUSH_MEANWHILE}"
-meta strata_bin_before "${STRATA_BIN_BEFORE:-}"
 meta cmd_strata "strata --remote origin forget --branch main ${POLICY[*]} --utc --json; strata gc --remote origin --grace ${GRACE} --json"
 meta cmd_restic "restic -r s3:${ENDPOINT}/${BUCKET}/PID/rN/restic forget ${POLICY[*]} --prune --json"
 
@@ -156,10 +147,6 @@ build_history() {
   "${STRATA_BIN}" --store "${store}" init >"${log}" 2>&1
   "${STRATA_BIN}" --store "${store}" remote add origin "s3://${BUCKET}/$$/r${round}/strata" --endpoint "${ENDPOINT}" \
     --timeout $((GRACE - 1)) --create-bucket >>"${log}" 2>&1 || bench_die "remote add failed; see ${log}"
-  if [[ -n ${STRATA_BIN_BEFORE:-} ]]; then
-    "${STRATA_BIN}" --store "${store}" remote add before "s3://${BUCKET}/$$/r${round}/strata-before" \
-      --endpoint "${ENDPOINT}" --timeout $((GRACE - 1)) >>"${log}" 2>&1 || bench_die "remote add failed; see ${log}"
-  fi
   restic -r "${repo}" init >>"${log}" 2>&1 || bench_die "restic init failed; see ${log}"
   for ((day = 1; day <= DAYS; day++)); do
     python3 "${SCRIPT_DIR}/tree_day.py" "${src}" "${day}" "${round}" "${FILES}"
@@ -168,10 +155,6 @@ build_history() {
       >>"${log}" 2>&1 || bench_die "strata import of day ${day} failed; see ${log}"
     "${STRATA_BIN}" --store "${store}" push origin main >>"${log}" 2>&1 ||
       bench_die "strata push of day ${day} failed; see ${log}"
-    if [[ -n ${STRATA_BIN_BEFORE:-} ]]; then
-      "${STRATA_BIN}" --store "${store}" push before main >>"${log}" 2>&1 ||
-        bench_die "strata push of day ${day} to the second remote failed; see ${log}"
-    fi
     # restic reads the directory by the same path every day (one host, one path: one group).
     restic -r "${repo}" backup "${src}/tree" --host bench --time "$(date -u -d "${date}" "+%Y-%m-%d %H:%M:%S")" --quiet >>"${log}" 2>&1 ||
       bench_die "restic backup of day ${day} failed; see ${log}"
@@ -179,15 +162,15 @@ build_history() {
   done
 }
 
-# pusher ROUND STOP REMOTE: the other machine's loop (a store of its own on the same remote), until the file
-# STOP exists: a new file committed, pushed to `other`. Prints the pushes that landed; any failure ends it non-zero.
+# pusher ROUND STOP: the other machine's loop (a store of its own on the same remote), until the file STOP
+# exists: a new file committed, pushed to `other`. Prints the pushes that landed; any failure ends it non-zero.
 pusher() {
   local store=${SCRATCH}/pusher-r$1 tree=${SCRATCH}/pusher-tree-r$1 n=0 log=${LOGS}/r$1-pusher.log
   while [[ ! -e $2 ]]; do
     n=$((n + 1))
     head -c 65536 /dev/urandom >"${tree}/push-${n}.bin"
     "${STRATA_BIN}" --store "${store}" import "${tree}" --branch other -m "push ${n}" >>"${log}" 2>&1 || return 1
-    "${STRATA_BIN}" --store "${store}" push "$3" other >>"${log}" 2>&1 || return 1
+    "${STRATA_BIN}" --store "${store}" push origin other >>"${log}" 2>&1 || return 1
   done
   echo "$((n))"
 }
@@ -201,11 +184,7 @@ pusher_ready() {
     "${STRATA_BIN}" --store "${store}" remote add origin "s3://${BUCKET}/$$/r$1/strata" --endpoint "${ENDPOINT}" \
       --timeout $((GRACE - 1)) &&
     "${STRATA_BIN}" --store "${store}" import "${tree}" --branch other -m "push 0" &&
-    "${STRATA_BIN}" --store "${store}" push origin other &&
-    if [[ -n ${STRATA_BIN_BEFORE:-} ]]; then
-      "${STRATA_BIN}" --store "${store}" remote add before "s3://${BUCKET}/$$/r$1/strata-before" --endpoint "${ENDPOINT}" \
-        --timeout $((GRACE - 1)) && "${STRATA_BIN}" --store "${store}" push before other
-    fi; } >"${log}" 2>&1 ||
+    "${STRATA_BIN}" --store "${store}" push origin other; } >"${log}" 2>&1 ||
     bench_die "the other machine's first push failed; see ${log}"
 }
 
@@ -213,22 +192,20 @@ pusher_ready() {
 measure() {
   local round=$1 pos=$2 arm=$3 store=${SCRATCH}/store-r$1 prefix=$$/r$1/$3 json=${LOGS}/r$1-$3
   local before after start mid end b_before b_after busy kept forget_secs pushes=- pusher_pid='' stop
-  local bin=${STRATA_BIN} remote=origin
-  [[ ${arm} == strata-before ]] && bin=${STRATA_BIN_BEFORE} remote=before
   b_before=$(prefix_bytes "${prefix}")
   before=$(rgw_counters)
-  if ((PUSH_MEANWHILE)) && [[ ${arm} == strata* ]]; then
-    stop=${SCRATCH}/pusher-stop-r${round}-${arm}
-    pusher "${round}" "${stop}" "${remote}" >"${SCRATCH}/pushes-r${round}" &
+  if ((PUSH_MEANWHILE)) && [[ ${arm} == strata ]]; then
+    stop=${SCRATCH}/pusher-stop-r${round}
+    pusher "${round}" "${stop}" >"${SCRATCH}/pushes-r${round}" &
     pusher_pid=$!
   fi
   start=$(now)
   case ${arm} in
-    strata*)
-      "${bin}" --store "${store}" --remote "${remote}" forget --branch main "${POLICY[@]}" --utc --json \
+    strata)
+      "${STRATA_BIN}" --store "${store}" --remote origin forget --branch main "${POLICY[@]}" --utc --json \
         >"${json}-forget.json" 2>"${json}.err" || bench_die "strata forget failed; see ${json}.err"
       mid=$(now)
-      "${bin}" --store "${store}" gc --remote "${remote}" --grace "${GRACE}" --json >"${json}-gc.json" \
+      "${STRATA_BIN}" --store "${store}" gc --remote origin --grace "${GRACE}" --json >"${json}-gc.json" \
         2>>"${json}.err" || bench_die "strata gc --remote failed; see ${json}.err"
       ;;
     restic)
@@ -245,11 +222,11 @@ measure() {
   after=$(rgw_counters)
   b_after=$(prefix_bytes "${prefix}")
   if [[ -n ${pusher_pid} ]]; then
-    "${STRATA_BIN}" --store "${SCRATCH}/pusher-r${round}" --remote "${remote}" fsck >>"${LOGS}/r${round}-pusher.log" 2>&1 ||
+    "${STRATA_BIN}" --store "${SCRATCH}/pusher-r${round}" --remote origin fsck >>"${LOGS}/r${round}-pusher.log" 2>&1 ||
       bench_die "fsck of the remote after gc with pushes failed; see ${LOGS}/r${round}-pusher.log"
   fi
   case ${arm} in
-    strata*)
+    strata)
       kept=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["branches"][0]["kept"]))' \
         "${json}-forget.json")
       busy=$(python3 -c 'import json, sys; print("%.3f" % (float(sys.argv[2]) - json.load(open(sys.argv[1]))["ms"]["wait"] / 1000))' \
@@ -307,20 +284,18 @@ rng = lambda arm, k: "%.2f-%.2f" % (min(float(r[k]) for r in rows if r["arm"] ==
                                     max(float(r[k]) for r in rows if r["arm"] == arm))
 print("| arm | wall s (median, range) | busy s | of which forget s | requests (GET/PUT/other) | MiB before | MiB deleted | kept |")
 print("|---|---|---|---|---|---|---|---|")
-arms = [a for a in ("strata", "strata-before", "restic") if any(r["arm"] == a for r in rows)]
-for arm in arms:
-    forget = "%.2f" % med(arm, "forget_seconds") if arm.startswith("strata") else ""
+for arm in ("strata", "restic"):
+    forget = "%.2f" % med(arm, "forget_seconds") if arm == "strata" else ""
     print("| %s | %.2f (%s) | %.2f | %s | %d (%d/%d/%d) | %.1f | %.1f | %d |" % (
         arm, med(arm, "seconds"), rng(arm, "seconds"), med(arm, "busy_seconds"), forget, med(arm, "requests"),
         med(arm, "gets"), med(arm, "puts"), med(arm, "other_requests"), med(arm, "bytes_before") / 2**20,
         med(arm, "bytes_deleted") / 2**20, med(arm, "kept")))
-pushes = [r["pushes_meanwhile"] for r in rows if r["arm"].startswith("strata") and r.get("pushes_meanwhile", "-") != "-"]
+pushes = [r["pushes_meanwhile"] for r in rows if r["arm"] == "strata" and r.get("pushes_meanwhile", "-") != "-"]
 if pushes:
     print()
-    print("Another machine pushed to the same remote during strata's runs: %s pushes landed (per strata arm and round), fsck of "
+    print("Another machine pushed to the same remote during strata's runs: %s pushes landed (per round), fsck of "
           "the remote clean after each; strata's requests and bytes above include that machine's." % ", ".join(pushes))
 print()
-for arm in arms[:-1]:
-    print("restic / %s: wall %.2fx, busy %.2fx" % (arm, med("restic", "seconds") / med(arm, "seconds"),
-                                                 med("restic", "busy_seconds") / med(arm, "busy_seconds")))
+print("restic / strata: wall %.2fx, busy %.2fx" % (med("restic", "seconds") / med("strata", "seconds"),
+                                                   med("restic", "busy_seconds") / med("strata", "busy_seconds")))
 PY

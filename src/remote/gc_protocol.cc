@@ -84,62 +84,31 @@ Result<std::unordered_set<Hash>> ReadCondemned(S3Client& client) {
   return ids;
 }
 
-std::optional<std::vector<Hash>> DecodeForgottenName(std::string_view name) {
-  constexpr size_t kHexLen = Hash::kSize * 2;
-  if (name.empty() || name.size() % kHexLen != 0) return std::nullopt;
-  std::vector<Hash> ids;
-  for (size_t at = 0; at < name.size(); at += kHexLen) {
-    auto id = Hash::FromHex(name.substr(at, kHexLen));
-    if (!id) return std::nullopt;
-    ids.push_back(*id);
-  }
-  return ids;
-}
-
-std::vector<std::string> EncodeForgottenNames(const std::vector<Hash>& commits, size_t per_key) {
-  per_key = std::max<size_t>(per_key, 1);
-  std::vector<std::string> names;
-  for (size_t first = 0; first < commits.size(); first += per_key) {
-    std::string name;
-    for (size_t i = first; i < std::min(commits.size(), first + per_key); i++) name += commits[i].ToHex();
-    names.push_back(std::move(name));
-  }
-  return names;
-}
-
-size_t ForgottenIdsPerKey(const S3Location& location) {
-  constexpr size_t kMaxKey = 1024, kMaxIds = 15;
-  const size_t used = location.prefix.size() + 1 + std::string_view(kForgottenFolder).size();
-  if (used >= kMaxKey) return 1;
-  return std::clamp<size_t>((kMaxKey - used) / (Hash::kSize * 2), 1, kMaxIds);
-}
-
 Result<std::unordered_set<Hash>> ReadForgotten(S3Client& client) {
   STRATA_ASSIGN_OR_RETURN(auto keys, client.List(kForgottenFolder));
   std::unordered_set<Hash> commits;
   for (const S3ObjectInfo& key : keys)
-    if (auto ids = DecodeForgottenName(std::string_view(key.key).substr(std::string_view(kForgottenFolder).size())))
-      commits.insert(ids->begin(), ids->end());
+    if (auto id = Hash::FromHex(std::string_view(key.key).substr(std::string_view(kForgottenFolder).size())))
+      commits.insert(*id);
   return commits;
 }
 
 Status WriteForgotten(S3Client& client, const std::vector<Hash>& commits) {
   if (commits.empty()) return Status::Ok();
-  // A round trip a marker: a year of daily commits forgotten is a few dozen
-  // markers of fifteen, so several go at once (the client is thread-safe;
-  // each request is a few hundred bytes, so the round trip is all it costs).
-  constexpr size_t kWriters = 16;
-  const std::vector<std::string> names = EncodeForgottenNames(commits, ForgottenIdsPerKey(client.location()));
+  // One object a commit, a round trip each: a year of daily commits is
+  // hundreds of them, so many go at once (the client is thread-safe; each
+  // request is a few hundred bytes, so the round trip is all it costs).
+  constexpr size_t kWriters = 32;
   std::mutex mu;
   Status first = Status::Ok();
-  ThreadPool pool(std::min(kWriters, names.size()));
-  for (const std::string& name : names)
-    pool.Submit([&, name] {
+  ThreadPool pool(std::min(kWriters, commits.size()));
+  for (const Hash& id : commits)
+    pool.Submit([&, id] {
       {
         std::lock_guard<std::mutex> lock(mu);
         if (!first.ok()) return;
       }
-      Status s = client.Put(kForgottenFolder + name, "");
+      Status s = client.Put(kForgottenFolder + id.ToHex(), "");
       std::lock_guard<std::mutex> lock(mu);
       if (!s.ok() && first.ok()) first = s;
     });

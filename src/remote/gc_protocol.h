@@ -7,10 +7,8 @@
 //                        deleted when what it wrote is reachable or given up.
 //                        Body: "strata-lease 1 SECONDS\n", the longest the
 //                        writer may go on relying on what it saw.
-//   forgotten/<commits>  an empty object: `strata forget` let go of the
-//                        commits its name lists, one to fifteen ids in hex
-//                        one after another (forget.h); gc walks their parents,
-//                        not their trees.
+//   forgotten/<commit>   an empty object: `strata forget` let go of the
+//                        commit (forget.h); gc walks its parents, not its tree.
 //   gc/condemned/<id>    one gc's list of the objects unreachable when it
 //                        marked: "strata-condemned 1 SECONDS\n" (how long that
 //                        gc may delete for) then one object id in hex a line.
@@ -62,19 +60,8 @@ Result<CondemnedList> DecodeCondemned(std::string_view body);
 // about to delete.
 Result<std::unordered_set<Hash>> ReadCondemned(S3Client& client);
 
-// The commits a forgotten marker's name (the key after its folder) lists:
-// one or more ids of 64 hex digits, nothing between them. nullopt for any
-// other name. A name of one id is the form strata wrote before markers
-// named several.
-std::optional<std::vector<Hash>> DecodeForgottenName(std::string_view name);
-// The names of markers for `commits`, at most `per_key` ids each (at least 1).
-std::vector<std::string> EncodeForgottenNames(const std::vector<Hash>& commits, size_t per_key);
-// How many ids one marker's name holds under a location's prefix: as many as
-// keep the whole key within S3's 1024 bytes, at most 15.
-size_t ForgottenIdsPerKey(const S3Location& location);
-
-// The remote's forgotten commits (keys that name no commit are ignored), and
-// recording more: one marker per ForgottenIdsPerKey commits.
+// The remote's forgotten commits (keys that are not a commit id are ignored),
+// and recording more.
 Result<std::unordered_set<Hash>> ReadForgotten(S3Client& client);
 Status WriteForgotten(S3Client& client, const std::vector<Hash>& commits);
 

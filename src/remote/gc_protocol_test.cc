@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cctype>
 #include <set>
 
 namespace strata {
@@ -44,54 +43,6 @@ TEST(GcProtocol, DamagedListsAreRefused) {
   for (const std::string& body : {good.substr(0, good.size() - 1), good + "zz\n", std::string("strata-lease 1 60\n"),
                                   "strata-condemned 1 60\n" + IdOf("a").ToHex().substr(0, 10) + "\n"})
     EXPECT_TRUE(DecodeCondemned(body).status().IsCorruption()) << body;
-}
-
-TEST(GcProtocol, ForgottenNamesRoundTripInGroups) {
-  std::vector<Hash> ids;
-  for (int i = 0; i < 32; i++) ids.push_back(IdOf("c" + std::to_string(i)));
-  const std::vector<std::string> names = EncodeForgottenNames(ids, 15);
-  ASSERT_EQ(names.size(), 3u);  // 15, 15 and 2
-  std::vector<Hash> back;
-  for (const std::string& name : names) {
-    auto decoded = DecodeForgottenName(name);
-    ASSERT_TRUE(decoded.has_value()) << name;
-    back.insert(back.end(), decoded->begin(), decoded->end());
-  }
-  EXPECT_EQ(back, ids);
-  EXPECT_EQ(names[2].size(), 2u * 64);
-  EXPECT_TRUE(EncodeForgottenNames({}, 15).empty());
-  EXPECT_EQ(EncodeForgottenNames(ids, 0).size(), ids.size());  // at least one id a name
-}
-
-TEST(GcProtocol, OneIdNamesOfTheOldFormDecode) {
-  // The form of every marker before names held several ids, in either case.
-  std::string hex = IdOf("old").ToHex();
-  auto one = DecodeForgottenName(hex);
-  ASSERT_TRUE(one.has_value());
-  EXPECT_EQ(*one, std::vector<Hash>{IdOf("old")});
-  for (char& c : hex) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  EXPECT_TRUE(DecodeForgottenName(hex).has_value());
-}
-
-TEST(GcProtocol, OtherForgottenNamesAreNotIds) {
-  const std::string hex = IdOf("x").ToHex();
-  for (const std::string& name : {std::string(), hex.substr(1), hex + "0", hex + hex.substr(0, 63), hex + "-" + hex,
-                                  std::string(64, 'g'), "set-" + hex})
-    EXPECT_FALSE(DecodeForgottenName(name).has_value()) << name;
-}
-
-TEST(GcProtocol, ForgottenNamesFitTheKeyLimit) {
-  S3Location short_prefix;
-  short_prefix.prefix = "team/store";
-  EXPECT_EQ(ForgottenIdsPerKey(short_prefix), 15u);
-  S3Location long_prefix;
-  long_prefix.prefix = std::string(600, 'p');
-  const size_t n = ForgottenIdsPerKey(long_prefix);
-  EXPECT_EQ(n, 6u);  // (1024 - 600 - 1 - 10) / 64
-  EXPECT_LE(long_prefix.prefix.size() + 1 + std::string("forgotten/").size() + n * 64, 1024u);
-  S3Location huge;
-  huge.prefix = std::string(2000, 'p');
-  EXPECT_EQ(ForgottenIdsPerKey(huge), 1u);
 }
 
 TEST(GcProtocol, KeyIdsDiffer) {

@@ -18,7 +18,7 @@ std::vector<std::string> PickPacksToRewrite(const std::vector<RepackCandidate>& 
   for (const RepackCandidate& p : packs) {
     if (p.live_objects == 0 || p.size == 0) continue;
     if (static_cast<double>(p.live_bytes) < threshold * static_cast<double>(p.size)) dead_most.push_back(&p);
-    else if (p.size < pack_size / kRepackSmallShare) small.push_back(&p);
+    else if (p.size < pack_size / kSmallPackShare) small.push_back(&p);
   }
   auto live_share = [](const RepackCandidate* p) { return static_cast<double>(p->live_bytes) / p->size; };
   std::sort(dead_most.begin(), dead_most.end(), [&](auto* a, auto* b) { return live_share(a) < live_share(b); });
@@ -99,15 +99,6 @@ class Rewriter {
   }
 
  private:
-  // A new pack being filled. File data and history (trees, commits) go to
-  // packs of their own, as a push writes them: a history pack is put in the
-  // block cache when it is published (S3Backend), so the next forget or gc
-  // here walks it without a GET.
-  struct Filling {
-    std::unique_ptr<PackWriter> writer;
-    std::vector<Hash> pending;  // in writer, not uploaded yet
-  };
-
   struct Fetched {
     Status status;
     bool gone = false;  // the pack went meanwhile
@@ -119,15 +110,11 @@ class Rewriter {
 
   // Only the ranges of a pack's live objects are read: packs chosen are
   // small or mostly dead, and the dead bytes between live objects are most
-  // of a mostly-dead pack. Packs of file data are not read through the block
-  // cache: it would fill with packs about to go. Packs of trees and commits
-  // are: gc's marking has just read them through it (or a push here put
-  // them there), so their copy costs no GET.
+  // of a mostly-dead pack. Not through the block cache either: it would
+  // fill with packs about to go.
   void Open(const std::string& name, const std::vector<PackEntry>& entries, Fetched& f) {
     if (entries.empty()) return;
-    const bool history = std::none_of(entries.begin(), entries.end(),
-                                      [](const PackEntry& e) { return e.type == ObjectType::kChunk; });
-    auto file = history ? backend_.OpenPack(name) : backend_.OpenPackUncached(name);
+    auto file = backend_.OpenPackUncached(name);
     if (!file.ok()) {
       f.gone = file.status().IsNotFound();
       if (!f.gone) f.status = file.status();
@@ -167,44 +154,39 @@ class Rewriter {
       if (auto raw = DecodeObject(e, stored, store_.cipher()); !raw.ok())
         return Status::Corruption("repacking: object " + e.id.ToHex() + " in pack " + name +
                                   " is damaged: " + raw.status().message() + " (run 'strata --remote NAME fsck')");
-      Filling& out = e.type == ObjectType::kChunk ? chunks_ : history_;
-      if (!out.writer) {
-        STRATA_ASSIGN_OR_RETURN(out.writer, PackWriter::Create(store_.env(), store_.path() + "/tmp", kPackVersion,
-                                                               store_.cipher()));
+      if (!writer_) {
+        STRATA_ASSIGN_OR_RETURN(writer_, PackWriter::Create(store_.env(), store_.path() + "/tmp", kPackVersion,
+                                                            store_.cipher()));
       }
-      STRATA_RETURN_IF_ERROR(out.writer->Add(e.id, e.type, e.codec, stored, e.raw_len));
-      out.pending.push_back(e.id);
+      STRATA_RETURN_IF_ERROR(writer_->Add(e.id, e.type, e.codec, stored, e.raw_len));
+      pending_.push_back(e.id);
       if (progress_) progress_->Add(0, e.stored_len);
-      if (out.writer->size() >= store_.config().pack_size) STRATA_RETURN_IF_ERROR(Seal(out));
+      if (writer_->size() >= store_.config().pack_size) STRATA_RETURN_IF_ERROR(Seal());
     }
     return Status::Ok();
   }
 
-  Status Seal() {
-    STRATA_RETURN_IF_ERROR(Seal(chunks_));
-    return Seal(history_);
-  }
-
   // Uploads the open pack, then indexes it: from then on this machine reads
   // those objects there, and the copies are counted as made.
-  Status Seal(Filling& out) {
-    if (!out.writer) return Status::Ok();
-    std::unique_ptr<PackWriter> writer = std::move(out.writer);
+  Status Seal() {
+    if (!writer_) return Status::Ok();
+    std::unique_ptr<PackWriter> writer = std::move(writer_);
     STRATA_ASSIGN_OR_RETURN(SealedPack sealed, writer->Finish());
     STRATA_RETURN_IF_ERROR(backend_.PublishPack(sealed.local_path, sealed.name));
     STRATA_RETURN_IF_ERROR(
         store_.index()->ReplacePacks(NewPack{sealed.name, sealed.size, std::move(sealed.entries)}, {}));
     result_.packs_written++;
     result_.bytes_written += sealed.size;
-    result_.copied.insert(out.pending.begin(), out.pending.end());
-    out.pending.clear();
+    result_.copied.insert(pending_.begin(), pending_.end());
+    pending_.clear();
     return Status::Ok();
   }
 
   Store& store_;
   S3Backend& backend_;
   Progress* const progress_;
-  Filling chunks_, history_;
+  std::unique_ptr<PackWriter> writer_;
+  std::vector<Hash> pending_;       // in writer_, not uploaded yet
   std::unordered_set<Hash> added_;  // to any new pack
   RewriteResult result_;
 };

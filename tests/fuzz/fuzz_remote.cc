@@ -13,8 +13,6 @@
 //      the same settings
 //   8  the answer to a multi-object delete; and the rest as a list of keys
 //      for the request (one per line)
-//   9  the name of a forgotten marker (gc_protocol.h): the ids it decodes to
-//      encode to the same name in lowercase, and decode again to themselves
 // Other selector values are ignored rather than folded onto these, so that
 // adding a case later does not change what the stored corpus exercises.
 // Ref bodies and remote.json must re-encode to a value that decodes the
@@ -26,14 +24,12 @@
 // control bytes) and a Content-Length as the number written; what it reserves
 // stays under the bound. A key turned into a name must give a valid name that
 // is the key again once put back under its folder.
-#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
-#include "remote/gc_protocol.h"
 #include "remote/remote.h"
 #include "remote/remote_spec_seal.h"
 #include "remote/s3_backend.h"
@@ -197,18 +193,6 @@ void SealedSpec(std::string_view in) {
   if (strata::OpenRemoteSpec(key, "other", *sealed).ok()) Fail("settings sealed for one remote open as another's");
 }
 
-void ForgottenName(std::string_view in) {
-  auto ids = strata::DecodeForgottenName(in);
-  if (!ids) return;
-  if (ids->empty() || in.size() != ids->size() * strata::Hash::kSize * 2) Fail("a forgotten name decodes to other ids");
-  const std::vector<std::string> names = strata::EncodeForgottenNames(*ids, ids->size());
-  std::string lower(in);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (names.size() != 1 || names[0] != lower) Fail("forgotten ids do not encode to their name");
-  auto again = strata::DecodeForgottenName(names[0]);
-  if (!again || *again != *ids) Fail("a forgotten name does not survive encoding");
-}
-
 void DeleteAnswer(std::string_view in) {
   if (auto result = strata::s3::ParseDeleteResult(in)) {
     std::string xml = "<?xml version=\"1.0\"?><DeleteResult>";
@@ -257,7 +241,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 6: BucketGenerations(in); break;
     case 7: SealedSpec(in); break;
     case 8: DeleteAnswer(in); break;
-    case 9: ForgottenName(in); break;
     default: break;
   }
   return 0;

@@ -14,7 +14,6 @@
 #include "crypto/master_key_file.h"
 #include "fs/kernel/request_encoder.h"
 #include "fuzz_input.h"
-#include "remote/gc_protocol.h"
 #include "remote/remote.h"
 #include "remote/remote_spec_seal.h"
 #include "remote/s3_backend.h"
@@ -247,10 +246,6 @@ void RemoteSeeds(const std::string& dir) {
   std::string pack = strata::Sha256::Of("p", 1).ToHex() + strata::kPackSuffix;
   Write(dir, "key-pack", FuzzInputWriter(5).Rest(strata::s3::kPacksFolder + pack).bytes());
   Write(dir, "key-ref", FuzzInputWriter(5).Rest(std::string(strata::s3::kRefsFolder) + "team/main").bytes());
-  // A forgotten marker of three commits.
-  const auto names = strata::EncodeForgottenNames(
-      {strata::Sha256::Of("a", 1), strata::Sha256::Of("b", 1), strata::Sha256::Of("c", 1)}, 15);
-  Write(dir, "forgotten-name", FuzzInputWriter(9).Rest(names.at(0)).bytes());
 }
 
 }  // namespace
