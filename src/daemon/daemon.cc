@@ -240,13 +240,16 @@ Status ServeMount(Store& store, const ServeSpec& spec, ReadyPipe& ready) {
     follower = std::make_unique<BranchFollower>(store, **ws, **server, spec.follow_branch, spec.follow_interval);
     follower->Start();
   }
-  ready.Ready();
-  // The control socket stops before the kernel mount goes: a request it
-  // serves may ask the kernel to write back or drop its caches.
-  Status s = (*server)->Run([&control, &follower] {
-    control.Stop();
-    if (follower) follower->Stop();
-  });
+  // Ready once the mount serves: stats asked for right after the mount
+  // returns then say what the kernel agreed. The control socket stops before
+  // the kernel mount goes: a request it serves may ask the kernel to write
+  // back or drop its caches.
+  Status s = (*server)->Run([&ready] { ready.Ready(); },
+                            [&control, &follower] {
+                              control.Stop();
+                              if (follower) follower->Stop();
+                            });
+  if (!s.ok()) ready.Failed(s);  // a no-op once ready was said
   control.Stop();  // also when Run ended before it got that far: the handler uses what goes next
   follower.reset();  // it swaps the workspace and notifies the server's session
   if (endpoint) endpoint->Stop();  // it renders the server's and the workspace's counters

@@ -120,6 +120,8 @@ void FuseServer::InvalidateAfterSwap(const StaleCaches& stale) {
   Invalidate(stale);
 }
 
-Status FuseServer::Run(const std::function<void()>& before_unmount) { return state_->transport->Run(before_unmount); }
+Status FuseServer::Run(const std::function<void()>& serving, const std::function<void()>& before_unmount) {
+  return state_->transport->Run(serving, before_unmount);
+}
 
 }  // namespace strata

@@ -112,10 +112,12 @@ class FuseServer {
   FuseServer& operator=(const FuseServer&) = delete;
 
   // Serves requests until the file system is unmounted or SIGINT/SIGTERM/SIGHUP
-  // arrives; then calls before_unmount (if any) and unmounts. The daemon
-  // serves its control socket meanwhile (daemon/daemon.h), which uses the
-  // calls below from the socket's thread.
-  Status Run(const std::function<void()>& before_unmount = nullptr);
+  // arrives; then calls before_unmount (if any) and unmounts. serving (if
+  // any) is called once the mount serves and its counters say what the
+  // kernel agreed (fs/transport.h). The daemon serves its control socket
+  // meanwhile (daemon/daemon.h), which uses the calls below from the
+  // socket's thread.
+  Status Run(const std::function<void()>& serving = nullptr, const std::function<void()>& before_unmount = nullptr);
 
   // The counters per FUSE operation and of the request loop; the workspace
   // keeps its own (Workspace::Counters).

@@ -29,8 +29,10 @@ struct PassthroughCounters;
 class Transport : public KernelNotifier {
  public:
   // Serves requests until the file system is unmounted or SIGINT, SIGTERM or
-  // SIGHUP arrives; then calls before_unmount (if any) and unmounts.
-  virtual Status Run(const std::function<void()>& before_unmount) = 0;
+  // SIGHUP arrives; then calls before_unmount (if any) and unmounts. Calls
+  // serving (if any) once, when requests are served and what the kernel
+  // agreed at INIT shows in the counters; never if the connection ends first.
+  virtual Status Run(const std::function<void()>& serving, const std::function<void()>& before_unmount) = 0;
   // How requests travel now, for stats: "libfuse", "strata", or "strata
   // (io_uring)" and "strata (classic; io_uring not offered)" for a mount
   // that asked for io_uring.

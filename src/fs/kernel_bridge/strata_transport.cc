@@ -103,7 +103,7 @@ class StrataTransport final : public Transport, private kernel::RequestHandler, 
   StrataTransport(std::unique_ptr<kernel::DevFuseSession> session, std::string mountpoint, const TransportParts& parts)
       : session_(std::move(session)), mountpoint_(std::move(mountpoint)), parts_(parts) {}
 
-  Status Run(const std::function<void()>& before_unmount) override;
+  Status Run(const std::function<void()>& serving, const std::function<void()>& before_unmount) override;
 
   std::string Name() const override {
     if (parts_.context->options.transport != FuseTransport::kStrataUring) return "strata";
@@ -148,8 +148,7 @@ class StrataTransport final : public Transport, private kernel::RequestHandler, 
   }
 
   // What INIT agreed, once it is known: before any other request is served
-  // (Handle), and once a stat of the mount has waited for INIT (Run), so that
-  // stats say so from the start.
+  // (Handle), and in Run before the mount is reported serving.
   void NoteInit() {
     std::call_once(init_seen_, [this] {
       auto agreed = session_->settings();
@@ -224,7 +223,7 @@ class StrataTransport final : public Transport, private kernel::RequestHandler, 
   std::unique_ptr<PassthroughHold> hold_;          // with passthrough_
 };
 
-Status StrataTransport::Run(const std::function<void()>& before_unmount) {
+Status StrataTransport::Run(const std::function<void()>& serving, const std::function<void()>& before_unmount) {
   constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP};
   sigset_t stop_signals, previous;
   sigemptyset(&stop_signals);
@@ -260,7 +259,13 @@ Status StrataTransport::Run(const std::function<void()>& before_unmount) {
   // a stat of the mount waits for the readers to answer INIT.
   struct stat st {};
   if (::stat(mountpoint_.c_str(), &st) == 0) connection_ = static_cast<int>(::minor(st.st_dev));
-  if (session_->settings()) NoteInit();
+  // Serving only once INIT is agreed and noted, so that the first stats
+  // already say what it agreed (passthrough, io_uring). A connection that
+  // ends before INIT never serves.
+  if (session_->WaitForInit()) {
+    NoteInit();
+    if (serving) serving();
+  }
   // Until the mount goes (every reader returns) or a stop signal comes.
   while (running.load() == readers && stop_signal.load() == 0) {
     // One sent to this thread is pending (blocked) rather than handled.

@@ -76,8 +76,11 @@ class LibfuseTransport final : public Transport {
 
   std::string Name() const override { return "libfuse"; }
 
-  Status Run(const std::function<void()>& before_unmount) override {
+  Status Run(const std::function<void()>& serving, const std::function<void()>& before_unmount) override {
     if (fuse_set_signal_handlers(session_) != 0) return Status::IOError("cannot install signal handlers", EIO);
+    // libfuse answers INIT inside its loop, and nothing in the counters
+    // depends on it: the mount serves from here.
+    if (serving) serving();
     const MountOptions& options = parts_.context->options;
     RequestLoopOptions loop_options;
     loop_options.workers = options.max_threads;
