@@ -128,14 +128,13 @@ class DevFuseSession {
 
   // What INIT agreed; empty before.
   std::optional<SessionSettings> settings() const;
-  // What INIT agreed, once it has been answered (by a Run thread); empty if
-  // the session ended first.
-  std::optional<SessionSettings> WaitForInit() const;
 
  private:
   DevFuseSession(UniqueFd fd, std::string mountpoint, SessionOptions options, bool via_fusermount);
   // Makes the io_uring entries; on failure none (the classic loop serves).
   void MakeUringEntries();
+  // What INIT agreed, once it has been answered; empty if the session ended first.
+  std::optional<SessionSettings> WaitForInit() const;
   // A decoded request other than INIT and INTERRUPT, served: the reply to
   // send, or an empty message (none is due, or the handler answered itself).
   Message Serve(const Request& request, RequestHandler& handler);

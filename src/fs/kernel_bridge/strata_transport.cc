@@ -259,17 +259,20 @@ Status StrataTransport::Run(const std::function<void()>& serving, const std::fun
   // a stat of the mount waits for the readers to answer INIT.
   struct stat st {};
   if (::stat(mountpoint_.c_str(), &st) == 0) connection_ = static_cast<int>(::minor(st.st_dev));
-  // Serving only once INIT is agreed and noted, so that the first stats
-  // already say what it agreed (passthrough, io_uring). A connection that
-  // ends before INIT never serves.
-  if (session_->WaitForInit()) {
-    NoteInit();
-    if (serving) serving();
-  }
   // Until the mount goes (every reader returns) or a stop signal comes.
+  bool said_serving = false;
   while (running.load() == readers && stop_signal.load() == 0) {
+    // Serving only once INIT is agreed and noted, so that the first stats
+    // already say what it agreed (passthrough, io_uring). The stat above
+    // waited for INIT, so this is nearly always at once; a connection that
+    // ends before INIT never serves.
+    if (!said_serving && session_->settings()) {
+      NoteInit();
+      if (serving) serving();
+      said_serving = true;
+    }
     // One sent to this thread is pending (blocked) rather than handled.
-    const timespec tick{0, 200'000'000};
+    const timespec tick{0, said_serving ? 200'000'000 : 1'000'000};
     if (::sigtimedwait(&stop_signals, nullptr, &tick) > 0) break;
   }
   if (before_unmount) before_unmount();
