@@ -177,6 +177,12 @@ Status SqliteWorkspace::RefreshDirect(InodeId ino) {
   return Status::Ok();
 }
 
+Status SqliteWorkspace::RefreshDirectWriters() {
+  for (const auto& [ino, use] : direct_)
+    if (use.writers > 0) STRATA_RETURN_IF_ERROR(RefreshDirect(ino));
+  return Status::Ok();
+}
+
 Status SqliteWorkspace::MatchDirectLength(InodeId ino, uint64_t size) {
   auto it = direct_.find(ino);
   if (it == direct_.end()) return Status::Ok();

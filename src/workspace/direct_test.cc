@@ -231,6 +231,61 @@ TEST_F(DirectTest, AHeldDirectWriterStaysOpenAcrossTheCommit) {
   direct_->SetWriteHold(nullptr);
 }
 
+// The kernel's held writes go on as soon as the files are captured, before a
+// rebase installs its merged tree: the rebase must see them as changes made
+// after its cut (and start over) rather than install a tree without them.
+class WriteOnReleaseHold final : public DirectWriteHold {
+ public:
+  WriteOnReleaseHold(int fd, std::string data) : fd_(fd), data_(std::move(data)) {}
+  std::vector<InodeId> Hold(const std::vector<File>& files) override {
+    std::vector<InodeId> held;
+    for (const File& f : files) held.push_back(f.ino);
+    return held;
+  }
+  void Release() override {
+    if (written_) return;
+    written_ = true;
+    ASSERT_EQ(::pwrite(fd_, data_.data(), data_.size(), 6), static_cast<ssize_t>(data_.size()));
+  }
+
+ private:
+  const int fd_;
+  const std::string data_;
+  bool written_ = false;
+};
+
+TEST_F(DirectTest, ARebaseSeesDirectWritesMadeAfterItsCut) {
+  Make("x", "base");
+  auto base = ws_->Commit(CommitRequest{"base", "tester", ""});
+  ASSERT_TRUE(base.ok() && base->commit) << base.status().ToString();
+  ASSERT_TRUE(Workspace::Create(*store_, "two", *base->commit, "main").ok());
+  auto two = std::move(Workspace::Open(*store_, "two")).value();
+  auto y = two->MakeNode(kRootInode, "y", S_IFREG | 0644, 0, kWho);
+  ASSERT_TRUE(y.ok() && two->Write(y->ino, 0, "theirs").ok());
+  auto theirs = two->Commit(CommitRequest{"theirs", "tester", ""});
+  ASSERT_TRUE(theirs.ok() && theirs->commit) << theirs.status().ToString();
+
+  Attr a = Make("a", "");
+  auto fd = direct_->OpenDirect(a.ino, true);
+  ASSERT_TRUE(fd.ok()) << fd.status().ToString();
+  WriteAt(*fd, 0, "before");
+  WriteOnReleaseHold hold(*fd, " after");
+  direct_->SetWriteHold(&hold);
+  auto out = ws_->RebaseOnto(*theirs->commit, {});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_TRUE(out->conflicts.empty());
+  direct_->CloseDirect(a.ino, true);
+  direct_->SetWriteHold(nullptr);
+
+  auto now = ws_->Lookup(kRootInode, "a");
+  ASSERT_TRUE(now.ok()) << now.status().ToString();
+  EXPECT_EQ(Contents(now->ino), "before after");
+  auto mine = ws_->Commit(CommitRequest{"mine", "tester", ""});
+  ASSERT_TRUE(mine.ok() && mine->commit) << mine.status().ToString();
+  EXPECT_EQ(FileOf(*mine->commit, "a"), "before after");
+  EXPECT_EQ(FileOf(*mine->commit, "y"), "theirs");
+}
+
 // A file the hold could not take is waited for as without one; a writer of a
 // file with no name left is in no directory of the commit and not waited for.
 TEST_F(DirectTest, OnlyNamedWritersTheHoldDidNotTakeAreWaitedFor) {

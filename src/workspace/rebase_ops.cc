@@ -8,7 +8,8 @@
 //     commit's, the snapshot's ("ours") and the new commit's ("theirs"),
 //     with the caller's choices for conflicting paths. No lock is held; the
 //     merged trees are written to the store and flushed.
-//  3. Under the workspace lock: if nothing changed since the cut, the merged
+//  3. Under the workspace lock: if nothing changed since the cut (the direct
+//     writers' files refreshed first, direct_ops.cc), the merged
 //     tree becomes the content (ReplaceContent, as a hard reset installs a
 //     tree) and the new commit the base. Otherwise the merged tree misses
 //     those changes: start over.
@@ -75,6 +76,9 @@ Result<bool> SqliteWorkspace::TryRebase(const Hash& head_id, const strata::Commi
   out->differs = out->root != head.root || !(meta == head.root_meta);
 
   MutexLock lock(&mu_);
+  // The kernel's writes through passthrough went on once their files were
+  // captured, and never reached Write(): they are changes since the cut too.
+  STRATA_RETURN_IF_ERROR(RefreshDirectWriters());
   if (!modified_since_cut_.empty()) return false;
   STRATA_RETURN_IF_ERROR(ReplaceContent(out->root, meta, head_id, out->differs, &out->stale));
   return true;

@@ -226,6 +226,8 @@ class SqliteWorkspace final : public Workspace, public DirectAccess {
   // as written. Inode() calls it, so every operation sees the file as the
   // kernel left it.
   Status RefreshDirect(InodeId ino) REQUIRES(mu_);
+  // RefreshDirect of every file with direct writers.
+  Status RefreshDirectWriters() REQUIRES(mu_);
   // After the workspace itself changed the length of a file open for direct
   // access: the data file is made as long as the file again (the kernel reads
   // it to its end).
