@@ -13,8 +13,8 @@
 
 namespace strata::fs {
 
-PassthroughHold::PassthroughHold(std::string mountpoint, unsigned limit_per_cpu)
-    : mountpoint_(std::move(mountpoint)), limit_per_cpu_(limit_per_cpu) {
+PassthroughHold::PassthroughHold(std::string mountpoint, unsigned limit_per_cpu, AnswerLater answer_later)
+    : mountpoint_(std::move(mountpoint)), limit_per_cpu_(limit_per_cpu), answer_later_(std::move(answer_later)) {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
   if (::sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
@@ -99,17 +99,22 @@ void PassthroughHold::RunSlot(Slot* slot) {
   ::close(fd);
 }
 
-bool PassthroughHold::Intercept(uint32_t opcode, uint32_t pid, uint64_t nodeid) {
-  if (opcode != FUSE_FSYNC) return false;
+PassthroughHold::Intercepted PassthroughHold::Intercept(uint32_t opcode, uint32_t pid, uint64_t nodeid,
+                                                       uint64_t unique, bool can_hand_over) {
+  if (opcode != FUSE_FSYNC) return Intercepted::kNotHeld;
   MutexLock lock(&mu_);
   Slot* mine = nullptr;
   for (const auto& s : slots_)
     if (s->state == State::kWaiting && static_cast<uint32_t>(s->tid) == pid && s->ino == nodeid) mine = s.get();
-  if (mine == nullptr) return false;
+  if (mine == nullptr) return Intercepted::kNotHeld;
   mine->state = State::kHeld;
   changed_.NotifyAll();
+  if (can_hand_over) {
+    mine->handed_over = unique;
+    return Intercepted::kHandedOver;
+  }
   while (!released_) changed_.Wait(&mu_);
-  return true;
+  return Intercepted::kReleased;
 }
 
 void PassthroughHold::Release() {
@@ -120,8 +125,10 @@ void PassthroughHold::Release() {
     ending.swap(slots_);
   }
   changed_.NotifyAll();
-  // Each thread's fsync is answered now, and its close reaches the daemon's
-  // other threads.
+  // Each thread's fsync is answered now (by the request thread that kept
+  // it, or here), and its close reaches the daemon's other threads.
+  for (auto& s : ending)
+    if (s->handed_over) answer_later_(*s->handed_over);
   for (auto& s : ending) s->thread.join();
 }
 

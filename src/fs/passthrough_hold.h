@@ -11,10 +11,14 @@
 // (Intercept) keeps it unanswered until Release. Meanwhile every write and
 // close of the file waits in the kernel, reads go on.
 //
-// Each held file keeps one of the daemon's request threads (or io_uring
-// entries) busy, so the hold takes at most limit_per_cpu files per CPU queue: its
-// threads are each bound to one CPU, in turn, because the kernel puts a
-// request on the ring queue of the CPU its caller runs on.
+// A held FSYNC read from /dev/fuse (the classic loop) is handed over: the
+// request thread goes back to serving, and Release answers it from the cut's
+// thread (any thread may write an answer to /dev/fuse). One that came over an
+// io_uring entry can be answered only through that entry, so it keeps the
+// entry waiting until Release. Either way the hold takes at most
+// limit_per_cpu files per CPU queue: its threads are each bound to one CPU,
+// in turn, because the kernel puts a request on the ring queue of the CPU
+// its caller runs on.
 //
 // Thread-safety: Hold and Release from one thread at a time (a cut);
 // Intercept from any request thread.
@@ -22,7 +26,9 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,9 +40,12 @@ namespace strata::fs {
 
 class PassthroughHold final : public DirectWriteHold {
  public:
+  // Answers a handed-over FSYNC (its unique) once the hold is released.
+  using AnswerLater = std::function<void(uint64_t unique)>;
+
   // mountpoint: where the files are reached; limit_per_cpu: how many files it
   // may hold per CPU it can run on (0: none).
-  PassthroughHold(std::string mountpoint, unsigned limit_per_cpu);
+  PassthroughHold(std::string mountpoint, unsigned limit_per_cpu, AnswerLater answer_later);
   ~PassthroughHold() override { Release(); }
   PassthroughHold(const PassthroughHold&) = delete;
   PassthroughHold& operator=(const PassthroughHold&) = delete;
@@ -44,11 +53,18 @@ class PassthroughHold final : public DirectWriteHold {
   std::vector<InodeId> Hold(const std::vector<File>& files) override;
   void Release() override;
 
-  // From a request thread, before it serves a request: true when the request
-  // is one of the hold's own FSYNCs (from thread `pid` on node `nodeid`); it
-  // then returns only after Release, and the caller answers it (nothing to
-  // sync: the fsync was only a way to hold the lock).
-  bool Intercept(uint32_t opcode, uint32_t pid, uint64_t nodeid);
+  enum class Intercepted {
+    kNotHeld,     // not one of the hold's requests: serve it
+    kReleased,    // held until Release: the caller answers it now
+    kHandedOver,  // Release will answer it: the caller sends nothing
+  };
+  // From a request thread, before it serves a request: whether it is one of
+  // the hold's own FSYNCs (from thread `pid` on node `nodeid`). Such an FSYNC
+  // is answered with no error and nothing synced: the fsync was only a way
+  // to hold the lock. can_hand_over: whether its answer may come from
+  // another thread, later (a request read from /dev/fuse); otherwise the
+  // call returns only after Release.
+  Intercepted Intercept(uint32_t opcode, uint32_t pid, uint64_t nodeid, uint64_t unique, bool can_hand_over);
 
  private:
   enum class State { kOpening, kWaiting, kHeld, kFailed };
@@ -57,6 +73,7 @@ class PassthroughHold final : public DirectWriteHold {
     std::string path;
     int cpu = -1;
     pid_t tid = 0;  // the thread's, once it is about to fsync
+    std::optional<uint64_t> handed_over;  // its FSYNC's unique, for Release to answer
     State state = State::kOpening;
     std::thread thread;
   };
@@ -64,6 +81,7 @@ class PassthroughHold final : public DirectWriteHold {
 
   const std::string mountpoint_;
   const unsigned limit_per_cpu_;
+  const AnswerLater answer_later_;
   std::vector<int> cpus_;  // those this process may run on
   Mutex mu_;
   CondVar changed_;  // a slot's state moved, or released_

@@ -229,6 +229,8 @@ std::optional<SessionSettings> DevFuseSession::WaitForInit() const {
   return settings_;
 }
 
+bool DevFuseSession::ServingRingEntry() { return serving_entry != nullptr; }
+
 bool DevFuseSession::serving_over_uring() const {
   auto agreed = settings();
   return agreed && agreed->io_uring && !uring_refused_.load();

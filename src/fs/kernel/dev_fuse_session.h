@@ -114,6 +114,10 @@ class DevFuseSession {
   // (true: the kernel holds a ring request until it is committed). So a
   // handler answers the same way on either loop, from the thread serving it.
   Result<bool> Answer(const Message& reply);
+  // Whether the calling thread is a RunUring thread: its request can be
+  // answered only by that thread (with its entry's next COMMIT_AND_FETCH),
+  // where one read from /dev/fuse may be answered by any thread, later.
+  static bool ServingRingEntry();
   // The same for a successful reply whose body is gathered from pieces (a
   // READ from cached chunks), in one writev without copying them.
   // REQUIRES: fewer than IOV_MAX pieces.

@@ -162,24 +162,27 @@ class StrataTransport final : public Transport, private kernel::RequestHandler, 
         const MountOptions& options = parts_.context->options;
         if (options.atime != AtimeMode::kNoatime && !options.read_only) direct->FollowDataFileAtime();
         parts_.passthrough->on.store(true);
-        hold_ = std::make_unique<PassthroughHold>(mountpoint_, HoldsPerCpu());
+        hold_ = std::make_unique<PassthroughHold>(mountpoint_, HoldsPerCpu(), [this](uint64_t unique) {
+          if (auto sent = session_->Answer(kernel::EmptyReply(unique)); !sent.ok())
+            std::fprintf(stderr, "strata: answering a cut's held FSYNC: %s\n", sent.status().message().c_str());
+        });
         direct->SetWriteHold(hold_.get());
       }
     });
   }
 
-  // Each file a cut holds keeps a request thread (or a ring entry of its
-  // CPU's queue) waiting: one per CPU is left for everything else, and one
-  // more reader on the classic loop.
+  // Each file a cut holds keeps a ring entry of its CPU's queue waiting: one
+  // per queue is left for everything else. On the classic loop a held FSYNC
+  // is handed over and keeps no request thread; what each file costs then is
+  // a thread of the hold and an open file, so the limit only keeps a cut of
+  // a great many writers from starting as many threads.
+  static constexpr unsigned kClassicHoldsPerCpu = 64;
   unsigned HoldsPerCpu() const {
+    if (!session_->serving_over_uring()) return kClassicHoldsPerCpu;
     const auto possible = kernel::PossibleCpus();
     const unsigned cpus = possible.ok() ? std::max(1u, *possible) : 1u;
-    if (session_->serving_over_uring()) {
-      const size_t per_queue = session_->uring_entries() / cpus;
-      return per_queue > 1 ? static_cast<unsigned>(per_queue - 1) : 0;
-    }
-    const unsigned readers = ReaderCount();
-    return readers > cpus + 1 ? (readers - cpus - 1) / cpus : 0;
+    const size_t per_queue = session_->uring_entries() / cpus;
+    return per_queue > 1 ? static_cast<unsigned>(per_queue - 1) : 0;
   }
   unsigned ReaderCount() const {
     // With io_uring entries, the readers carry only what the kernel never
@@ -190,8 +193,17 @@ class StrataTransport final : public Transport, private kernel::RequestHandler, 
   kernel::Message Handle(const kernel::Request& request, const kernel::InterruptTracker&) override {
     NoteInit();
     // A cut's own FSYNC, held until the cut's files are captured.
-    if (hold_ != nullptr && hold_->Intercept(request.header.opcode, request.header.pid, request.header.nodeid))
-      return kernel::EmptyReply(request.header.unique);
+    if (hold_ != nullptr) {
+      switch (hold_->Intercept(request.header.opcode, request.header.pid, request.header.nodeid,
+                               request.header.unique, !kernel::DevFuseSession::ServingRingEntry())) {
+        case PassthroughHold::Intercepted::kReleased:
+          return kernel::EmptyReply(request.header.unique);
+        case PassthroughHold::Intercepted::kHandedOver:
+          return {};
+        case PassthroughHold::Intercepted::kNotHeld:
+          break;
+      }
+    }
     InFlightScope serving(parts_.in_flight);
     KernelCall call(*parts_.context, *session_, request.header, UmaskOf(request));
     NoteOpens(request, call);
