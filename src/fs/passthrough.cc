@@ -7,9 +7,10 @@
 
 namespace strata::fs {
 
-std::optional<OpenChoice> PassthroughFiles::StartPassthrough(uint64_t ino, bool write, Node& node, bool* held) {
+std::optional<OpenChoice> PassthroughFiles::StartPassthrough(uint64_t ino, bool write, bool synced, Node& node,
+                                                             bool* held) {
   if (backing_refused_) return std::nullopt;
-  auto fd = ws_.OpenDirect(ino, write);
+  auto fd = ws_.OpenDirect(ino, write, synced);
   if (!fd.ok()) {
     *held = write && fd.status().errno_value() == EBUSY;
     if (*held) counters_.held.fetch_add(1, std::memory_order_relaxed);
@@ -32,13 +33,15 @@ std::optional<OpenChoice> PassthroughFiles::StartPassthrough(uint64_t ino, bool 
 
 OpenChoice PassthroughFiles::Open(uint64_t ino, int flags) {
   const bool write = (flags & O_ACCMODE) != O_RDONLY;
+  // Each write durable when it returns (O_SYNC includes O_DSYNC's bit).
+  const bool synced = write && (flags & O_DSYNC) != 0;
   MutexLock lock(&mu_);
   Node& node = nodes_[ino];
   std::optional<OpenChoice> choice;
   bool held_out = false;  // counted as held, not as declined
   if (node.cached == 0 && node.passthrough > 0) {
     // The inode is in passthrough mode: this open must not be a cached one.
-    auto fd = ws_.OpenDirect(ino, write);
+    auto fd = ws_.OpenDirect(ino, write, synced);
     if (fd.ok()) {
       choice = OpenChoice{write ? OpenKind::kPassthroughWrite : OpenKind::kPassthroughRead, node.backing_id};
     } else {
@@ -50,7 +53,7 @@ OpenChoice PassthroughFiles::Open(uint64_t ino, int flags) {
       return OpenChoice{OpenKind::kDirectIo, node.backing_id};
     }
   } else if (node.cached == 0) {
-    choice = StartPassthrough(ino, write, node, &held_out);
+    choice = StartPassthrough(ino, write, synced, node, &held_out);
   }
   if (!choice) {
     node.cached++;

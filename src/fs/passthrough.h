@@ -92,7 +92,8 @@ class PassthroughFiles {
   };
   // A first passthrough open of ino, or nullopt when it does not qualify
   // (*held: because a cut holds writes).
-  std::optional<OpenChoice> StartPassthrough(uint64_t ino, bool write, Node& node, bool* held) REQUIRES(mu_);
+  std::optional<OpenChoice> StartPassthrough(uint64_t ino, bool write, bool synced, Node& node, bool* held)
+      REQUIRES(mu_);
 
   DirectAccess& ws_;
   BackingFiles& backing_;

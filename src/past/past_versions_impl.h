@@ -106,10 +106,10 @@ class PastVersionsWorkspace final : public PastVersions, public DirectAccess {
   bool RefIfCurrent(InodeId ino, uint64_t swaps) override;
   std::vector<InodeId> HeldFiles() override { return inner_.HeldFiles(); }
   // A past version's files are the store's: never handed to the kernel.
-  Result<int> OpenDirect(InodeId ino, bool write) override {
+  Result<int> OpenDirect(InodeId ino, bool write, bool synced_writes) override {
     DirectAccess* inner = DirectAccessOf(inner_);
     if (past_internal::IsPast(ino) || inner == nullptr) return Status::Unsupported("a past version's file");
-    return inner->OpenDirect(ino, write);
+    return inner->OpenDirect(ino, write, synced_writes);
   }
   void CloseDirect(InodeId ino, bool write) override {
     if (DirectAccess* inner = DirectAccessOf(inner_); inner != nullptr && !past_internal::IsPast(ino))

@@ -19,6 +19,14 @@
 // (then it fails with EBUSY naming how many). Without a hold it waits for
 // every direct writer to close.
 //
+// A writer opened with synced_writes (O_SYNC, O_DSYNC: each write durable
+// when it returns, though the kernel never tells the daemon of it) is noted
+// durably in the workspace first, until the file's last direct writer
+// closes: a workspace opened after a crash (Recover) takes such a file's
+// size and mtime from its data file, so the synced writes stay. Writers
+// without it lose, in a crash, what they wrote since the file's last fsync
+// or operation, as unsynced writes may.
+//
 // Errors: Unsupported when the file is not eligible (base bytes, not a
 // regular file), EBUSY as above.
 //
@@ -82,7 +90,8 @@ class DirectAccess {
  public:
   static constexpr std::chrono::seconds kDirectWriterWait{5};
   virtual ~DirectAccess() = default;
-  virtual Result<int> OpenDirect(InodeId ino, bool write) = 0;
+  virtual Result<int> OpenDirect(InodeId ino, bool write, bool synced_writes) = 0;
+  Result<int> OpenDirect(InodeId ino, bool write) { return OpenDirect(ino, write, false); }
   virtual void CloseDirect(InodeId ino, bool write) = 0;
   // The hold cuts use from now on (null: none); it must outlive its use.
   virtual void SetWriteHold(DirectWriteHold* hold) = 0;

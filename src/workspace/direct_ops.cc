@@ -12,6 +12,9 @@
 //    kernel's reads move only the data file's, so a data file handed out
 //    gets the inode's atime, and the inode takes the data file's whenever a
 //    read moved it (RefreshDirect).
+//  - writes the kernel made durable (O_SYNC, O_DSYNC opens): such a writer
+//    is noted durably before it gets the descriptor, and a workspace opened
+//    after a crash takes those files from their data files (Recover).
 //  - the point-in-time cut: a backing file cannot be taken back from an open
 //    file, so a cut lets no new direct writer in until its capture ends, and
 //    has the transport's hold (DirectWriteHold) keep the open ones' writes
@@ -26,6 +29,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <sstream>
 #include <unordered_set>
 
 #include "workspace/rechunk.h"
@@ -68,17 +72,49 @@ Status SetAtime(int fd, int64_t atime_ns) {
   return Status::Ok();
 }
 
+// The inode takes what its data file shows: when `written`, its size and
+// mtime, all of it counted as written; when `read`, its atime.
+Status TakeFromDataFile(NamespaceDb& db, InodeId ino, const Seen& info, bool written, bool read) {
+  STRATA_ASSIGN_OR_RETURN(auto found, db.GetInode(ino));
+  if (!found) return Status::Ok();  // deleted: nothing left to record
+  InodeRow row = std::move(*found);
+  Transaction txn(db);
+  STRATA_RETURN_IF_ERROR(txn.status());
+  if (written) {
+    if (info.size < row.size) STRATA_RETURN_IF_ERROR(db.ClipExtents(ino, info.size));
+    if (info.size > 0) STRATA_RETURN_IF_ERROR(db.AddExtent(ino, 0, info.size));
+    row.size = info.size;
+    row.mtime_ns = info.mtime_ns;
+    row.ctime_ns = std::max(row.ctime_ns, info.ctime_ns);
+    row.changed = true;
+  }
+  if (read) row.atime_ns = info.atime_ns;
+  STRATA_RETURN_IF_ERROR(db.UpdateInode(row));
+  return txn.Commit();
+}
+
+constexpr char kSyncedWritersKey[] = "synced_direct_writers";
+
 }  // namespace
 
-Result<int> SqliteWorkspace::OpenDirect(InodeId ino, bool write) {
+Result<int> SqliteWorkspace::OpenDirect(InodeId ino, bool write, bool synced_writes) {
   MutexLock lock(&mu_);
   if (write && (capture_active_ || direct_writes_held_ > 0))
     return Errno(EBUSY, "a commit holds a cut: writes go through the workspace until it is captured");
+  // Noted before the kernel may write (a note left by an open that then
+  // fails costs a needless look at Recover, and is dropped there).
+  auto note_synced = [&]() REQUIRES(mu_) -> Status {
+    if (!write || !synced_writes || !synced_writers_.insert(ino).second) return Status::Ok();
+    Status s = SaveSyncedWriters(true);
+    if (!s.ok()) synced_writers_.erase(ino);
+    return s;
+  };
   if (auto it = direct_.find(ino); it != direct_.end()) {
     if (write) {
       STRATA_ASSIGN_OR_RETURN(InodeRow row, Inode(ino));
       if (row.mode & (S_ISUID | S_ISGID)) return Status::Unsupported("set-id bits");
     }
+    STRATA_RETURN_IF_ERROR(note_synced());
     (write ? it->second.writers : it->second.readers)++;
     return it->second.fd.get();
   }
@@ -111,6 +147,7 @@ Result<int> SqliteWorkspace::OpenDirect(InodeId ino, bool write) {
     STRATA_RETURN_IF_ERROR(SetAtime(fd.get(), row.atime_ns));
     STRATA_ASSIGN_OR_RETURN(info, StatOf(fd.get()));
   }
+  STRATA_RETURN_IF_ERROR(note_synced());
   DirectUse& use = direct_[ino];
   use.fd = std::move(fd);
   use.seen_ctime_ns = info.ctime_ns;
@@ -133,6 +170,13 @@ void SqliteWorkspace::CloseDirect(InodeId ino, bool write) {
                      static_cast<unsigned long long>(ino), s.ToString().c_str());
     }
     (write ? it->second.writers : it->second.readers)--;
+    // Its size is recorded above, in a transaction before any later one
+    // (a truncation's, say), so the note may go without a sync.
+    if (write && it->second.writers == 0 && synced_writers_.erase(ino) > 0) {
+      if (Status s = SaveSyncedWriters(false); !s.ok())
+        std::fprintf(stderr, "strata: inode %llu: dropping the note of its synced writer: %s\n",
+                     static_cast<unsigned long long>(ino), s.ToString().c_str());
+    }
     if (it->second.readers == 0 && it->second.writers == 0) direct_.erase(it);
   }
   if (write) direct_cv_.NotifyAll();
@@ -153,22 +197,7 @@ Status SqliteWorkspace::RefreshDirect(InodeId ino) {
   // A read moved atime: the inode's atime, which moves no ctime and is no change to commit.
   const bool read = direct_atime_follows_ && info.atime_ns != use.seen_atime_ns;
   if (!written && !read) return Status::Ok();
-  STRATA_ASSIGN_OR_RETURN(auto found, db_->GetInode(ino));
-  if (!found) return Status::Ok();  // deleted: nothing left to record
-  InodeRow row = std::move(*found);
-  Transaction txn(*db_);
-  STRATA_RETURN_IF_ERROR(txn.status());
-  if (written) {
-    if (info.size < row.size) STRATA_RETURN_IF_ERROR(db_->ClipExtents(ino, info.size));
-    if (info.size > 0) STRATA_RETURN_IF_ERROR(db_->AddExtent(ino, 0, info.size));
-    row.size = info.size;
-    row.mtime_ns = info.mtime_ns;
-    row.ctime_ns = std::max(row.ctime_ns, info.ctime_ns);
-    row.changed = true;
-  }
-  if (read) row.atime_ns = info.atime_ns;
-  STRATA_RETURN_IF_ERROR(db_->UpdateInode(row));
-  STRATA_RETURN_IF_ERROR(txn.Commit());
+  STRATA_RETURN_IF_ERROR(TakeFromDataFile(*db_, ino, info, written, read));
   if (written) {
     use.seen_ctime_ns = info.ctime_ns;
     use.seen_size = info.size;
@@ -181,6 +210,42 @@ Status SqliteWorkspace::RefreshDirectWriters() {
   for (const auto& [ino, use] : direct_)
     if (use.writers > 0) STRATA_RETURN_IF_ERROR(RefreshDirect(ino));
   return Status::Ok();
+}
+
+Status SqliteWorkspace::SaveSyncedWriters(bool durable) {
+  std::string list;
+  for (InodeId ino : synced_writers_) list += (list.empty() ? "" : " ") + std::to_string(ino);
+  {
+    Transaction txn(*db_);
+    STRATA_RETURN_IF_ERROR(txn.status());
+    STRATA_RETURN_IF_ERROR(db_->SetMeta(kSyncedWritersKey, list));
+    STRATA_RETURN_IF_ERROR(txn.Commit());
+  }
+  if (!durable) return Status::Ok();
+  // The transaction is part of the open batch: that is committed first.
+  STRATA_RETURN_IF_ERROR(CommitPending());
+  return SyncWal();
+}
+
+Status SqliteWorkspace::RecoverSyncedWriters() {
+  STRATA_ASSIGN_OR_RETURN(auto list, db_->GetMeta(kSyncedWritersKey));
+  if (!list || list->empty()) return Status::Ok();
+  std::istringstream in(*list);
+  for (InodeId ino; in >> ino;) {
+    // The data file is the file while a direct writer has it (its length
+    // kept the file's, MatchDirectLength), so it holds every synced write.
+    auto fd = OpenDescriptor(files_.PathOf(ino));
+    if (!fd.ok()) {
+      // None: the file was deleted. Anything else is no file of ours to take.
+      if (fd.status().errno_value() != ENOENT)
+        std::fprintf(stderr, "strata: inode %llu: its synced writes are not taken: %s\n",
+                     static_cast<unsigned long long>(ino), fd.status().ToString().c_str());
+      continue;
+    }
+    STRATA_ASSIGN_OR_RETURN(Seen info, StatOf(fd->get()));
+    STRATA_RETURN_IF_ERROR(TakeFromDataFile(*db_, ino, info, true, false));
+  }
+  return SaveSyncedWriters(true);
 }
 
 Status SqliteWorkspace::MatchDirectLength(InodeId ino, uint64_t size) {

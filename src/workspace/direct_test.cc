@@ -2,8 +2,10 @@
 // made through the data file's descriptor as the kernel makes them under
 // FUSE passthrough, are what a commit captures, and a cut holds them off (or,
 // with no hold, waits for them).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -253,6 +255,56 @@ class WriteOnReleaseHold final : public DirectWriteHold {
   const std::string data_;
   bool written_ = false;
 };
+
+// The daemon killed after the kernel wrote through a synced (O_SYNC) direct
+// writer: its next process keeps the bytes, though no operation recorded
+// them. A writer that closed leaves no note behind: bytes its data file has
+// past the file's recorded size (as a truncation not yet applied to the
+// data file leaves them) are not taken for the file's.
+TEST_F(DirectTest, SyncedDirectWritesSurviveAKilledProcess) {
+  const Attr kept = Make("kept", "");
+  const Attr closed = Make("closed", "");
+  {
+    auto fd = direct_->OpenDirect(closed.ino, true, true);
+    ASSERT_TRUE(fd.ok()) << fd.status().ToString();
+    WriteAt(*fd, 0, "whole");
+    direct_->CloseDirect(closed.ino, true);
+  }
+  ws_.reset();
+  {
+    const std::string data_file = dir_.path() + "/s/workspaces/ws/data/" + std::to_string(closed.ino);
+    const int fd = ::open(data_file.c_str(), O_WRONLY | O_APPEND);
+    ASSERT_GE(fd, 0) << data_file;
+    ASSERT_EQ(::write(fd, " and more", 9), 9);
+    ::close(fd);
+  }
+  pid_t child = ::fork();
+  if (child == 0) {
+    auto ws = Workspace::Open(*store_, "ws");
+    if (!ws.ok()) ::_exit(10);
+    DirectAccess* direct = DirectAccessOf(**ws);
+    auto fd = direct->OpenDirect(kept.ino, true, true);
+    if (!fd.ok()) ::_exit(11);
+    const std::string bytes = "synced bytes";
+    if (::pwrite(*fd, bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size())) ::_exit(12);
+    (void)::fdatasync(*fd);
+    ::_exit(0);  // killed: no close, no further operation, no destructor
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  auto reopened = Workspace::Open(*store_, "ws");
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  ws_ = std::move(*reopened);
+  EXPECT_EQ(ws_->GetAttr(kept.ino)->size, 12u);
+  EXPECT_EQ(Contents(kept.ino), "synced bytes");
+  EXPECT_EQ(Contents(closed.ino), "whole");
+  auto out = ws_->Commit(CommitRequest{"after the kill", "tester", ""});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_TRUE(out->commit);
+  EXPECT_EQ(FileOf(*out->commit, "kept"), "synced bytes");
+  EXPECT_EQ(FileOf(*out->commit, "closed"), "whole");
+}
 
 TEST_F(DirectTest, ARebaseSeesDirectWritesMadeAfterItsCut) {
   Make("x", "base");

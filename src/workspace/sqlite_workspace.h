@@ -32,6 +32,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <set>
 #include <unordered_set>
 #include <vector>
 
@@ -122,7 +123,8 @@ class SqliteWorkspace final : public Workspace, public DirectAccess {
   uint64_t ContentSwaps() override { return content_swaps_.load(std::memory_order_acquire); }
   bool RefIfCurrent(InodeId ino, uint64_t swaps) override;
   std::vector<InodeId> HeldFiles() override;
-  Result<int> OpenDirect(InodeId ino, bool write) override;
+  using DirectAccess::OpenDirect;
+  Result<int> OpenDirect(InodeId ino, bool write, bool synced_writes) override;
   void CloseDirect(InodeId ino, bool write) override;
   void SetWriteHold(DirectWriteHold* hold) override;
   void FollowDataFileAtime() override;
@@ -228,6 +230,11 @@ class SqliteWorkspace final : public Workspace, public DirectAccess {
   Status RefreshDirect(InodeId ino) REQUIRES(mu_);
   // RefreshDirect of every file with direct writers.
   Status RefreshDirectWriters() REQUIRES(mu_);
+  // Records synced_writers_ in the database (durably when `durable`).
+  Status SaveSyncedWriters(bool durable) REQUIRES(mu_);
+  // At Open: the files that had synced direct writers when the last process
+  // ended take their size and mtime from their data files (direct_access.h).
+  Status RecoverSyncedWriters() REQUIRES(mu_);
   // After the workspace itself changed the length of a file open for direct
   // access: the data file is made as long as the file again (the kernel reads
   // it to its end).
@@ -337,6 +344,10 @@ class SqliteWorkspace final : public Workspace, public DirectAccess {
   bool direct_atime_follows_ GUARDED_BY(mu_) = false;  // FollowDataFileAtime
   std::unordered_map<InodeId, DirectUse> direct_ GUARDED_BY(mu_);
   uint32_t direct_writes_held_ GUARDED_BY(mu_) = 0;  // cuts waiting for direct writers to close
+  // Files with a direct writer opened with synced_writes, as noted durably
+  // in the database (meta "synced_direct_writers") until their last direct
+  // writer closes.
+  std::set<InodeId> synced_writers_ GUARDED_BY(mu_);
   DirectWriteHold* write_hold_ GUARDED_BY(mu_) = nullptr;  // SetWriteHold
   CondVar direct_cv_;  // a direct writer closed
   CondVar capture_cv_;  // a file was captured

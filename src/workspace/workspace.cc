@@ -583,6 +583,9 @@ Status SqliteWorkspace::Recover() {
   MutexLock lock(&mu_);
   STRATA_RETURN_IF_ERROR(files_.directory_status());
   STRATA_RETURN_IF_ERROR(RepairAfterRestart());
+  // Before the data files no extent names are dropped below: a synced
+  // writer's file may have none yet.
+  STRATA_RETURN_IF_ERROR(RecoverSyncedWriters());
   STRATA_ASSIGN_OR_RETURN(auto orphans, db_->InodesWithoutLinks());
   if (!orphans.empty()) {
     Transaction txn(*db_);
